@@ -1,0 +1,115 @@
+//! `Display`/`Debug` for arrays in MLX's style: `array([1, 2.5], dtype=float32)`.
+
+use super::Array;
+use crate::{with_dtype, DType};
+use std::fmt;
+
+/// `%g` with 6 significant digits, as MLX (C++ ostream) prints floats.
+fn format_float(v: f64) -> String {
+    if v.is_nan() {
+        return "nan".into();
+    }
+    if v.is_infinite() {
+        return if v > 0.0 { "inf".into() } else { "-inf".into() };
+    }
+    if v == 0.0 {
+        return if v.is_sign_negative() { "-0".into() } else { "0".into() };
+    }
+    let exp = v.abs().log10().floor() as i32;
+    if !(-5..6).contains(&exp) {
+        let s = format!("{:.5e}", v);
+        let (mant, e) = s.split_once('e').unwrap_or((&s, "0"));
+        let mant = trim_zeros(mant);
+        let e: i32 = e.parse().unwrap_or(0);
+        format!("{mant}e{}{:02}", if e < 0 { '-' } else { '+' }, e.abs())
+    } else {
+        let decimals = (5 - exp).max(0) as usize;
+        trim_zeros(&format!("{:.*}", decimals, v))
+    }
+}
+
+fn trim_zeros(s: &str) -> String {
+    if s.contains('.') {
+        s.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        s.to_string()
+    }
+}
+
+fn element_strings(a: &Array) -> crate::Result<Vec<String>> {
+    let dt = a.dtype();
+    Ok(match dt {
+        DType::Bool => a.to_vec::<bool>()?.iter().map(|&b| if b { "True" } else { "False" }.into()).collect(),
+        DType::Complex64 => a
+            .to_vec::<crate::Complex64>()?
+            .iter()
+            .map(|c| {
+                let sign = if c.im < 0.0 || (c.im == 0.0 && c.im.is_sign_negative()) { '-' } else { '+' };
+                format!("{}{}{}j", format_float(c.re as f64), sign, format_float(c.im.abs() as f64))
+            })
+            .collect(),
+        d if d.is_float() => with_dtype!(d, T => {
+            a.to_vec::<T>()?.iter().map(|&x| format_float(crate::dtype::Element::to_f64(x))).collect()
+        }),
+        d => with_dtype!(d, T => {
+            a.to_vec::<T>()?.iter().map(|x| format!("{x:?}")).collect()
+        }),
+    })
+}
+
+fn write_nested(out: &mut String, items: &[String], shape: &[usize], depth: usize) {
+    if shape.is_empty() {
+        out.push_str(&items[0]);
+        return;
+    }
+    out.push('[');
+    let n = shape[0];
+    let chunk = if n == 0 { 0 } else { items.len() / n };
+    for i in 0..n {
+        if i > 0 {
+            out.push(',');
+            if shape.len() > 1 {
+                out.push_str(&"\n".repeat(shape.len() - 1));
+                out.push_str(&" ".repeat(7 + depth));
+            } else {
+                out.push(' ');
+            }
+        }
+        write_nested(out, &items[i * chunk..(i + 1) * chunk], &shape[1..], depth + 1);
+    }
+    out.push(']');
+}
+
+impl fmt::Display for Array {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match element_strings(self) {
+            Ok(items) => {
+                let mut body = String::new();
+                write_nested(&mut body, &items, self.shape(), 0);
+                write!(f, "array({body}, dtype={})", self.dtype())
+            }
+            Err(e) => write!(f, "array(<unavailable: {e}>, shape={:?}, dtype={})", self.shape(), self.dtype()),
+        }
+    }
+}
+
+impl fmt::Debug for Array {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(self, f)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::format_float;
+
+    #[test]
+    fn floats_print_like_mlx() {
+        assert_eq!(format_float(1.0), "1");
+        assert_eq!(format_float(2.5), "2.5");
+        assert_eq!(format_float(0.1), "0.1");
+        assert_eq!(format_float(1234567.0), "1.23457e+06");
+        assert_eq!(format_float(1e-7), "1e-07");
+        assert_eq!(format_float(-0.333333333), "-0.333333");
+    }
+}

@@ -1,0 +1,208 @@
+//! Elementwise engines: apply a scalar function over (broadcast) operands.
+//!
+//! Fast paths: contiguous inputs (one flat loop, split over cores, run under
+//! the best SIMD instruction set so the loop vectorises) and a scalar operand
+//! (broadcast without materialising). The general path walks the output in
+//! row-major order with per-input strides (0 for broadcast dimensions); its
+//! innermost dimension is a flat loop.
+
+use super::parallel::{chunk_len, simd, worth_splitting};
+use crate::array::{for_each_offset, Data};
+use crate::primitives::{OutSpec, Operand};
+use crate::runtime::memory::Pod;
+use crate::Result;
+use rayon::prelude::*;
+
+/// Strides of `op` broadcast to `out_shape` (0 on broadcast dimensions).
+pub fn broadcast_strides(op: &Operand<'_>, out_shape: &[usize]) -> Vec<isize> {
+    let pad = out_shape.len() - op.shape.len();
+    let mut strides = vec![0isize; out_shape.len()];
+    for (i, (&d, &s)) in op.shape.iter().zip(&op.data.strides).enumerate() {
+        strides[pad + i] = if d == 1 { 0 } else { s };
+    }
+    strides
+}
+
+/// Maps `f` over one operand into a new contiguous array.
+pub fn unary<I: Pod, O: Pod>(
+    x: &Operand<'_>,
+    out: OutSpec<'_>,
+    f: impl Fn(I) -> O + Sync + Send + Copy,
+) -> Result<Data> {
+    let mut storage = out_storage(out)?;
+    let dst = storage.as_mut_slice::<O>();
+    if let Some(src) = x.data.as_contiguous::<I>(x.shape) {
+        map_slices(src, dst, f);
+    } else {
+        let raw = x.data.raw::<I>();
+        let mut k = 0;
+        for_each_offset(x.shape, &x.data.strides, x.data.offset, |o| {
+            dst[k] = f(raw[o]);
+            k += 1;
+        });
+    }
+    Ok(Data::contiguous(storage, out.shape))
+}
+
+/// Maps `f` over two broadcast operands into a new contiguous array.
+pub fn binary<A: Pod, B: Pod, O: Pod>(
+    a: &Operand<'_>,
+    b: &Operand<'_>,
+    out: OutSpec<'_>,
+    f: impl Fn(A, B) -> O + Sync + Send + Copy,
+) -> Result<Data> {
+    let mut storage = out_storage(out)?;
+    let n: usize = out.shape.iter().product();
+    let dst = storage.as_mut_slice::<O>();
+    let a_flat = if a.shape == out.shape { a.data.as_contiguous::<A>(a.shape) } else { None };
+    let b_flat = if b.shape == out.shape { b.data.as_contiguous::<B>(b.shape) } else { None };
+    let a_scalar = (a.shape.iter().product::<usize>() == 1).then(|| a.data.raw::<A>()[a.data.offset]);
+    let b_scalar = (b.shape.iter().product::<usize>() == 1).then(|| b.data.raw::<B>()[b.data.offset]);
+    match (a_flat, b_flat, a_scalar, b_scalar) {
+        (Some(x), Some(y), _, _) => zip_slices(x, y, dst, f),
+        (Some(x), None, _, Some(s)) => map_slices(x, dst, move |v| f(v, s)),
+        (None, Some(y), Some(s), _) => map_slices(y, dst, move |v| f(s, v)),
+        _ if n == 0 => {}
+        _ => {
+            let sa = broadcast_strides(a, out.shape);
+            let sb = broadcast_strides(b, out.shape);
+            let (ra, rb) = (a.data.raw::<A>(), b.data.raw::<B>());
+            let mut k = 0;
+            for_each_offset2(out.shape, &sa, a.data.offset, &sb, b.data.offset, |oa, ob| {
+                dst[k] = f(ra[oa], rb[ob]);
+                k += 1;
+            });
+        }
+    }
+    Ok(Data::contiguous(storage, out.shape))
+}
+
+/// Maps `f` over three broadcast operands (e.g. `where`).
+pub fn ternary<A: Pod, B: Pod, C: Pod, O: Pod>(
+    a: &Operand<'_>,
+    b: &Operand<'_>,
+    c: &Operand<'_>,
+    out: OutSpec<'_>,
+    f: impl Fn(A, B, C) -> O + Sync + Send + Copy,
+) -> Result<Data> {
+    let mut storage = out_storage(out)?;
+    let dst = storage.as_mut_slice::<O>();
+    let sa = broadcast_strides(a, out.shape);
+    let sb = broadcast_strides(b, out.shape);
+    let sc = broadcast_strides(c, out.shape);
+    let (ra, rb, rc) = (a.data.raw::<A>(), b.data.raw::<B>(), c.data.raw::<C>());
+    let (oa, ob, oc) = (a.data.offset as isize, b.data.offset as isize, c.data.offset as isize);
+    let mut k = 0;
+    // Walk with a combined stride set: offsets are advanced in lock step.
+    let strides3: Vec<[isize; 3]> = (0..out.shape.len()).map(|d| [sa[d], sb[d], sc[d]]).collect();
+    walk(out.shape, &strides3, [oa, ob, oc], |o| {
+        dst[k] = f(ra[o[0] as usize], rb[o[1] as usize], rc[o[2] as usize]);
+        k += 1;
+    });
+    Ok(Data::contiguous(storage, out.shape))
+}
+
+/// Calls `f` with the offsets of two strided operands for each output index.
+pub fn for_each_offset2(
+    shape: &[usize],
+    sa: &[isize],
+    oa: usize,
+    sb: &[isize],
+    ob: usize,
+    mut f: impl FnMut(usize, usize),
+) {
+    let strides: Vec<[isize; 2]> = (0..shape.len()).map(|d| [sa[d], sb[d]]).collect();
+    walk(shape, &strides, [oa as isize, ob as isize], |o| f(o[0] as usize, o[1] as usize));
+}
+
+/// Row-major walk of `shape` advancing K offsets with K stride sets.
+pub fn walk<const K: usize>(shape: &[usize], strides: &[[isize; K]], start: [isize; K], mut f: impl FnMut([isize; K])) {
+    let n: usize = shape.iter().product();
+    if n == 0 {
+        return;
+    }
+    let nd = shape.len();
+    if nd == 0 {
+        f(start);
+        return;
+    }
+    let mut idx = vec![0usize; nd];
+    let mut off = start;
+    let inner = shape[nd - 1];
+    let inner_s = strides[nd - 1];
+    loop {
+        let mut o = off;
+        for _ in 0..inner {
+            f(o);
+            for k in 0..K {
+                o[k] += inner_s[k];
+            }
+        }
+        let mut d = nd - 1;
+        loop {
+            if d == 0 {
+                return;
+            }
+            d -= 1;
+            idx[d] += 1;
+            for k in 0..K {
+                off[k] += strides[d][k];
+            }
+            if idx[d] < shape[d] {
+                break;
+            }
+            for k in 0..K {
+                off[k] -= strides[d][k] * shape[d] as isize;
+            }
+            idx[d] = 0;
+        }
+    }
+}
+
+/// `dst[i] = f(src[i])`, vectorised and split over cores when large.
+pub fn map_slices<I: Pod, O: Pod>(src: &[I], dst: &mut [O], f: impl Fn(I) -> O + Sync + Send + Copy) {
+    let body = |s: &[I], d: &mut [O]| {
+        simd(|| {
+            for (o, &i) in d.iter_mut().zip(s) {
+                *o = f(i);
+            }
+        })
+    };
+    if worth_splitting(dst.len()) {
+        let c = chunk_len(dst.len());
+        dst.par_chunks_mut(c).zip(src.par_chunks(c)).for_each(|(d, s)| body(s, d));
+    } else {
+        body(src, dst);
+    }
+}
+
+/// `dst[i] = f(a[i], b[i])`, vectorised and split over cores when large.
+pub fn zip_slices<A: Pod, B: Pod, O: Pod>(
+    a: &[A],
+    b: &[B],
+    dst: &mut [O],
+    f: impl Fn(A, B) -> O + Sync + Send + Copy,
+) {
+    let body = |x: &[A], y: &[B], d: &mut [O]| {
+        simd(|| {
+            for ((o, &p), &q) in d.iter_mut().zip(x).zip(y) {
+                *o = f(p, q);
+            }
+        })
+    };
+    if worth_splitting(dst.len()) {
+        let c = chunk_len(dst.len());
+        dst.par_chunks_mut(c)
+            .zip(a.par_chunks(c))
+            .zip(b.par_chunks(c))
+            .for_each(|((d, x), y)| body(x, y, d));
+    } else {
+        body(a, b, dst);
+    }
+}
+
+/// A fresh buffer for the output described by `out`.
+pub fn out_storage(out: OutSpec<'_>) -> Result<crate::runtime::memory::Storage> {
+    let n: usize = out.shape.iter().product();
+    crate::runtime::memory::Storage::new(n * out.dtype.size(), out.dtype == crate::DType::Bool)
+}

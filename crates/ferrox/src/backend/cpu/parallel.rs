@@ -1,0 +1,28 @@
+//! When and how to spread work over cores.
+//!
+//! Work below [`MIN_PAR_ELEMS`] runs on the calling thread: a rayon task costs
+//! about a microsecond, which only pays off for tens of thousands of
+//! elements. Above it, work is split into chunks of at least that size.
+
+/// Elements per parallel task, at least.
+pub const MIN_PAR_ELEMS: usize = 1 << 15;
+
+/// Chunk length for `n` elements so every core gets work but no task is
+/// smaller than [`MIN_PAR_ELEMS`].
+pub fn chunk_len(n: usize) -> usize {
+    let threads = rayon::current_num_threads().max(1);
+    // A few chunks per thread for balance.
+    n.div_ceil(threads * 4).max(MIN_PAR_ELEMS)
+}
+
+/// True if `n` elements are worth splitting.
+pub fn worth_splitting(n: usize) -> bool {
+    n >= 2 * MIN_PAR_ELEMS && rayon::current_num_threads() > 1
+}
+
+/// Runs `f` with pulp's best instruction set (AVX2+FMA where available),
+/// so simple loops inside it are auto-vectorised for that set.
+#[inline(always)]
+pub fn simd<R>(f: impl FnOnce() -> R) -> R {
+    pulp::Arch::new().dispatch(f)
+}

@@ -1,0 +1,3 @@
+//! Compute backends. Only the CPU exists today.
+
+pub mod cpu;

@@ -1,0 +1,75 @@
+//! Primitives: the nodes of the graph.
+//!
+//! Each op family lives in one file: the public op functions (shape and
+//! dtype rules, validation), the [`Primitive`] that computes it, and — as the
+//! transforms land — its derivative and batching rules, side by side.
+
+use crate::array::Data;
+use crate::{DType, Result};
+use std::any::Any;
+use std::fmt;
+
+/// An evaluated input of a primitive: its data, shape and dtype.
+#[derive(Clone, Copy)]
+pub struct Operand<'a> {
+    /// The evaluated bytes and layout.
+    pub data: &'a Data,
+    /// The input's shape.
+    pub shape: &'a [usize],
+    /// The input's dtype.
+    pub dtype: DType,
+}
+
+/// The output a primitive must produce.
+#[derive(Clone, Copy)]
+pub struct OutSpec<'a> {
+    /// The output shape, inferred when the node was built.
+    pub shape: &'a [usize],
+    /// The output dtype.
+    pub dtype: DType,
+}
+
+/// A graph operation.
+///
+/// Implementations are immutable values (parameters only), shared by every
+/// node that uses them, so they are `Send + Sync`. `eval_cpu` must not panic
+/// on any input that passed the op's validation, and must not block.
+///
+/// ```
+/// let y = ferrox::exp(&ferrox::ones(&[2], ferrox::DType::Float32)?)?;
+/// assert_eq!(y.primitive().unwrap().name(), "exp");
+/// # Ok::<(), ferrox::Error>(())
+/// ```
+pub trait Primitive: Send + Sync + fmt::Debug + 'static {
+    /// The op's name, as used in error messages.
+    fn name(&self) -> &'static str;
+    /// Computes the output from evaluated inputs.
+    fn eval_cpu(&self, inputs: &[Operand<'_>], out: OutSpec<'_>) -> Result<Data>;
+    /// For downcasting in graph passes.
+    fn as_any(&self) -> &dyn Any;
+    /// True if `other` computes the same function of the same inputs (same
+    /// type and parameters); used by common-subexpression elimination.
+    fn is_equivalent(&self, _other: &dyn Primitive) -> bool {
+        false
+    }
+}
+
+/// Implements `as_any` and an `is_equivalent` based on `PartialEq`.
+#[macro_export]
+#[doc(hidden)]
+macro_rules! primitive_common {
+    () => {
+        fn as_any(&self) -> &dyn std::any::Any {
+            self
+        }
+        fn is_equivalent(&self, other: &dyn $crate::primitives::Primitive) -> bool {
+            other.as_any().downcast_ref::<Self>().is_some_and(|o| o == self)
+        }
+    };
+}
+
+pub mod binary;
+pub mod cast;
+pub mod creation;
+pub mod shape_rules;
+pub mod unary;

@@ -1,0 +1,343 @@
+//! Buffers, the buffer cache, and memory accounting.
+//!
+//! Large allocations are recycled through a process-wide cache keyed by size,
+//! because fresh pages cost a fault each on first touch: a 64 MB result that
+//! reuses a cached block is written at memory bandwidth instead of at fault
+//! speed. Small allocations go straight to the system allocator, whose
+//! thread caches are faster than any shared pool.
+//!
+//! Counters follow MLX's names: active (bytes in live buffers), peak (high
+//! water mark of active), cache (bytes held for reuse). They are exact under
+//! concurrency: every change is a single atomic add or subtract.
+
+use crate::sync::{lock, Condvar, Mutex};
+use std::alloc::{alloc_zeroed, dealloc, Layout};
+use std::collections::BTreeMap;
+use std::ptr::NonNull;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+/// Alignment of every buffer: a cache line, enough for any SIMD load.
+pub const ALIGN: usize = 64;
+/// Buffers at least this large go through the cache.
+const POOL_MIN: usize = 16 * 1024;
+const PAGE: usize = 4096;
+
+/// An owned, 64-byte aligned, initialised byte allocation.
+///
+/// Invariant: `ptr` points to `capacity` initialised bytes allocated with
+/// `Layout::from_size_align(capacity, ALIGN)`; `len <= capacity` bytes are the
+/// logical contents. A `RawBuf` is uniquely owned.
+struct RawBuf {
+    ptr: NonNull<u8>,
+    capacity: usize,
+}
+
+// SAFETY: RawBuf uniquely owns a heap allocation with no thread affinity;
+// moving it between threads is moving a Box<[u8]>.
+unsafe impl Send for RawBuf {}
+
+impl RawBuf {
+    fn new_zeroed(capacity: usize) -> Option<RawBuf> {
+        let layout = Layout::from_size_align(capacity.max(1), ALIGN).ok()?;
+        // SAFETY: layout has non-zero size.
+        let ptr = unsafe { alloc_zeroed(layout) };
+        NonNull::new(ptr).map(|ptr| RawBuf { ptr, capacity: capacity.max(1) })
+    }
+}
+
+impl Drop for RawBuf {
+    fn drop(&mut self) {
+        // SAFETY: allocated in new_zeroed with exactly this layout
+        // (from_size_align succeeded there with the same arguments).
+        unsafe { dealloc(self.ptr.as_ptr(), Layout::from_size_align_unchecked(self.capacity, ALIGN)) }
+    }
+}
+
+/// The bytes behind one or more arrays (views share a `Storage`).
+///
+/// Mutation is possible only through `&mut Storage`, i.e. while a kernel owns
+/// the freshly allocated output and before it is published; afterwards the
+/// storage sits behind an `Arc` and is read-only.
+pub struct Storage {
+    buf: Option<RawBuf>,
+    len: usize,
+}
+
+// SAFETY: Storage is a RawBuf plus a length. Shared references only allow
+// reads (`as_slice`), mutation requires `&mut`, so the usual borrow rules
+// make concurrent access data-race free. The bytes are plain data.
+unsafe impl Sync for Storage {}
+
+/// Plain-old-data element types that may be viewed from raw bytes.
+///
+/// # Safety
+/// Every bit pattern of `size_of::<Self>()` bytes must be a valid value, and
+/// the alignment must not exceed [`ALIGN`].
+pub unsafe trait Pod: Copy + Send + Sync + 'static {}
+macro_rules! pod {($($t:ty),*) => {$(
+    // SAFETY: integers, floats and pairs of floats accept every bit pattern.
+    unsafe impl Pod for $t {}
+)*}}
+pod!(u8, u16, u32, u64, i8, i16, i32, i64, f32, f64, half::f16, half::bf16, crate::Complex64);
+// SAFETY: bool is NOT valid for every bit pattern. Storage upholds it anyway:
+// buffers for Bool arrays are zeroed on allocation (`Storage::new(.., zeroed)`)
+// and every kernel writing Bool writes only `true`/`false`; `view` into Bool
+// normalises instead of reinterpreting.
+unsafe impl Pod for bool {}
+
+impl Storage {
+    /// Allocates `len` bytes. Recycled blocks hold stale (but initialised)
+    /// bytes unless `zeroed` is set.
+    pub fn new(len: usize, zeroed: bool) -> crate::Result<Storage> {
+        let buf = pool().take(len, zeroed)?;
+        Ok(Storage { buf: Some(buf), len })
+    }
+
+    /// Length in bytes.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+    /// True for a zero-byte storage.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The contents as `T`s (the trailing partial element, if any, is dropped).
+    pub fn as_slice<T: Pod>(&self) -> &[T] {
+        let Some(buf) = &self.buf else { return &[] };
+        // SAFETY: buf holds >= len initialised bytes, aligned to ALIGN >=
+        // align_of::<T>(); T is Pod so any initialised bytes are a valid T
+        // (bool: see the Pod impl); `&self` guarantees no concurrent writer.
+        unsafe { std::slice::from_raw_parts(buf.ptr.as_ptr() as *const T, self.len / size_of::<T>()) }
+    }
+
+    /// The contents as mutable `T`s.
+    pub fn as_mut_slice<T: Pod>(&mut self) -> &mut [T] {
+        let Some(buf) = &mut self.buf else { return &mut [] };
+        // SAFETY: as in `as_slice`; `&mut self` guarantees exclusive access.
+        unsafe { std::slice::from_raw_parts_mut(buf.ptr.as_ptr() as *mut T, self.len / size_of::<T>()) }
+    }
+}
+
+impl Drop for Storage {
+    fn drop(&mut self) {
+        if let Some(buf) = self.buf.take() {
+            pool().give(buf);
+        }
+    }
+}
+
+impl std::fmt::Debug for Storage {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Storage({} bytes)", self.len)
+    }
+}
+
+struct Pool {
+    free: Mutex<BTreeMap<usize, Vec<RawBuf>>>,
+    freed: Condvar,
+    active: AtomicUsize,
+    peak: AtomicUsize,
+    cache: AtomicUsize,
+    memory_limit: AtomicUsize,
+    cache_limit: AtomicUsize,
+    waiting_evals: AtomicUsize,
+}
+
+fn pool() -> &'static Pool {
+    static POOL: OnceLock<Pool> = OnceLock::new();
+    POOL.get_or_init(|| {
+        let ram = total_ram().unwrap_or(16 << 30);
+        Pool {
+            free: Mutex::new(BTreeMap::new()),
+            freed: Condvar::new(),
+            active: AtomicUsize::new(0),
+            peak: AtomicUsize::new(0),
+            cache: AtomicUsize::new(0),
+            memory_limit: AtomicUsize::new(ram.saturating_mul(3) / 2),
+            cache_limit: AtomicUsize::new(ram / 4),
+            waiting_evals: AtomicUsize::new(0),
+        }
+    })
+}
+
+fn total_ram() -> Option<usize> {
+    let info = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = info.lines().find(|l| l.starts_with("MemTotal:"))?;
+    let kb: usize = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb * 1024)
+}
+
+fn rounded(len: usize) -> usize {
+    if len >= POOL_MIN {
+        len.div_ceil(PAGE) * PAGE
+    } else {
+        len.div_ceil(ALIGN) * ALIGN
+    }
+}
+
+impl Pool {
+    fn take(&self, len: usize, zeroed: bool) -> crate::Result<RawBuf> {
+        let cap = rounded(len);
+        self.apply_backpressure(cap);
+        let reused = if cap >= POOL_MIN { self.take_cached(cap) } else { None };
+        let buf = match reused {
+            Some(buf) => {
+                if zeroed {
+                    // SAFETY: buf owns `capacity` initialised bytes.
+                    unsafe { std::ptr::write_bytes(buf.ptr.as_ptr(), 0, buf.capacity) };
+                }
+                buf
+            }
+            None => match RawBuf::new_zeroed(cap) {
+                Some(b) => b,
+                None => {
+                    self.clear_cache();
+                    RawBuf::new_zeroed(cap).ok_or_else(|| {
+                        crate::Error::new(
+                            crate::ErrorKind::Memory,
+                            "malloc",
+                            format!("could not allocate {len} bytes"),
+                        )
+                    })?
+                }
+            },
+        };
+        let now = self.active.fetch_add(buf.capacity, Ordering::Relaxed) + buf.capacity;
+        self.peak.fetch_max(now, Ordering::Relaxed);
+        Ok(buf)
+    }
+
+    fn take_cached(&self, cap: usize) -> Option<RawBuf> {
+        let mut free = lock(&self.free);
+        // Smallest cached block that fits without wasting more than half.
+        let key = *free.range(cap..=cap.saturating_mul(2)).next()?.0;
+        let list = free.get_mut(&key)?;
+        let buf = list.pop()?;
+        if list.is_empty() {
+            free.remove(&key);
+        }
+        self.cache.fetch_sub(buf.capacity, Ordering::Relaxed);
+        Some(buf)
+    }
+
+    fn give(&self, buf: RawBuf) {
+        let cap = buf.capacity;
+        self.active.fetch_sub(cap, Ordering::Relaxed);
+        let cache_limit = self.cache_limit.load(Ordering::Relaxed);
+        if cap >= POOL_MIN && self.cache.load(Ordering::Relaxed) + cap <= cache_limit {
+            self.cache.fetch_add(cap, Ordering::Relaxed);
+            lock(&self.free).entry(cap).or_default().push(buf);
+        } else {
+            drop(buf);
+        }
+        if self.waiting_evals.load(Ordering::Relaxed) > 0 {
+            self.freed.notify_all();
+        }
+    }
+
+    /// Over the memory limit, an allocation first returns cached blocks to
+    /// the system, then waits (briefly, repeatedly) for other evaluations to
+    /// free memory. It never fails for being over the limit: if nothing is
+    /// freed within the grace period the allocation proceeds.
+    fn apply_backpressure(&self, cap: usize) {
+        let limit = self.memory_limit.load(Ordering::Relaxed);
+        if self.active.load(Ordering::Relaxed) + cap <= limit {
+            return;
+        }
+        self.clear_cache();
+        let deadline = Instant::now() + Duration::from_millis(200);
+        self.waiting_evals.fetch_add(1, Ordering::Relaxed);
+        let mut guard = lock(&self.free);
+        while self.active.load(Ordering::Relaxed) + cap > limit && Instant::now() < deadline {
+            guard = match self.freed.wait_timeout(guard, Duration::from_millis(5)) {
+                Ok((g, _)) => g,
+                Err(p) => p.into_inner().0,
+            };
+        }
+        drop(guard);
+        self.waiting_evals.fetch_sub(1, Ordering::Relaxed);
+    }
+
+    fn clear_cache(&self) {
+        let drained: Vec<RawBuf> = {
+            let mut free = lock(&self.free);
+            std::mem::take(&mut *free).into_values().flatten().collect()
+        };
+        for buf in drained {
+            self.cache.fetch_sub(buf.capacity, Ordering::Relaxed);
+            drop(buf);
+        }
+    }
+}
+
+/// Bytes held by live arrays.
+///
+/// ```
+/// let before = ferrox::get_active_memory();
+/// let a = ferrox::ones(&[1 << 16], ferrox::DType::Float32).unwrap();
+/// a.eval().unwrap();
+/// assert!(ferrox::get_active_memory() >= before);
+/// ```
+pub fn get_active_memory() -> usize {
+    pool().active.load(Ordering::Relaxed)
+}
+/// High-water mark of [`get_active_memory`] since start or the last reset.
+///
+/// ```
+/// assert!(ferrox::get_peak_memory() >= ferrox::get_active_memory());
+/// ```
+pub fn get_peak_memory() -> usize {
+    pool().peak.load(Ordering::Relaxed)
+}
+/// Resets the peak to the current active memory.
+///
+/// ```
+/// ferrox::reset_peak_memory();
+/// ```
+pub fn reset_peak_memory() {
+    let p = pool();
+    p.peak.store(p.active.load(Ordering::Relaxed), Ordering::Relaxed);
+}
+/// Bytes held in the buffer cache for reuse.
+///
+/// ```
+/// ferrox::clear_cache();
+/// assert_eq!(ferrox::get_cache_memory(), 0);
+/// ```
+pub fn get_cache_memory() -> usize {
+    pool().cache.load(Ordering::Relaxed)
+}
+/// Sets the memory limit and returns the previous one. Allocations over the
+/// limit wait for memory to be freed (back-pressure) rather than fail.
+///
+/// ```
+/// let old = ferrox::set_memory_limit(1 << 40);
+/// ferrox::set_memory_limit(old);
+/// ```
+pub fn set_memory_limit(bytes: usize) -> usize {
+    pool().memory_limit.swap(bytes, Ordering::Relaxed)
+}
+/// Sets the cache limit and returns the previous one; 0 disables caching.
+///
+/// ```
+/// let old = ferrox::set_cache_limit(0);
+/// ferrox::set_cache_limit(old);
+/// ```
+pub fn set_cache_limit(bytes: usize) -> usize {
+    let old = pool().cache_limit.swap(bytes, Ordering::Relaxed);
+    if pool().cache.load(Ordering::Relaxed) > bytes {
+        pool().clear_cache();
+    }
+    old
+}
+/// Returns every cached buffer to the system. Works from any thread.
+///
+/// ```
+/// ferrox::clear_cache();
+/// ```
+pub fn clear_cache() {
+    pool().clear_cache();
+}
