@@ -20,6 +20,9 @@ pub mod primitives;
 pub mod runtime;
 pub mod sync;
 
+/// Re-export of the `half` crate (f16, bf16 element types).
+pub use half;
+
 pub use array::Array;
 pub use dtype::{Complex64, DType};
 pub use error::{Error, ErrorKind, Result};
