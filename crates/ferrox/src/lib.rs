@@ -41,4 +41,11 @@ pub use primitives::cast::astype;
 pub use primitives::creation::{
     arange, eye, full, full_like, identity, linspace, ones, ones_like, tri, zeros, zeros_like,
 };
+// One line per op family; each is edited only together with its family.
 pub use primitives::unary::{exp, negative};
+// binary/ternary/cast families
+// reduce/scan/softmax families
+// views/join families
+// indexing/sort families
+// matmul/linalg/conv families
+

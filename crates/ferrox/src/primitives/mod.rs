@@ -70,6 +70,17 @@ macro_rules! primitive_common {
 
 pub mod binary;
 pub mod cast;
+pub mod conv;
 pub mod creation;
+pub mod indexing;
+pub mod join;
+pub mod linalg;
+pub mod matmul;
+pub mod reduce;
+pub mod scan;
 pub mod shape_rules;
+pub mod softmax;
+pub mod sort;
+pub mod ternary;
 pub mod unary;
+pub mod views;

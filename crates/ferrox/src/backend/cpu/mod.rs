@@ -1,4 +1,6 @@
 //! CPU kernels: elementwise engines, SIMD math, parallel helpers.
 
 pub mod elementwise;
+pub mod math;
+pub mod reduce;
 pub mod parallel;
