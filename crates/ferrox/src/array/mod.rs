@@ -161,6 +161,34 @@ impl Array {
         Self::from_op_arc(shape, dtype, Arc::new(op), inputs)
     }
 
+    /// Builds a node computed by a user-supplied primitive: the way to add
+    /// a custom kernel. The primitive must produce `shape` and `dtype`.
+    ///
+    /// ```
+    /// use ferrox::{array::Data, primitives::{Operand, OutSpec, Primitive}, *};
+    /// #[derive(Debug)]
+    /// struct Twice;
+    /// impl Primitive for Twice {
+    ///     fn name(&self) -> &'static str { "twice" }
+    ///     fn eval_cpu(&self, inputs: &[Operand<'_>], out: OutSpec<'_>) -> Result<Data> {
+    ///         ferrox::backend::cpu::elementwise::unary(&inputs[0], out, |v: f32| v * 2.0)
+    ///     }
+    ///     fn as_any(&self) -> &dyn std::any::Any { self }
+    /// }
+    /// let x = ones(&[3], DType::Float32)?;
+    /// let y = Array::from_primitive(vec![3], DType::Float32, std::sync::Arc::new(Twice), vec![x]);
+    /// assert_eq!(y.to_vec::<f32>()?, vec![2.0; 3]);
+    /// # Ok::<(), ferrox::Error>(())
+    /// ```
+    pub fn from_primitive(
+        shape: Vec<usize>,
+        dtype: DType,
+        op: Arc<dyn Primitive>,
+        inputs: Vec<Array>,
+    ) -> Array {
+        Self::from_op_arc(shape, dtype, op, inputs)
+    }
+
     pub(crate) fn from_op_arc(
         shape: Vec<usize>,
         dtype: DType,

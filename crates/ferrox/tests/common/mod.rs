@@ -141,3 +141,22 @@ pub fn tolerance(dtype: DType) -> (f64, f64) {
         _ => (0.0, 0.0),
     }
 }
+
+/// Runs `f` on a fresh thread and fails the test if it does not finish
+/// within `secs` seconds: a deadlock becomes a failure instead of a hang.
+pub fn watchdog<R: Send + 'static>(secs: u64, f: impl FnOnce() -> R + Send + 'static) -> R {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)));
+    });
+    match rx.recv_timeout(std::time::Duration::from_secs(secs)) {
+        Ok(Ok(r)) => r,
+        Ok(Err(panic)) => std::panic::resume_unwind(panic),
+        Err(_) => panic!("watchdog: did not finish within {secs} s (deadlock?)"),
+    }
+}
+
+/// Joins `handle` within `secs` seconds or fails.
+pub fn join_within<R: Send + 'static>(secs: u64, handle: std::thread::JoinHandle<R>) -> R {
+    watchdog(secs, move || handle.join().expect("thread panicked"))
+}

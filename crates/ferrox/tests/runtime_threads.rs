@@ -1,0 +1,201 @@
+//! Evaluation from any thread (contract item 1): arrays cross threads, shared
+//! nodes compute once, errors reach every waiter, streams synchronise.
+
+mod common;
+
+use common::{join_within, watchdog};
+use ferrox::array::Data;
+use ferrox::primitives::{OutSpec, Operand, Primitive};
+use ferrox::*;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Barrier};
+use std::time::Duration;
+
+/// y = x + 1, counting how often the kernel runs; optionally slow or failing.
+#[derive(Debug)]
+struct Counted {
+    runs: Arc<AtomicUsize>,
+    sleep_ms: u64,
+    fail: bool,
+}
+
+impl Primitive for Counted {
+    fn name(&self) -> &'static str {
+        "counted"
+    }
+    fn eval_cpu(&self, inputs: &[Operand<'_>], out: OutSpec<'_>) -> Result<Data> {
+        self.runs.fetch_add(1, Ordering::SeqCst);
+        std::thread::sleep(Duration::from_millis(self.sleep_ms));
+        if self.fail {
+            return Err(Error::new(ErrorKind::Runtime, "counted", "deliberate failure"));
+        }
+        ferrox::backend::cpu::elementwise::unary(&inputs[0], out, |v: f32| v + 1.0)
+    }
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+}
+
+fn counted(x: &Array, runs: &Arc<AtomicUsize>, sleep_ms: u64, fail: bool) -> Array {
+    let op = Counted { runs: runs.clone(), sleep_ms, fail };
+    Array::from_primitive(x.shape().to_vec(), x.dtype(), Arc::new(op), vec![x.clone()])
+}
+
+#[test]
+fn array_built_on_one_thread_evaluates_on_another_after_it_exited() {
+    let built = std::thread::spawn(|| {
+        let x = arange(0.0, 6.0, 1.0, DType::Float32).unwrap();
+        exp(&negative(&x).unwrap()).unwrap()
+    });
+    let y = join_within(10, built);
+    // The building thread is gone; evaluate here and on a third thread.
+    let y2 = y.clone();
+    let other = std::thread::spawn(move || y2.to_vec::<f32>().unwrap());
+    let here = y.to_vec::<f32>().unwrap();
+    assert_eq!(here, join_within(10, other));
+    assert_eq!(here[0], 1.0);
+}
+
+#[test]
+fn sixteen_threads_compute_each_shared_node_once() {
+    watchdog(60, || {
+        for round in 0..20 {
+            let runs = Arc::new(AtomicUsize::new(0));
+            let x = arange(0.0, 1024.0, 1.0, DType::Float32).unwrap();
+            // A diamond with a chain: every node is shared by all threads.
+            let a = counted(&x, &runs, 0, false);
+            let b = counted(&a, &runs, 1, false);
+            let c = counted(&a, &runs, 0, false);
+            let d = add(&b, &c).unwrap();
+            let e = counted(&d, &runs, 0, false);
+            let barrier = Arc::new(Barrier::new(16));
+            let handles: Vec<_> = (0..16)
+                .map(|_| {
+                    let (e, barrier) = (e.clone(), barrier.clone());
+                    std::thread::spawn(move || {
+                        barrier.wait();
+                        e.to_vec::<f32>().unwrap()
+                    })
+                })
+                .collect();
+            let results: Vec<Vec<f32>> = handles.into_iter().map(|h| join_within(30, h)).collect();
+            assert_eq!(runs.load(Ordering::SeqCst), 4, "round {round}: each counted node runs once");
+            let want: Vec<f32> = (0..1024).map(|i| (i as f32 + 2.0) + (i as f32 + 2.0) + 1.0).collect();
+            for r in &results {
+                assert_eq!(r.iter().map(|v| v.to_bits()).collect::<Vec<_>>(), want.iter().map(|v| v.to_bits()).collect::<Vec<_>>());
+            }
+        }
+    });
+}
+
+#[test]
+fn a_failing_shared_node_reports_to_every_waiter_and_stays_failed() {
+    watchdog(60, || {
+        let runs = Arc::new(AtomicUsize::new(0));
+        let x = ones(&[8], DType::Float32).unwrap();
+        let bad = counted(&x, &runs, 20, true);
+        let y = add(&bad, &x).unwrap();
+        let barrier = Arc::new(Barrier::new(8));
+        let handles: Vec<_> = (0..8)
+            .map(|_| {
+                let (y, barrier) = (y.clone(), barrier.clone());
+                std::thread::spawn(move || {
+                    barrier.wait();
+                    y.eval()
+                })
+            })
+            .collect();
+        for h in handles {
+            let err = join_within(30, h).unwrap_err();
+            assert_eq!(err.to_string(), "counted: deliberate failure");
+        }
+        assert_eq!(runs.load(Ordering::SeqCst), 1);
+        // Later reads see the same error without recomputing.
+        assert!(y.to_vec::<f32>().is_err());
+        assert!(bad.eval().is_err());
+        assert_eq!(runs.load(Ordering::SeqCst), 1);
+    });
+}
+
+#[test]
+fn async_eval_and_synchronize_across_streams() {
+    watchdog(60, || {
+        let s1 = new_stream(Device::cpu());
+        let s2 = new_stream(Device::cpu());
+        let runs = Arc::new(AtomicUsize::new(0));
+        let x = ones(&[4096], DType::Float32).unwrap();
+        // Produced on s1 (slowly), consumed on s2.
+        let a = with_stream(s1, || counted(&x, &runs, 30, false));
+        let b = with_stream(s2, || multiply(&a, &a).unwrap());
+        assert_eq!(a.stream(), s1);
+        assert_eq!(b.stream(), s2);
+        async_eval(&[b.clone()]).unwrap();
+        async_eval(&[a.clone()]).unwrap();
+        synchronize(s2);
+        assert!(b.is_available());
+        synchronize(s1);
+        assert!(a.is_available());
+        assert_eq!(b.to_vec::<f32>().unwrap(), vec![4.0; 4096]);
+        assert_eq!(runs.load(Ordering::SeqCst), 1);
+    });
+}
+
+#[test]
+fn synchronize_from_another_thread_and_async_eval_returns_immediately() {
+    watchdog(60, || {
+        let s = new_stream(Device::cpu());
+        let runs = Arc::new(AtomicUsize::new(0));
+        let x = ones(&[16], DType::Float32).unwrap();
+        let y = with_stream(s, || counted(&x, &runs, 200, false));
+        let t0 = std::time::Instant::now();
+        async_eval(&[y.clone()]).unwrap();
+        assert!(t0.elapsed() < Duration::from_millis(150), "async_eval must not wait for the work");
+        let waiter = std::thread::spawn(move || synchronize(s));
+        join_within(30, waiter);
+        assert!(y.is_available());
+    });
+}
+
+#[test]
+fn evaluated_graphs_are_detached() {
+    let x = ones(&[4], DType::Float32).unwrap();
+    let y = exp(&x).unwrap();
+    let z = add(&y, &x).unwrap();
+    assert_eq!(z.inputs().len(), 2);
+    z.eval().unwrap();
+    assert!(z.inputs().is_empty(), "an evaluated node drops its inputs");
+}
+
+#[test]
+fn a_million_deep_graph_evaluates_and_drops_without_overflow() {
+    watchdog(120, || {
+        let one = Array::from_slice(&[1.0f32], &[1]).unwrap();
+        let mut y = one.clone();
+        for _ in 0..1_000_000 {
+            y = add(&y, &one).unwrap();
+        }
+        assert_eq!(y.item::<f32>().unwrap(), 1_000_001.0);
+        // An unevaluated deep graph drops iteratively too.
+        let mut z = one.clone();
+        for _ in 0..1_000_000 {
+            z = add(&z, &one).unwrap();
+        }
+        drop(z);
+    });
+}
+
+#[test]
+fn streams_and_default_device_are_process_wide_values() {
+    let here = default_stream(default_device());
+    let there = join_within(10, std::thread::spawn(|| (default_stream(default_device()), current_stream())));
+    assert_eq!(here, there.0);
+    assert_eq!(here, there.1);
+    let s = new_stream(Device::cpu());
+    with_stream(s, || {
+        assert_eq!(current_stream(), s);
+        // A scope on this thread does not leak into another.
+        let other = join_within(10, std::thread::spawn(current_stream));
+        assert_eq!(other, here);
+    });
+    assert_eq!(current_stream(), here);
+}
