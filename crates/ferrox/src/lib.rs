@@ -14,11 +14,13 @@
 
 pub mod array;
 pub mod backend;
+pub mod compile;
 pub mod dtype;
 mod error;
 pub mod primitives;
 pub mod runtime;
 pub mod sync;
+pub mod transforms;
 
 /// Re-export of the `half` crate (f16, bf16 element types).
 pub use half;
@@ -31,6 +33,10 @@ pub use runtime::device::{
     synchronize_all, with_stream, Device, DeviceType, Stream,
 };
 pub use runtime::eval::{async_eval, eval};
+pub use transforms::jvp::jvp;
+pub use transforms::tracer::stop_gradient;
+pub use transforms::vjp::{grad, value_and_grad, vjp, ValueAndGradFn};
+pub use transforms::ArrayFn;
 pub use runtime::memory::{
     clear_cache, get_active_memory, get_cache_memory, get_peak_memory, reset_peak_memory,
     set_cache_limit, set_memory_limit,
@@ -47,5 +53,5 @@ pub use primitives::unary::{exp, negative};
 // reduce/scan/softmax families
 // views/join families
 // indexing/sort families
-// matmul/linalg/conv families
+pub use primitives::matmul::{addmm, matmul};
 

@@ -128,6 +128,7 @@ impl Array {
             op: None,
             inputs: Mutex::new(vec![]),
             cell: EvalCell::pending(),
+            traces: None,
         };
         let a = Array(Arc::new(node));
         if let crate::runtime::cell::Claimed::Mine(c) = a.0.cell.claim() {
@@ -147,6 +148,7 @@ impl Array {
             op: None,
             inputs: Mutex::new(vec![]),
             cell: EvalCell::ready(data),
+            traces: None,
         }))
     }
 
@@ -195,6 +197,17 @@ impl Array {
         op: Arc<dyn Primitive>,
         inputs: Vec<Array>,
     ) -> Array {
+        let traces = crate::transforms::trace::union(inputs.iter().map(|i| &i.0.traces));
+        Self::build(shape, dtype, op, inputs, traces)
+    }
+
+    pub(crate) fn build(
+        shape: Vec<usize>,
+        dtype: DType,
+        op: Arc<dyn Primitive>,
+        inputs: Vec<Array>,
+        traces: crate::transforms::trace::TraceSet,
+    ) -> Array {
         Array(Arc::new(Node {
             id: node::next_id(),
             shape,
@@ -204,7 +217,36 @@ impl Array {
             op: Some(op),
             inputs: Mutex::new(inputs),
             cell: EvalCell::pending(),
+            traces,
         }))
+    }
+
+    /// True if this array belongs to a live transform of `kind`, e.g. to
+    /// choose a training path only when differentiated. The answer depends
+    /// only on this array, never on the calling thread.
+    ///
+    /// ```
+    /// use ferrox::{transforms::TraceKind, *};
+    /// let x = ones(&[2], DType::Float32)?;
+    /// assert!(!x.is_traced(TraceKind::Vjp));
+    /// let (_, g) = vjp(|xs| {
+    ///     assert!(xs[0].is_traced(TraceKind::Vjp));
+    ///     Ok(vec![xs[0].clone()])
+    /// }, &[x.clone()], &[ones(&[2], DType::Float32)?])?;
+    /// # Ok::<(), ferrox::Error>(())
+    /// ```
+    pub fn is_traced(&self, kind: crate::transforms::TraceKind) -> bool {
+        self.0.traces.as_ref().is_some_and(|s| s.iter().any(|t| t.kind() == kind && t.is_live()))
+    }
+
+    /// True if this array is being differentiated (vjp/grad or jvp).
+    ///
+    /// ```
+    /// assert!(!ferrox::ones(&[1], ferrox::DType::Float32)?.is_differentiated());
+    /// # Ok::<(), ferrox::Error>(())
+    /// ```
+    pub fn is_differentiated(&self) -> bool {
+        self.0.traces.as_ref().is_some_and(|s| s.iter().any(|t| t.kind().differentiates() && t.is_live()))
     }
 
     /// The shape.

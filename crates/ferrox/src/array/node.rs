@@ -4,6 +4,7 @@ use super::{Array, Data};
 use crate::primitives::Primitive;
 use crate::runtime::cell::EvalCell;
 use crate::sync::{lock, Mutex};
+use crate::transforms::trace::{any_live, TraceSet};
 use crate::{DType, Stream};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -26,6 +27,9 @@ pub(crate) struct Node {
     pub(crate) op: Option<Arc<dyn Primitive>>,
     pub(crate) inputs: Mutex<Vec<Array>>,
     pub(crate) cell: EvalCell<Data>,
+    /// The live transform traces this node belongs to (see
+    /// [`crate::transforms::trace`]); fixed at construction.
+    pub(crate) traces: TraceSet,
 }
 
 static NEXT_ID: AtomicU64 = AtomicU64::new(1);
@@ -37,6 +41,11 @@ pub(crate) fn next_id() -> u64 {
 impl Node {
     pub(crate) fn inputs(&self) -> Vec<Array> {
         lock(&self.inputs).clone()
+    }
+    /// True while a transform that this node belongs to is running: its
+    /// graph must then survive evaluation.
+    pub(crate) fn in_live_trace(&self) -> bool {
+        any_live(&self.traces)
     }
     pub(crate) fn detach(&self) {
         let taken = std::mem::take(&mut *lock(&self.inputs));

@@ -5,7 +5,7 @@
 //! transforms land — its derivative and batching rules, side by side.
 
 use crate::array::Data;
-use crate::{DType, Result};
+use crate::{Array, DType, Error, Result};
 use std::any::Any;
 use std::fmt;
 
@@ -52,6 +52,44 @@ pub trait Primitive: Send + Sync + fmt::Debug + 'static {
     fn is_equivalent(&self, _other: &dyn Primitive) -> bool {
         false
     }
+
+    /// Reverse-mode rule. `primals` are the node's inputs, `cotangent` has
+    /// the output's shape, `output` is the node itself (reuse its value, e.g.
+    /// for `exp`). Returns one cotangent per entry of `argnums` (indices
+    /// into `primals`), each with that primal's shape and dtype.
+    fn vjp(
+        &self,
+        _primals: &[Array],
+        _cotangent: &Array,
+        _output: &Array,
+        _argnums: &[usize],
+    ) -> Result<Vec<Array>> {
+        Err(no_rule(self.name(), "vjp"))
+    }
+
+    /// Forward-mode rule: the output's tangent given the inputs' tangents
+    /// (`None` for inputs that do not depend on the differentiated
+    /// arguments; at least one is `Some`).
+    fn jvp(&self, _primals: &[Array], _tangents: &[Option<Array>], _output: &Array) -> Result<Array> {
+        Err(no_rule(self.name(), "jvp"))
+    }
+
+    /// Batching rule: `inputs` carry a batch dimension at `axes[i]` (`None`:
+    /// not batched). Returns the batched output and where its batch axis is
+    /// (`None` if the output is not batched).
+    fn vmap(&self, _inputs: &[Array], _axes: &[Option<usize>]) -> Result<(Array, Option<usize>)> {
+        Err(no_rule(self.name(), "vmap"))
+    }
+}
+
+/// The error for an op without a rule for a transform.
+///
+/// ```
+/// let e = ferrox::primitives::no_rule("sort", "jvp");
+/// assert_eq!(e.to_string(), "sort: no jvp rule");
+/// ```
+pub fn no_rule(op: &str, transform: &str) -> Error {
+    Error::new(crate::ErrorKind::Unsupported, op, format!("no {transform} rule"))
 }
 
 /// Implements `as_any` and an `is_equivalent` based on `PartialEq`.

@@ -111,8 +111,11 @@ fn compute(a: &Array) -> Result<()> {
     let result = run_kernel(node);
     let failed = result.as_ref().err().cloned();
     claim.publish(result);
-    // The value is published: the inputs are no longer needed.
-    node.detach();
+    // The value is published: the inputs are no longer needed, unless a
+    // running transform will still walk this graph.
+    if !node.in_live_trace() {
+        node.detach();
+    }
     match failed {
         Some(e) => Err(e),
         None => Ok(()),

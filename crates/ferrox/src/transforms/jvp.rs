@@ -1,0 +1,68 @@
+//! Forward mode: jvp.
+
+use super::graph::trace_order;
+use super::trace::{self, EndOnDrop, Trace, TraceKind};
+use super::tracer::tracer;
+use crate::{Array, Error, Result};
+use std::collections::HashMap;
+
+/// Jacobian-vector product: runs `f` on `primals` and pushes `tangents`
+/// (one per primal, same shapes) forward. Returns `(outputs, output tangents)`.
+///
+/// ```
+/// use ferrox::*;
+/// let x = Array::from_slice(&[1.0f32, 2.0], &[2])?;
+/// let (out, t) = jvp(|xs| Ok(vec![multiply(&xs[0], &xs[0])?]), &[x], &[ones(&[2], DType::Float32)?])?;
+/// assert_eq!(t[0].to_vec::<f32>()?, vec![2.0, 4.0]);
+/// # Ok::<(), ferrox::Error>(())
+/// ```
+pub fn jvp(
+    f: impl FnOnce(&[Array]) -> Result<Vec<Array>>,
+    primals: &[Array],
+    tangents: &[Array],
+) -> Result<(Vec<Array>, Vec<Array>)> {
+    if primals.len() != tangents.len() {
+        return Err(Error::value(
+            "jvp",
+            format!("{} primals but {} tangents", primals.len(), tangents.len()),
+        ));
+    }
+    for (i, (p, t)) in primals.iter().zip(tangents).enumerate() {
+        if p.shape() != t.shape() {
+            return Err(Error::shape(
+                "jvp",
+                format!("primal {i} has shape {:?} but its tangent has shape {:?}", p.shape(), t.shape()),
+            ));
+        }
+    }
+    let trace = Trace::new(TraceKind::Jvp);
+    let _end = EndOnDrop(trace.clone());
+    let tracers: Vec<Array> = primals.iter().map(|p| tracer(p, &trace)).collect();
+    let outputs = f(&tracers)?;
+    let id = trace.id();
+    let mut tans: HashMap<u64, Array> = HashMap::new();
+    for (t, tan) in tracers.iter().zip(tangents) {
+        tans.insert(t.id(), tan.astype(t.dtype())?);
+    }
+    for node in trace_order(&outputs, id) {
+        if tans.contains_key(&node.id()) {
+            continue;
+        }
+        let Some(op) = node.primitive() else { continue };
+        let inputs = node.inputs();
+        let in_tans: Vec<Option<Array>> = inputs.iter().map(|i| tans.get(&i.id()).cloned()).collect();
+        if in_tans.iter().all(Option::is_none) {
+            continue;
+        }
+        let t = op.jvp(&inputs, &in_tans, &node)?;
+        tans.insert(node.id(), t);
+    }
+    let out_tans = outputs
+        .iter()
+        .map(|o| match tans.get(&o.id()) {
+            Some(t) if trace::contains(&o.0.traces, id) => Ok(t.clone()),
+            _ => crate::zeros_like(o),
+        })
+        .collect::<Result<Vec<_>>>()?;
+    Ok((outputs, out_tans))
+}

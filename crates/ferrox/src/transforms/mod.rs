@@ -1,0 +1,23 @@
+//! Function transforms: vjp, jvp, grad, value_and_grad, vmap, stop_gradient.
+//!
+//! Every transform traces the function into the graph and interprets it
+//! with each primitive's rule (`Primitive::vjp/jvp/vmap`). The state of a
+//! running transform lives in its [`trace::Trace`], which the traced arrays
+//! carry; no thread-local or global mode exists (contract item 6), so
+//! transforms nest (`grad(grad(f))`, `vmap(grad(f))`) and run on many
+//! threads at once.
+
+pub mod graph;
+pub mod jvp;
+pub mod trace;
+pub mod tracer;
+pub mod vjp;
+
+pub use trace::TraceKind;
+
+use crate::{Array, Result};
+use std::sync::Arc;
+
+/// A shareable function from arrays to arrays: what transforms take and
+/// return, so that they compose.
+pub type ArrayFn = Arc<dyn Fn(&[Array]) -> Result<Vec<Array>> + Send + Sync>;

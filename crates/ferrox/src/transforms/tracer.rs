@@ -1,0 +1,94 @@
+//! The nodes transforms insert: tracers, vmap placeholders, stop_gradient.
+
+use super::trace::{self, Trace, TraceSet};
+use crate::array::Data;
+use crate::primitives::{OutSpec, Operand, Primitive};
+use crate::{primitive_common, Array, Error, Result};
+use std::sync::Arc;
+
+/// The identity: its output is its input (a view of the same data).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Identity;
+
+impl Primitive for Identity {
+    fn name(&self) -> &'static str {
+        "identity"
+    }
+    fn eval_cpu(&self, inputs: &[Operand<'_>], _out: OutSpec<'_>) -> Result<Data> {
+        Ok(inputs[0].data.clone())
+    }
+    fn vjp(&self, _p: &[Array], cotangent: &Array, _o: &Array, _argnums: &[usize]) -> Result<Vec<Array>> {
+        Ok(vec![cotangent.clone()])
+    }
+    fn jvp(&self, _p: &[Array], tangents: &[Option<Array>], output: &Array) -> Result<Array> {
+        match &tangents[0] {
+            Some(t) => Ok(t.clone()),
+            None => crate::zeros_like(output),
+        }
+    }
+    fn vmap(&self, inputs: &[Array], axes: &[Option<usize>]) -> Result<(Array, Option<usize>)> {
+        Ok((inputs[0].clone(), axes[0]))
+    }
+    primitive_common!();
+}
+
+/// A node that also belongs to `trace`: the transform's view of `primal`.
+pub(crate) fn tracer(primal: &Array, trace: &Trace) -> Array {
+    let mut set: Vec<Trace> = primal.0.traces.as_deref().unwrap_or(&[]).to_vec();
+    set.push(trace.clone());
+    let traces = trace::union(std::iter::once(&Some(Arc::from(set))));
+    Array::build(primal.shape().to_vec(), primal.dtype(), Arc::new(Identity), vec![primal.clone()], traces)
+}
+
+/// Stands for one example of a batched input inside `vmap`; has no value.
+#[derive(Debug, Clone, PartialEq)]
+pub struct VmapPlaceholder;
+
+impl Primitive for VmapPlaceholder {
+    fn name(&self) -> &'static str {
+        "vmap"
+    }
+    fn eval_cpu(&self, _inputs: &[Operand<'_>], _out: OutSpec<'_>) -> Result<Data> {
+        Err(Error::unsupported("vmap", "cannot evaluate an array that depends on a vmapped input inside the vmapped function"))
+    }
+    primitive_common!();
+}
+
+pub(crate) fn placeholder(shape: Vec<usize>, dtype: crate::DType, trace: &Trace) -> Array {
+    let traces: TraceSet = Some(Arc::from(vec![trace.clone()]));
+    Array::build(shape, dtype, Arc::new(VmapPlaceholder), vec![], traces)
+}
+
+/// Identity whose output is not differentiated through.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StopGradient;
+
+impl Primitive for StopGradient {
+    fn name(&self) -> &'static str {
+        "stop_gradient"
+    }
+    fn eval_cpu(&self, inputs: &[Operand<'_>], _out: OutSpec<'_>) -> Result<Data> {
+        Ok(inputs[0].data.clone())
+    }
+    fn vmap(&self, inputs: &[Array], axes: &[Option<usize>]) -> Result<(Array, Option<usize>)> {
+        Ok((stop_gradient(&inputs[0])?, axes[0]))
+    }
+    primitive_common!();
+}
+
+/// `a` with its derivative cut: gradients do not flow through it. It still
+/// takes part in vmap and compile.
+///
+/// ```
+/// use ferrox::*;
+/// let g = grad(|xs| Ok(vec![multiply(&xs[0], &stop_gradient(&xs[0])?)?]), &[0]);
+/// let x = Array::from_slice(&[3.0f32], &[])?;
+/// assert_eq!(g(&[x])?[0].item::<f32>()?, 3.0); // d/dx x*c = c
+/// # Ok::<(), ferrox::Error>(())
+/// ```
+pub fn stop_gradient(a: &Array) -> Result<Array> {
+    let kept: Vec<Trace> =
+        a.0.traces.as_deref().unwrap_or(&[]).iter().filter(|t| !t.kind().differentiates()).cloned().collect();
+    let traces = trace::union(std::iter::once(&Some(Arc::from(kept))));
+    Ok(Array::build(a.shape().to_vec(), a.dtype(), Arc::new(StopGradient), vec![a.clone()], traces))
+}
