@@ -32,26 +32,45 @@ pub use runtime::device::{
     current_stream, default_device, default_stream, new_stream, set_default_device, synchronize,
     synchronize_all, with_stream, Device, DeviceType, Stream,
 };
+pub use compile::{compile, compile_shapeless, compile_with, disable_compile, enable_compile, CompiledFn};
 pub use runtime::eval::{async_eval, eval};
 pub use transforms::jvp::jvp;
 pub use transforms::tracer::stop_gradient;
 pub use transforms::vjp::{grad, value_and_grad, vjp, ValueAndGradFn};
+pub use transforms::vmap::vmap;
 pub use transforms::ArrayFn;
 pub use runtime::memory::{
     clear_cache, get_active_memory, get_cache_memory, get_peak_memory, reset_peak_memory,
     set_cache_limit, set_memory_limit,
 };
 
-pub use primitives::binary::{add, divide, multiply, subtract};
-pub use primitives::cast::astype;
+pub use primitives::binary::{
+    add, arctan2, bitwise_and, bitwise_or, bitwise_xor, divide, equal, floor_divide, greater,
+    greater_equal, left_shift, less, less_equal, logaddexp, logical_and, logical_or, maximum,
+    minimum, multiply, not_equal, power, remainder, right_shift, subtract,
+};
+pub use primitives::cast::{astype, view};
 pub use primitives::creation::{
     arange, eye, full, full_like, identity, linspace, ones, ones_like, tri, zeros, zeros_like,
 };
 // One line per op family; each is edited only together with its family.
 pub use primitives::unary::{exp, negative};
-// binary/ternary/cast families
-// reduce/scan/softmax families
-// views/join families
-// indexing/sort families
+pub use primitives::ternary::{allclose, array_equal, clip, isclose, nan_to_num, r#where};
+pub use primitives::reduce::{all, any, argmax, argmin, max, mean, min, prod, std, sum, var};
+pub use primitives::scan::{cummax, cummin, cumprod, cumsum};
+pub use primitives::softmax::{logsumexp, softmax};
+pub use primitives::views::{
+    broadcast_arrays, broadcast_to, contiguous, diagonal, expand_dims, flatten, moveaxis, reshape, slice,
+    squeeze, swapaxes, transpose, unflatten, SliceArg,
+};
+pub use primitives::join::{
+    concatenate, diag, meshgrid, pad, repeat, roll, split, stack, tile, tril, triu, PadMode, Sections,
+};
+pub use primitives::indexing::{
+    gather, put_along_axis, scatter, scatter_add, scatter_max, scatter_min, scatter_prod, slice_update, take,
+    take_along_axis, ArrayAt,
+};
+pub use primitives::conv::{conv1d, conv2d};
+pub use primitives::linalg::{einsum, inner, kron, outer, tensordot, TensordotAxes};
 pub use primitives::matmul::{addmm, matmul};
 

@@ -1,3 +1,15 @@
-//! compile: trace once, simplify, fuse, replay — behind one process-wide cache.
+//! compile: trace once, simplify, fuse, replay — behind one process-wide
+//! cache shared by every thread (contract items 2–6).
 
 pub mod cache;
+mod compiled;
+mod signature;
+mod simplify;
+mod tape;
+
+pub use compiled::{
+    cache_len, clear_compile_cache, compile, compile_shapeless, compile_with, disable_compile,
+    enable_compile, CompiledFn,
+};
+pub use signature::{Constant, Signature};
+pub use tape::Tape;

@@ -80,6 +80,13 @@ pub trait Primitive: Send + Sync + fmt::Debug + 'static {
     fn vmap(&self, _inputs: &[Array], _axes: &[Option<usize>]) -> Result<(Array, Option<usize>)> {
         Err(no_rule(self.name(), "vmap"))
     }
+
+    /// The output shape for inputs of other shapes than the ones the node
+    /// was built with (same ranks): what a shapeless compiled function
+    /// needs to replay its trace. `None` when the op cannot say.
+    fn output_shape(&self, _input_shapes: &[&[usize]]) -> Option<Result<Vec<usize>>> {
+        None
+    }
 }
 
 /// The error for an op without a rule for a transform.

@@ -1,29 +1,139 @@
-//! Unary elementwise ops.
+//! Unary elementwise ops: arithmetic (`abs`, `negative`, `sign`, `square`,
+//! `sqrt`, `rsqrt`, `reciprocal`), exponentials and logarithms, circular
+//! and hyperbolic functions and their inverses, `sigmoid`, `erf`, `erfinv`,
+//! rounding (`floor`, `ceil`, `round`), predicates (`logical_not`,
+//! `isnan`, `isinf`, `isfinite`), `bitwise_invert`, and the complex parts
+//! (`real`, `imag`, `conjugate`).
+//!
+//! Dtype rules follow MLX (see `rules.rs` for the table): transcendental
+//! ops compute bool and integer inputs in float32, predicates return bool,
+//! `abs`/`real`/`imag` of complex64 return float32. Values follow numpy.
+//! Float kernels are vectorised (`backend::cpu::math` for `f32`, and for
+//! `f16`/`bf16` through `f32`); `f64` uses the standard library.
+
+mod element;
+mod kernels;
+mod methods;
+mod ops;
+mod rules;
+#[cfg(test)]
+mod tests;
+
+pub use ops::*;
 
 use super::{OutSpec, Operand, Primitive};
 use crate::array::Data;
-use crate::backend::cpu::elementwise::unary;
-use crate::{Array, DType, Error, Result};
+use crate::{Error, Result};
 
 /// The unary elementwise operations.
 #[allow(missing_docs)] // each variant is named after what it denotes
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum UnaryOp {
+    Abs,
     Negative,
+    Sign,
+    Square,
+    Sqrt,
+    Rsqrt,
+    Reciprocal,
     Exp,
+    Expm1,
+    Log,
+    Log1p,
+    Log2,
+    Log10,
+    Sin,
+    Cos,
+    Tan,
+    ArcSin,
+    ArcCos,
+    ArcTan,
+    Sinh,
+    Cosh,
+    Tanh,
+    ArcSinh,
+    ArcCosh,
+    ArcTanh,
+    Sigmoid,
+    Erf,
+    ErfInv,
+    Floor,
+    Ceil,
+    /// Round half to even to this many decimal places (negative: tens,
+    /// hundreds, ...).
+    Round(i32),
+    LogicalNot,
+    BitwiseInvert,
+    IsNan,
+    IsInf,
+    IsFinite,
+    Real,
+    Imag,
+    Conjugate,
 }
 
 impl UnaryOp {
-    /// The op's public name.
+    /// The op's public name (MLX's).
+    ///
+    /// ```
+    /// assert_eq!(ferrox::primitives::unary::UnaryOp::ArcTanh.name(), "arctanh");
+    /// ```
     pub fn name(self) -> &'static str {
+        use UnaryOp::*;
         match self {
-            UnaryOp::Negative => "negative",
-            UnaryOp::Exp => "exp",
+            Abs => "abs",
+            Negative => "negative",
+            Sign => "sign",
+            Square => "square",
+            Sqrt => "sqrt",
+            Rsqrt => "rsqrt",
+            Reciprocal => "reciprocal",
+            Exp => "exp",
+            Expm1 => "expm1",
+            Log => "log",
+            Log1p => "log1p",
+            Log2 => "log2",
+            Log10 => "log10",
+            Sin => "sin",
+            Cos => "cos",
+            Tan => "tan",
+            ArcSin => "arcsin",
+            ArcCos => "arccos",
+            ArcTan => "arctan",
+            Sinh => "sinh",
+            Cosh => "cosh",
+            Tanh => "tanh",
+            ArcSinh => "arcsinh",
+            ArcCosh => "arccosh",
+            ArcTanh => "arctanh",
+            Sigmoid => "sigmoid",
+            Erf => "erf",
+            ErfInv => "erfinv",
+            Floor => "floor",
+            Ceil => "ceil",
+            Round(_) => "round",
+            LogicalNot => "logical_not",
+            BitwiseInvert => "bitwise_invert",
+            IsNan => "isnan",
+            IsInf => "isinf",
+            IsFinite => "isfinite",
+            Real => "real",
+            Imag => "imag",
+            Conjugate => "conjugate",
         }
     }
 }
 
-/// A unary elementwise primitive.
+/// A unary elementwise primitive. Its input already has the dtype the op
+/// computes in (the builders cast bool and integer inputs of float ops).
+///
+/// ```
+/// use ferrox::primitives::unary::{Unary, UnaryOp};
+/// let y = ferrox::sqrt(&ferrox::ones(&[2], ferrox::DType::Float32)?)?;
+/// let p = y.primitive().unwrap();
+/// assert_eq!(p.as_any().downcast_ref::<Unary>(), Some(&Unary(UnaryOp::Sqrt)));
+/// # Ok::<(), ferrox::Error>(())
+/// ```
 #[derive(Debug, Clone, PartialEq)]
 pub struct Unary(pub UnaryOp);
 
@@ -32,34 +142,13 @@ impl Primitive for Unary {
         self.0.name()
     }
     fn eval_cpu(&self, inputs: &[Operand<'_>], out: OutSpec<'_>) -> Result<Data> {
-        let x = &inputs[0];
-        match (self.0, x.dtype) {
-            (UnaryOp::Negative, DType::Float32) => unary(x, out, |v: f32| -v),
-            (UnaryOp::Exp, DType::Float32) => unary(x, out, |v: f32| v.exp()),
-            (op, d) => Err(Error::dtype(op.name(), format!("dtype {d} is not supported"))),
-        }
+        let [x] = inputs else {
+            return Err(Error::runtime(self.name(), format!("expected 1 input, got {}", inputs.len())));
+        };
+        kernels::eval(self.0, x, out)
+    }
+    fn output_shape(&self, input_shapes: &[&[usize]]) -> Option<Result<Vec<usize>>> {
+        input_shapes.first().map(|s| Ok(s.to_vec()))
     }
     primitive_common!();
-}
-
-/// Elementwise `-a`.
-///
-/// ```
-/// let a = ferrox::Array::from_slice(&[1.0f32, -2.0], &[2])?;
-/// assert_eq!(ferrox::negative(&a)?.to_vec::<f32>()?, vec![-1.0, 2.0]);
-/// # Ok::<(), ferrox::Error>(())
-/// ```
-pub fn negative(a: &Array) -> Result<Array> {
-    Ok(Array::from_op(a.shape().to_vec(), a.dtype(), Unary(UnaryOp::Negative), vec![a.clone()]))
-}
-
-/// Elementwise `e^a`.
-///
-/// ```
-/// let a = ferrox::zeros(&[2], ferrox::DType::Float32)?;
-/// assert_eq!(ferrox::exp(&a)?.to_vec::<f32>()?, vec![1.0, 1.0]);
-/// # Ok::<(), ferrox::Error>(())
-/// ```
-pub fn exp(a: &Array) -> Result<Array> {
-    Ok(Array::from_op(a.shape().to_vec(), a.dtype(), Unary(UnaryOp::Exp), vec![a.clone()]))
 }

@@ -12,6 +12,7 @@ pub mod jvp;
 pub mod trace;
 pub mod tracer;
 pub mod vjp;
+pub mod vmap;
 
 pub use trace::TraceKind;
 

@@ -40,23 +40,34 @@ pub(crate) fn tracer(primal: &Array, trace: &Trace) -> Array {
     Array::build(primal.shape().to_vec(), primal.dtype(), Arc::new(Identity), vec![primal.clone()], traces)
 }
 
-/// Stands for one example of a batched input inside `vmap`; has no value.
+/// Stands for an input of a function being traced by `vmap` (one example
+/// of a batch) or `compile` (any call); it has no value.
 #[derive(Debug, Clone, PartialEq)]
-pub struct VmapPlaceholder;
+pub struct Placeholder {
+    /// The transform that traces ("vmap", "compile").
+    pub transform: &'static str,
+}
 
-impl Primitive for VmapPlaceholder {
+impl Primitive for Placeholder {
     fn name(&self) -> &'static str {
-        "vmap"
+        "placeholder"
     }
     fn eval_cpu(&self, _inputs: &[Operand<'_>], _out: OutSpec<'_>) -> Result<Data> {
-        Err(Error::unsupported("vmap", "cannot evaluate an array that depends on a vmapped input inside the vmapped function"))
+        Err(Error::unsupported(
+            self.transform,
+            "cannot evaluate an array that depends on the function's inputs while the function is traced",
+        ))
     }
     primitive_common!();
 }
 
 pub(crate) fn placeholder(shape: Vec<usize>, dtype: crate::DType, trace: &Trace) -> Array {
+    let transform = match trace.kind() {
+        super::TraceKind::Compile => "compile",
+        _ => "vmap",
+    };
     let traces: TraceSet = Some(Arc::from(vec![trace.clone()]));
-    Array::build(shape, dtype, Arc::new(VmapPlaceholder), vec![], traces)
+    Array::build(shape, dtype, Arc::new(Placeholder { transform }), vec![], traces)
 }
 
 /// Identity whose output is not differentiated through.

@@ -2,6 +2,8 @@
 //! comparing arrays against them.
 #![allow(dead_code)]
 
+pub mod checks;
+
 use ferrox::{Array, DType};
 use serde_json::Value;
 

@@ -1,0 +1,145 @@
+#!/usr/bin/env python3
+"""Side-by-side benchmarks: ferrox (Rust examples, release build) against
+numpy, JAX and MLX (whichever are installed), in one run, as ratios.
+
+    python3 bench/run.py            # everything
+    python3 bench/run.py --quick    # fewer repetitions
+
+Each case reports the median wall time of several repetitions. A ratio
+> 1 means ferrox is faster (competitor_time / ferrox_time).
+"""
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def median_ms(fn, reps, warmup=2):
+    for _ in range(warmup):
+        fn()
+    times = []
+    for _ in range(reps):
+        t = time.perf_counter()
+        fn()
+        times.append((time.perf_counter() - t) * 1e3)
+    return statistics.median(times)
+
+
+def ferrox_results(quick):
+    """Runs the Rust benchmark examples; each prints JSON lines."""
+    results = {}
+    for example in ("bench_ops", "bench_runtime"):
+        cmd = ["cargo", "run", "--release", "-q", "-p", "ferrox", "--example", example]
+        if quick:
+            cmd += ["--", "--quick"]
+        out = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, check=True).stdout
+        for line in out.splitlines():
+            if line.startswith("{"):
+                r = json.loads(line)
+                results[r["bench"]] = r
+    return results
+
+
+def numpy_cases(reps):
+    import numpy as np
+    rng = np.random.default_rng(0)
+    x16 = rng.standard_normal(1 << 24, dtype=np.float32)
+    out = {}
+    for n in (1024, 2048):
+        a = rng.standard_normal((n, n), dtype=np.float32)
+        b = rng.standard_normal((n, n), dtype=np.float32)
+        out[f"matmul_f32_{n}"] = median_ms(lambda: a @ b, reps)
+    out["x*2+1_16M_f32"] = median_ms(lambda: x16 * 2 + 1, reps)
+    out["tanh_exp_16M_f32"] = median_ms(lambda: np.tanh(0.5 * x16) * x16 + np.exp(-x16 * x16), reps)
+    out["sum_16M_f32"] = median_ms(lambda: x16.sum(), reps)
+    s = rng.standard_normal((4096, 4096), dtype=np.float32)
+
+    def softmax():
+        m = s.max(axis=-1, keepdims=True)
+        e = np.exp(s - m)
+        return e / e.sum(axis=-1, keepdims=True)
+
+    out["softmax_4096x4096_f32"] = median_ms(softmax, reps)
+    small = np.ones(16, dtype=np.float32)
+    out["eval_3op_16_f32"] = median_ms(lambda: [np.exp(small * 2 + 1) for _ in range(1000)], reps) / 1000
+    return out
+
+
+def jax_cases(reps):
+    import jax
+    import jax.numpy as jnp
+    key = jax.random.PRNGKey(0)
+    x16 = jax.random.normal(key, (1 << 24,), dtype=jnp.float32)
+    out = {}
+    for n in (1024, 2048):
+        a = jax.random.normal(key, (n, n), dtype=jnp.float32)
+        out[f"matmul_f32_{n}"] = median_ms(lambda: (a @ a).block_until_ready(), reps)
+    f1 = jax.jit(lambda x: x * 2 + 1)
+    f2 = jax.jit(lambda x: jnp.tanh(0.5 * x) * x + jnp.exp(-x * x))
+    out["x*2+1_16M_f32"] = median_ms(lambda: f1(x16).block_until_ready(), reps)
+    out["tanh_exp_16M_f32"] = median_ms(lambda: f2(x16).block_until_ready(), reps)
+    out["sum_16M_f32"] = median_ms(lambda: x16.sum().block_until_ready(), reps)
+    s = jax.random.normal(key, (4096, 4096), dtype=jnp.float32)
+    out["softmax_4096x4096_f32"] = median_ms(lambda: jax.nn.softmax(s, axis=-1).block_until_ready(), reps)
+    small = jnp.ones(16, dtype=jnp.float32)
+    f3 = jax.jit(lambda x: jnp.exp(x * 2 + 1))
+    out["eval_3op_16_f32"] = median_ms(lambda: [f3(small).block_until_ready() for _ in range(1000)], reps) / 1000
+    return out
+
+
+def mlx_cases(reps):
+    import mlx.core as mx
+    x16 = mx.random.normal((1 << 24,))
+    out = {}
+    for n in (1024, 2048):
+        a = mx.random.normal((n, n))
+        out[f"matmul_f32_{n}"] = median_ms(lambda: mx.eval(a @ a), reps)
+    out["x*2+1_16M_f32"] = median_ms(lambda: mx.eval(x16 * 2 + 1), reps)
+    out["tanh_exp_16M_f32"] = median_ms(lambda: mx.eval(mx.tanh(0.5 * x16) * x16 + mx.exp(-x16 * x16)), reps)
+    out["sum_16M_f32"] = median_ms(lambda: mx.eval(x16.sum()), reps)
+    s = mx.random.normal((4096, 4096))
+    out["softmax_4096x4096_f32"] = median_ms(lambda: mx.eval(mx.softmax(s, axis=-1)), reps)
+    small = mx.ones(16)
+    out["eval_3op_16_f32"] = median_ms(lambda: [mx.eval(mx.exp(small * 2 + 1)) for _ in range(1000)], reps) / 1000
+    return out
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--quick", action="store_true")
+    args = p.parse_args()
+    reps = 3 if args.quick else 9
+    fx = ferrox_results(args.quick)
+    competitors = {}
+    for name, fn in (("numpy", numpy_cases), ("jax", jax_cases), ("mlx", mlx_cases)):
+        try:
+            competitors[name] = fn(reps)
+        except ImportError:
+            print(f"({name} not installed; skipped)", file=sys.stderr)
+    cases = [k for k in fx if "ms" in fx[k] or "us_per_call" in fx[k]]
+    header = f"{'case':28} {'ferrox':>10}" + "".join(f" {n:>10} {'ratio':>7}" for n in competitors)
+    print(header)
+    print("-" * len(header))
+    for case in cases:
+        r = fx[case]
+        ms = r["ms"] if "ms" in r else r["us_per_call"] / 1e3
+        row = f"{case:28} {ms:10.4f}"
+        for n, c in competitors.items():
+            if case in c:
+                row += f" {c[case]:10.4f} {c[case] / ms:7.2f}"
+            else:
+                row += f" {'-':>10} {'-':>7}"
+        print(row)
+    for k, r in fx.items():
+        if k not in cases:
+            print(json.dumps(r))
+    print("times in ms; ratio = competitor / ferrox (> 1: ferrox faster)")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,70 @@
+//! Op benchmarks for bench/run.py: prints one JSON line per case with the
+//! median wall time in ms (evaluation included).
+//!
+//! Run: cargo run --release --example bench_ops [-- --quick]
+use ferrox::*;
+use std::time::Instant;
+
+fn median_ms(reps: usize, mut f: impl FnMut() -> Result<()>) -> Result<f64> {
+    f()?;
+    f()?;
+    let mut t: Vec<f64> = Vec::with_capacity(reps);
+    for _ in 0..reps {
+        let s = Instant::now();
+        f()?;
+        t.push(s.elapsed().as_secs_f64() * 1e3);
+    }
+    t.sort_by(|a, b| a.total_cmp(b));
+    Ok(t[reps / 2])
+}
+
+fn report(bench: &str, ms: f64) {
+    println!("{{\"bench\": \"{bench}\", \"impl\": \"ferrox\", \"ms\": {ms:.4}}}");
+}
+
+fn random(shape: &[usize], seed: u32) -> Result<Array> {
+    let n: usize = shape.iter().product();
+    let mut s = seed.wrapping_mul(2654435761) | 1;
+    let v: Vec<f32> = (0..n)
+        .map(|_| {
+            s ^= s << 13;
+            s ^= s >> 17;
+            s ^= s << 5;
+            (s as f32 / u32::MAX as f32) * 4.0 - 2.0
+        })
+        .collect();
+    Array::from_slice(&v, shape)
+}
+
+fn main() -> Result<()> {
+    let quick = std::env::args().any(|a| a == "--quick");
+    let reps = if quick { 3 } else { 9 };
+    for n in [1024usize, 2048] {
+        let a = random(&[n, n], 1)?;
+        let b = random(&[n, n], 2)?;
+        let ms = median_ms(reps, || matmul(&a, &b)?.eval())?;
+        report(&format!("matmul_f32_{n}"), ms);
+        eprintln!("matmul {n}: {:.1} GFLOP/s", 2.0 * (n * n * n) as f64 / ms / 1e6);
+    }
+    let x = random(&[1 << 24], 3)?;
+    report("x*2+1_16M_f32", median_ms(reps, || ((&x * 2.0)? + 1.0)?.eval())?);
+    report(
+        "tanh_exp_16M_f32",
+        median_ms(reps, || {
+            let t = multiply(&tanh(&(&x * 0.5)?)?, &x)?;
+            add(&t, &exp(&negative(&multiply(&x, &x)?)?)?)?.eval()
+        })?,
+    );
+    let fused = compile(|xs: &[Array]| {
+        let x = &xs[0];
+        let t = multiply(&tanh(&(x * 0.5)?)?, x)?;
+        Ok(vec![add(&t, &exp(&negative(&multiply(x, x)?)?)?)?])
+    });
+    report("tanh_exp_16M_f32_compiled", median_ms(reps, || fused.call(&[x.clone()])?[0].eval())?);
+    let affine = compile(|xs: &[Array]| Ok(vec![((&xs[0] * 2.0)? + 1.0)?]));
+    report("x*2+1_16M_f32_compiled", median_ms(reps, || affine.call(&[x.clone()])?[0].eval())?);
+    report("sum_16M_f32", median_ms(reps, || sum(&x, None, false)?.eval())?);
+    let s = random(&[4096, 4096], 4)?;
+    report("softmax_4096x4096_f32", median_ms(reps, || softmax(&s, Some(&[-1]), false)?.eval())?);
+    Ok(())
+}

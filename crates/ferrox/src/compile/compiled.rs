@@ -1,0 +1,154 @@
+//! `compile`: the compiled-function handle and its call path.
+
+use super::cache::{FnId, FnIdentity};
+use super::signature::{Constant, Signature};
+use super::simplify::simplify;
+use super::tape::Tape;
+use crate::{Array, Result};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+type Body = dyn Fn(&[Array], &[Constant]) -> Result<Vec<Array>> + Send + Sync;
+
+struct Inner {
+    identity: FnIdentity<Signature, Tape>,
+    body: Arc<Body>,
+    shapeless: bool,
+}
+
+/// A compiled function: cheap to clone, `Send + Sync`, callable from any
+/// thread. The first call per [`Signature`] traces the function (exactly
+/// once, however many threads race), later calls replay the shared trace.
+/// When the last clone drops, on any thread, its traces leave the cache.
+///
+/// ```
+/// use ferrox::*;
+/// let f = compile(|xs: &[Array]| Ok(vec![exp(&((&xs[0] * 2.0)? + 1.0)?)?]));
+/// let x = zeros(&[4], DType::Float32)?;
+/// let y = f.call(&[x.clone()])?;
+/// assert_eq!(y[0].to_vec::<f32>()?, vec![1.0f32.exp(); 4]);
+/// f.call(&[x])?; // a replay: no second trace
+/// assert_eq!(f.traces(), 1);
+/// # Ok::<(), ferrox::Error>(())
+/// ```
+#[derive(Clone)]
+pub struct CompiledFn {
+    inner: Arc<Inner>,
+}
+
+static ENABLED: AtomicBool = AtomicBool::new(true);
+
+/// Turns compilation off process-wide: compiled functions then call their
+/// function directly (MLX's `disable_compile`).
+///
+/// ```
+/// ferrox::disable_compile();
+/// ferrox::enable_compile();
+/// ```
+pub fn disable_compile() {
+    ENABLED.store(false, Ordering::Relaxed);
+}
+
+/// Turns compilation back on.
+pub fn enable_compile() {
+    ENABLED.store(true, Ordering::Relaxed);
+}
+
+/// Compiles `f` (see [`CompiledFn`]).
+pub fn compile(f: impl Fn(&[Array]) -> Result<Vec<Array>> + Send + Sync + 'static) -> CompiledFn {
+    compile_with(move |xs, _| f(xs), false)
+}
+
+/// Compiles `f` so that one trace serves every input shape of the same
+/// ranks; output shapes are re-inferred at each call.
+///
+/// ```
+/// use ferrox::*;
+/// let f = compile_shapeless(|xs: &[Array]| Ok(vec![(&xs[0] + 1.0)?]));
+/// assert_eq!(f.call(&[zeros(&[2], DType::Float32)?])?[0].shape(), &[2]);
+/// assert_eq!(f.call(&[zeros(&[5], DType::Float32)?])?[0].shape(), &[5]);
+/// assert_eq!(f.traces(), 1);
+/// # Ok::<(), ferrox::Error>(())
+/// ```
+pub fn compile_shapeless(f: impl Fn(&[Array]) -> Result<Vec<Array>> + Send + Sync + 'static) -> CompiledFn {
+    compile_with(move |xs, _| f(xs), true)
+}
+
+/// Compiles a function that also takes non-array constants, which become
+/// part of the cache key (bindings pass Python scalars this way).
+///
+/// ```
+/// use ferrox::{*, compile::Constant};
+/// let f = compile_with(|xs: &[Array], c: &[Constant]| {
+///     Ok(vec![(&xs[0] * c[0].as_f64().unwrap_or(1.0))?])
+/// }, false);
+/// let x = ones(&[2], DType::Float32)?;
+/// assert_eq!(f.call_with_constants(&[x.clone()], &[Constant::float(3.0)])?[0].to_vec::<f32>()?, vec![3.0; 2]);
+/// assert_eq!(f.call_with_constants(&[x], &[Constant::float(4.0)])?[0].to_vec::<f32>()?, vec![4.0; 2]);
+/// assert_eq!(f.traces(), 2);
+/// # Ok::<(), ferrox::Error>(())
+/// ```
+pub fn compile_with(
+    f: impl Fn(&[Array], &[Constant]) -> Result<Vec<Array>> + Send + Sync + 'static,
+    shapeless: bool,
+) -> CompiledFn {
+    CompiledFn { inner: Arc::new(Inner { identity: FnIdentity::new(), body: Arc::new(f), shapeless }) }
+}
+
+impl CompiledFn {
+    /// Calls the function on `args`.
+    pub fn call(&self, args: &[Array]) -> Result<Vec<Array>> {
+        self.call_with_constants(args, &[])
+    }
+
+    /// Calls the function on `args` with `constants` (part of the key).
+    pub fn call_with_constants(&self, args: &[Array], constants: &[Constant]) -> Result<Vec<Array>> {
+        let inner = &self.inner;
+        // Inside another transform (or with compile disabled) the function
+        // is inlined: it never touches the cache, so nesting cannot deadlock.
+        if !ENABLED.load(Ordering::Relaxed) || args.iter().any(|a| a.0.in_live_trace()) {
+            return (inner.body)(args, constants);
+        }
+        let key = Signature::of(args, constants, inner.shapeless);
+        let body = inner.body.clone();
+        let tape = inner.identity.get_or_trace(key, || {
+            let tape = Tape::trace(args, |xs| body(xs, constants))?;
+            Ok(simplify(tape))
+        })?;
+        tape.replay(args, inner.shapeless)
+    }
+
+    /// This function's never-reused identity.
+    pub fn id(&self) -> FnId {
+        self.inner.identity.id()
+    }
+    /// How many traces ran for this function (for tests and diagnostics).
+    pub fn traces(&self) -> usize {
+        self.inner.identity.traces()
+    }
+    /// The function as an [`crate::ArrayFn`], to pass to transforms
+    /// (`grad(compiled.as_fn())`).
+    pub fn as_fn(&self) -> crate::ArrayFn {
+        let me = self.clone();
+        Arc::new(move |xs: &[Array]| me.call(xs))
+    }
+}
+
+/// Entries in the process-wide compile cache.
+///
+/// ```
+/// let n = ferrox::compile::cache_len();
+/// # let _ = n;
+/// ```
+pub fn cache_len() -> usize {
+    super::cache::CompileCache::<Signature, Tape>::global().len()
+}
+
+/// Clears the process-wide compile cache; works from any thread.
+///
+/// ```
+/// ferrox::compile::clear_compile_cache();
+/// ```
+pub fn clear_compile_cache() {
+    super::cache::CompileCache::<Signature, Tape>::global().clear();
+}

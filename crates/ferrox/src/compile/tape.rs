@@ -1,0 +1,120 @@
+//! Tapes: a traced function as a flat program over its inputs, and replay.
+
+use crate::primitives::Primitive;
+use crate::transforms::graph::trace_order;
+use crate::transforms::trace::{EndOnDrop, Trace, TraceKind};
+use crate::transforms::tracer::placeholder;
+use crate::{Array, DType, Error, Result};
+use std::collections::HashMap;
+use std::sync::Arc;
+
+/// Where an instruction's input comes from.
+#[derive(Clone)]
+pub(crate) enum Ref {
+    /// The i-th argument of the call.
+    Input(usize),
+    /// The output of instruction k.
+    Node(usize),
+    /// An array the function captured (not derived from the arguments).
+    Const(Array),
+}
+
+impl Ref {
+    /// Identity for comparisons: equal refs produce the same array.
+    pub(crate) fn key(&self) -> (u8, u64) {
+        match self {
+            Ref::Input(i) => (0, *i as u64),
+            Ref::Node(k) => (1, *k as u64),
+            Ref::Const(a) => (2, a.id()),
+        }
+    }
+}
+
+/// One node of the traced graph.
+#[derive(Clone)]
+pub(crate) struct Instr {
+    pub(crate) op: Arc<dyn Primitive>,
+    pub(crate) inputs: Vec<Ref>,
+    pub(crate) shape: Vec<usize>,
+    pub(crate) dtype: DType,
+}
+
+/// A traced function: instructions in dependency order and the outputs.
+///
+/// Tapes are immutable once built and shared (`Arc`) by every caller that
+/// replays them.
+#[derive(Clone)]
+pub struct Tape {
+    pub(crate) instrs: Vec<Instr>,
+    pub(crate) outputs: Vec<Ref>,
+}
+
+impl Tape {
+    /// Traces `f` on placeholders shaped like `args`.
+    pub(crate) fn trace(args: &[Array], f: impl FnOnce(&[Array]) -> Result<Vec<Array>>) -> Result<Tape> {
+        let trace = Trace::new(TraceKind::Compile);
+        let _end = EndOnDrop(trace.clone());
+        let inputs: Vec<Array> = args.iter().map(|a| placeholder(a.shape().to_vec(), a.dtype(), &trace)).collect();
+        let outputs = f(&inputs)?;
+        let mut refs: HashMap<u64, Ref> = inputs.iter().enumerate().map(|(i, p)| (p.id(), Ref::Input(i))).collect();
+        let mut instrs = Vec::new();
+        for node in trace_order(&outputs, trace.id()) {
+            if refs.contains_key(&node.id()) {
+                continue;
+            }
+            let Some(op) = node.primitive() else {
+                return Err(Error::runtime("compile", "a traced leaf is not an input"));
+            };
+            let ins = node.inputs().iter().map(|i| refs.get(&i.id()).cloned().unwrap_or(Ref::Const(i.clone()))).collect();
+            refs.insert(node.id(), Ref::Node(instrs.len()));
+            instrs.push(Instr { op: op.clone(), inputs: ins, shape: node.shape().to_vec(), dtype: node.dtype() });
+        }
+        let outputs = outputs.iter().map(|o| refs.get(&o.id()).cloned().unwrap_or(Ref::Const(o.clone()))).collect();
+        Ok(Tape { instrs, outputs })
+    }
+
+    /// Number of instructions (after simplification and fusion).
+    pub fn len(&self) -> usize {
+        self.instrs.len()
+    }
+    /// True for a tape without instructions (outputs are inputs or constants).
+    pub fn is_empty(&self) -> bool {
+        self.instrs.is_empty()
+    }
+    /// The instruction names, in order (for tests and debugging).
+    pub fn op_names(&self) -> Vec<&'static str> {
+        self.instrs.iter().map(|i| i.op.name()).collect()
+    }
+
+    /// Builds the traced graph anew on `args` (lazily: nothing computes).
+    /// With `shapeless`, output shapes are re-inferred from the arguments.
+    pub(crate) fn replay(&self, args: &[Array], shapeless: bool) -> Result<Vec<Array>> {
+        let mut vals: Vec<Array> = Vec::with_capacity(self.instrs.len());
+        let resolve = |r: &Ref, vals: &[Array]| -> Array {
+            match r {
+                Ref::Input(i) => args[*i].clone(),
+                Ref::Node(k) => vals[*k].clone(),
+                Ref::Const(a) => a.clone(),
+            }
+        };
+        for ins in &self.instrs {
+            let inputs: Vec<Array> = ins.inputs.iter().map(|r| resolve(r, &vals)).collect();
+            let shape = if shapeless {
+                let shapes: Vec<&[usize]> = inputs.iter().map(|a| a.shape()).collect();
+                match ins.op.output_shape(&shapes) {
+                    Some(s) => s?,
+                    None => {
+                        return Err(Error::unsupported(
+                            ins.op.name(),
+                            "cannot infer its output shape for a shapeless compiled function",
+                        ))
+                    }
+                }
+            } else {
+                ins.shape.clone()
+            };
+            vals.push(Array::from_op_arc(shape, ins.dtype, ins.op.clone(), inputs));
+        }
+        Ok(self.outputs.iter().map(|r| resolve(r, &vals)).collect())
+    }
+}

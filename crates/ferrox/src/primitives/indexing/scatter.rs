@@ -1,0 +1,677 @@
+//! The scatter family — MLX's `scatter`, `scatter_add`, `scatter_prod`,
+//! `scatter_max`, `scatter_min` — and `put_along_axis`.
+//!
+//! Scatters are functional: the output is a copy of `a` with the updates
+//! applied. They run serially in row-major index order, so duplicate indices
+//! are well defined: the combining modes accumulate every update, `Set`
+//! keeps the last one. (Splitting over cores would need the destination
+//! partitioned by position, which duplicate and overlapping slices defeat.)
+
+use super::strided::{
+    broadcast_strides_to, broadcasts_to, contiguous_strides_to, copy_into, for_each_segment, inner_strides, numel,
+    offsets, with_size, zip_strides, Runs,
+};
+use super::take::along_axis_shape;
+use super::{index_axes, index_shape, positions, require_indices, slice_starts, IndexBound};
+use crate::array::{row_major_strides, Data};
+use crate::backend::cpu::elementwise::out_storage;
+use crate::dtype::Element;
+use crate::primitives::shape_rules::{broadcast_shapes, normalize_axis};
+use crate::primitives::{OutSpec, Operand, Primitive};
+use crate::runtime::memory::Pod;
+use crate::{with_dtype, Array, Complex64, Error, Result};
+
+/// How a scatter combines each update with the value it lands on.
+///
+/// ```
+/// assert_eq!(ferrox::primitives::indexing::ScatterMode::Add.name(), "scatter_add");
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ScatterMode {
+    /// Replace (`scatter`); of duplicate indices the last update wins.
+    Set,
+    /// Add (`scatter_add`); wrapping for integers, `or` for bool.
+    Add,
+    /// Multiply (`scatter_prod`); wrapping for integers, `and` for bool.
+    Prod,
+    /// numpy's `maximum` (`scatter_max`): a NaN on either side wins;
+    /// complex numbers compare lexicographically.
+    Max,
+    /// numpy's `minimum` (`scatter_min`), NaN and complex as for `Max`.
+    Min,
+}
+
+impl ScatterMode {
+    /// The op's public name.
+    pub fn name(self) -> &'static str {
+        match self {
+            ScatterMode::Set => "scatter",
+            ScatterMode::Add => "scatter_add",
+            ScatterMode::Prod => "scatter_prod",
+            ScatterMode::Max => "scatter_max",
+            ScatterMode::Min => "scatter_min",
+        }
+    }
+}
+
+/// How the updates operand of a [`Scatter`] lines up with its index grid.
+///
+/// ```
+/// use ferrox::primitives::indexing::UpdatesLayout;
+/// assert_ne!(UpdatesLayout::Full, UpdatesLayout::Squeezed);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum UpdatesLayout {
+    /// MLX's layout: updates have exactly the shape `index_shape + slice`.
+    Full,
+    /// The `a.at(..)` layout: updates broadcast to `index_shape + slice`
+    /// with the indexed axes (whose slices have size 1) left out.
+    Squeezed,
+}
+
+/// Writes a slice of updates at every index tuple of a copy of `a`.
+///
+/// Inputs: `a`, one index array per entry of `axes`, the updates (already
+/// cast to `a`'s dtype).
+///
+/// ```
+/// use ferrox::{scatter_add, zeros, Array, DType};
+/// let a = zeros(&[3], DType::Float32)?;
+/// let s = scatter_add(&a, &[Array::scalar(1i32)], &ferrox::ones(&[1], DType::Float32)?, &[0])?;
+/// assert_eq!(s.primitive().unwrap().name(), "scatter_add");
+/// # Ok::<(), ferrox::Error>(())
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+pub struct Scatter {
+    /// How updates combine with the values they land on.
+    pub mode: ScatterMode,
+    /// The axis each index array indexes (normalised, distinct).
+    pub axes: Vec<usize>,
+    /// The shape of the slice each index tuple updates (one entry per axis
+    /// of `a`).
+    pub slice: Vec<usize>,
+    /// How the updates operand maps onto `index_shape + slice`.
+    pub layout: UpdatesLayout,
+}
+
+impl Primitive for Scatter {
+    fn name(&self) -> &'static str {
+        self.mode.name()
+    }
+    fn eval_cpu(&self, inputs: &[Operand<'_>], out: OutSpec<'_>) -> Result<Data> {
+        let op = self.mode.name();
+        let m = self.axes.len();
+        let (a, indices, updates) = (&inputs[0], &inputs[1..1 + m], &inputs[1 + m]);
+        let mut index_shape: Vec<usize> = vec![];
+        for idx in indices {
+            index_shape = broadcast_shapes(op, &index_shape, idx.shape)?;
+        }
+        let out_strides = row_major_strides(a.shape);
+        let starts = slice_starts(op, indices, &self.axes, &index_shape, a.shape, &out_strides, &self.slice, 0)?;
+        let plan = Plan {
+            index_shape: &index_shape,
+            starts: &starts,
+            slice: &self.slice,
+            out_strides: &out_strides,
+            update_strides: self.update_strides(updates, &index_shape),
+        };
+        match self.mode {
+            ScatterMode::Set => with_size!(a.dtype.size(), T => scatter_with::<T>(a, updates, &plan, out, |_, u| u)),
+            mode => with_dtype!(a.dtype, T => combine::<T>(mode, a, updates, &plan, out)),
+        }
+    }
+    primitive_common!();
+}
+
+impl Scatter {
+    /// Strides of the updates over the grid `index_shape + slice`.
+    fn update_strides(&self, updates: &Operand<'_>, index_shape: &[usize]) -> Vec<isize> {
+        let grid = [index_shape, &self.slice].concat();
+        match self.layout {
+            UpdatesLayout::Full => broadcast_strides_to(updates.shape, &updates.data.strides, &grid),
+            UpdatesLayout::Squeezed => {
+                let kept: Vec<usize> = (0..self.slice.len()).filter(|d| !self.axes.contains(d)).collect();
+                let target: Vec<usize> =
+                    index_shape.iter().copied().chain(kept.iter().map(|&d| self.slice[d])).collect();
+                let squeezed = broadcast_strides_to(updates.shape, &updates.data.strides, &target);
+                let (index_part, slice_part) = squeezed.split_at(index_shape.len());
+                let mut kept_strides = slice_part.iter();
+                let slice_strides = (0..self.slice.len())
+                    .map(|d| if self.axes.contains(&d) { 0 } else { kept_strides.next().copied().unwrap_or(0) });
+                index_part.iter().copied().chain(slice_strides).collect()
+            }
+        }
+    }
+}
+
+/// Where a scatter writes: one slice per index tuple.
+struct Plan<'a> {
+    index_shape: &'a [usize],
+    /// Output offset of each index tuple's slice (row-major over the index shape).
+    starts: &'a [isize],
+    slice: &'a [usize],
+    /// Row-major strides of the output (= `a`'s shape).
+    out_strides: &'a [isize],
+    /// Strides of the updates over `index_shape + slice`.
+    update_strides: Vec<isize>,
+}
+
+/// `out = a; out[slice at starts[i]] = f(out[..], updates[i, ..])` for each
+/// index tuple `i` in order.
+fn scatter_with<T: Pod>(
+    a: &Operand<'_>,
+    updates: &Operand<'_>,
+    plan: &Plan<'_>,
+    out: OutSpec<'_>,
+    f: impl Fn(T, T) -> T,
+) -> Result<Data> {
+    let mut storage = out_storage(out)?;
+    let dst = storage.as_mut_slice::<T>();
+    copy_into(a, dst)?;
+    let raw = updates.data.raw::<T>();
+    let (index_part, slice_part) = plan.update_strides.split_at(plan.index_shape.len());
+    let runs = Runs::new(plan.slice, &zip_strides([plan.out_strides, slice_part]));
+    let [ds, us] = runs.run_strides;
+    let update_starts = offsets(plan.index_shape, &zip_strides([index_part]), [updates.data.offset as isize]);
+    for (&start, [update_start]) in plan.starts.iter().zip(update_starts) {
+        for r in &runs.rows {
+            let (d0, u0) = (start + r[0], update_start + r[1]);
+            if ds == 1 && us == 1 {
+                let (d0, u0) = (d0 as usize, u0 as usize);
+                let (d, u) = (&mut dst[d0..d0 + runs.run], &raw[u0..u0 + runs.run]);
+                for (x, &y) in d.iter_mut().zip(u) {
+                    *x = f(*x, y);
+                }
+            } else {
+                for t in 0..runs.run as isize {
+                    let di = (d0 + t * ds) as usize;
+                    dst[di] = f(dst[di], raw[(u0 + t * us) as usize]);
+                }
+            }
+        }
+    }
+    Ok(Data::contiguous(storage, out.shape))
+}
+
+fn combine<T: Combine>(
+    mode: ScatterMode,
+    a: &Operand<'_>,
+    updates: &Operand<'_>,
+    plan: &Plan<'_>,
+    out: OutSpec<'_>,
+) -> Result<Data> {
+    match mode {
+        ScatterMode::Set => scatter_with::<T>(a, updates, plan, out, |_, u| u),
+        ScatterMode::Add => scatter_with::<T>(a, updates, plan, out, T::add),
+        ScatterMode::Prod => scatter_with::<T>(a, updates, plan, out, T::mul),
+        ScatterMode::Max => scatter_with::<T>(a, updates, plan, out, T::maximum),
+        ScatterMode::Min => scatter_with::<T>(a, updates, plan, out, T::minimum),
+    }
+}
+
+/// The combining operations of the scatters, numpy's semantics per dtype.
+trait Combine: Element + Pod {
+    fn add(a: Self, b: Self) -> Self;
+    fn mul(a: Self, b: Self) -> Self;
+    fn maximum(a: Self, b: Self) -> Self;
+    fn minimum(a: Self, b: Self) -> Self;
+}
+
+macro_rules! combine_int {($($t:ty),*) => {$(
+    impl Combine for $t {
+        #[inline(always)] fn add(a: Self, b: Self) -> Self { a.wrapping_add(b) }
+        #[inline(always)] fn mul(a: Self, b: Self) -> Self { a.wrapping_mul(b) }
+        #[inline(always)] fn maximum(a: Self, b: Self) -> Self { a.max(b) }
+        #[inline(always)] fn minimum(a: Self, b: Self) -> Self { a.min(b) }
+    }
+)*}}
+combine_int!(u8, u16, u32, u64, i8, i16, i32, i64);
+
+// `maximum`/`minimum` keep `a` when it is NaN and take `b` otherwise unless
+// `a` wins the comparison, so a NaN on either side propagates (numpy).
+macro_rules! combine_float {($($t:ty),*) => {$(
+    impl Combine for $t {
+        #[inline(always)] fn add(a: Self, b: Self) -> Self { a + b }
+        #[inline(always)] fn mul(a: Self, b: Self) -> Self { a * b }
+        #[inline(always)] fn maximum(a: Self, b: Self) -> Self { if a.is_nan() || a >= b { a } else { b } }
+        #[inline(always)] fn minimum(a: Self, b: Self) -> Self { if a.is_nan() || a <= b { a } else { b } }
+    }
+)*}}
+combine_float!(f32, f64);
+
+// Half precision computes in f32 and rounds once per update, as numpy does.
+macro_rules! combine_half {($($t:ty),*) => {$(
+    impl Combine for $t {
+        #[inline(always)] fn add(a: Self, b: Self) -> Self { <$t>::from_f32(a.to_f32() + b.to_f32()) }
+        #[inline(always)] fn mul(a: Self, b: Self) -> Self { <$t>::from_f32(a.to_f32() * b.to_f32()) }
+        #[inline(always)] fn maximum(a: Self, b: Self) -> Self { if a.is_nan() || a >= b { a } else { b } }
+        #[inline(always)] fn minimum(a: Self, b: Self) -> Self { if a.is_nan() || a <= b { a } else { b } }
+    }
+)*}}
+combine_half!(half::f16, half::bf16);
+
+impl Combine for bool {
+    fn add(a: Self, b: Self) -> Self {
+        a | b
+    }
+    fn mul(a: Self, b: Self) -> Self {
+        a & b
+    }
+    fn maximum(a: Self, b: Self) -> Self {
+        a | b
+    }
+    fn minimum(a: Self, b: Self) -> Self {
+        a & b
+    }
+}
+
+impl Combine for Complex64 {
+    fn add(a: Self, b: Self) -> Self {
+        a + b
+    }
+    fn mul(a: Self, b: Self) -> Self {
+        a * b
+    }
+    fn maximum(a: Self, b: Self) -> Self {
+        let ge = a.re > b.re || (a.re == b.re && a.im >= b.im);
+        if a.is_nan() || ge {
+            a
+        } else {
+            b
+        }
+    }
+    fn minimum(a: Self, b: Self) -> Self {
+        let le = a.re < b.re || (a.re == b.re && a.im <= b.im);
+        if a.is_nan() || le {
+            a
+        } else {
+            b
+        }
+    }
+}
+
+/// Builds a scatter node after the caller validated shapes; casts updates.
+pub(super) fn scatter_node(
+    mode: ScatterMode,
+    a: &Array,
+    indices: &[Array],
+    updates: &Array,
+    axes: Vec<usize>,
+    slice: Vec<usize>,
+    layout: UpdatesLayout,
+) -> Result<Array> {
+    let updates = updates.astype(a.dtype())?;
+    let inputs = std::iter::once(a.clone()).chain(indices.iter().cloned()).chain([updates]).collect();
+    Ok(Array::from_op(a.shape().to_vec(), a.dtype(), Scatter { mode, axes, slice, layout }, inputs))
+}
+
+/// MLX's scatter signature, shared by the five modes.
+fn scatter_mode(mode: ScatterMode, a: &Array, indices: &[Array], updates: &Array, axes: &[isize]) -> Result<Array> {
+    let op = mode.name();
+    for idx in indices {
+        require_indices(op, idx)?;
+    }
+    let axes = index_axes(op, axes, indices.len(), a.ndim())?;
+    let index_shape = index_shape(op, indices)?;
+    let (u, ni) = (updates.shape(), index_shape.len());
+    if u.len() != ni + a.ndim() || u[..ni] != index_shape[..] {
+        return Err(Error::shape(
+            op,
+            format!(
+                "updates have shape {u:?} but must have the index shape {index_shape:?} followed by one slice \
+                 dimension per axis of a (shape {:?})",
+                a.shape()
+            ),
+        ));
+    }
+    let slice = u[ni..].to_vec();
+    if let Some(d) = (0..a.ndim()).find(|&d| slice[d] > a.shape()[d]) {
+        return Err(Error::shape(
+            op,
+            format!("update slices {slice:?} are larger than a (shape {:?}) along axis {d}", a.shape()),
+        ));
+    }
+    scatter_node(mode, a, indices, updates, axes, slice, UpdatesLayout::Full)
+}
+
+/// Returns a copy of `a` with slices replaced by `updates`: MLX's `scatter`.
+///
+/// `indices[k]` holds positions along `axes[k]`; the index arrays broadcast
+/// to a shape `I`. `updates` has shape `I + slice`, one entry of `slice` per
+/// axis of `a` (`slice[d] <= a.shape[d]`); update block `i` is written
+/// starting at the index tuple `i` (and at 0 along the other axes). Index
+/// values are checked at evaluation (negative ones count from the end; a
+/// slice must fit after its start). With duplicate indices the last update
+/// in row-major order wins. `updates` is cast to `a`'s dtype.
+///
+/// ```
+/// use ferrox::{scatter, zeros, Array, DType};
+/// let a = zeros(&[2, 3], DType::Int32)?;
+/// let rows = Array::from_slice(&[1i32], &[1])?;
+/// let upd = Array::from_slice(&[7i32, 8, 9], &[1, 1, 3])?;
+/// let s = scatter(&a, &[rows], &upd, &[0])?;
+/// assert_eq!(s.to_vec::<i32>()?, vec![0, 0, 0, 7, 8, 9]);
+/// # Ok::<(), ferrox::Error>(())
+/// ```
+pub fn scatter(a: &Array, indices: &[Array], updates: &Array, axes: &[isize]) -> Result<Array> {
+    scatter_mode(ScatterMode::Set, a, indices, updates, axes)
+}
+
+/// Like [`scatter`], but adds the updates; duplicate indices accumulate.
+///
+/// ```
+/// use ferrox::{scatter_add, zeros, Array, DType};
+/// let a = zeros(&[3], DType::Float32)?;
+/// let idx = Array::from_slice(&[0i32, 2, 0], &[3])?;
+/// let upd = Array::from_slice(&[1.0f32, 2.0, 3.0], &[3, 1])?;
+/// assert_eq!(scatter_add(&a, &[idx], &upd, &[0])?.to_vec::<f32>()?, vec![4.0, 0.0, 2.0]);
+/// # Ok::<(), ferrox::Error>(())
+/// ```
+pub fn scatter_add(a: &Array, indices: &[Array], updates: &Array, axes: &[isize]) -> Result<Array> {
+    scatter_mode(ScatterMode::Add, a, indices, updates, axes)
+}
+
+/// Like [`scatter`], but multiplies by the updates; duplicates accumulate.
+///
+/// ```
+/// use ferrox::{scatter_prod, ones, Array, DType};
+/// let a = ones(&[2], DType::Int32)?;
+/// let idx = Array::from_slice(&[1i32, 1], &[2])?;
+/// let upd = Array::from_slice(&[3i32, 5], &[2, 1])?;
+/// assert_eq!(scatter_prod(&a, &[idx], &upd, &[0])?.to_vec::<i32>()?, vec![1, 15]);
+/// # Ok::<(), ferrox::Error>(())
+/// ```
+pub fn scatter_prod(a: &Array, indices: &[Array], updates: &Array, axes: &[isize]) -> Result<Array> {
+    scatter_mode(ScatterMode::Prod, a, indices, updates, axes)
+}
+
+/// Like [`scatter`], but keeps the maximum (numpy's `maximum`: NaNs
+/// propagate; complex numbers compare lexicographically).
+///
+/// ```
+/// use ferrox::{scatter_max, zeros, Array, DType};
+/// let a = zeros(&[2], DType::Float32)?;
+/// let idx = Array::from_slice(&[0i32, 0, 1], &[3])?;
+/// let upd = Array::from_slice(&[3.0f32, 5.0, -1.0], &[3, 1])?;
+/// assert_eq!(scatter_max(&a, &[idx], &upd, &[0])?.to_vec::<f32>()?, vec![5.0, 0.0]);
+/// # Ok::<(), ferrox::Error>(())
+/// ```
+pub fn scatter_max(a: &Array, indices: &[Array], updates: &Array, axes: &[isize]) -> Result<Array> {
+    scatter_mode(ScatterMode::Max, a, indices, updates, axes)
+}
+
+/// Like [`scatter`], but keeps the minimum (numpy's `minimum`).
+///
+/// ```
+/// use ferrox::{scatter_min, zeros, Array, DType};
+/// let a = zeros(&[2], DType::Int8)?;
+/// let idx = Array::from_slice(&[1i32, 1], &[2])?;
+/// let upd = Array::from_slice(&[-3i8, 4], &[2, 1])?;
+/// assert_eq!(scatter_min(&a, &[idx], &upd, &[0])?.to_vec::<i8>()?, vec![0, -3]);
+/// # Ok::<(), ferrox::Error>(())
+/// ```
+pub fn scatter_min(a: &Array, indices: &[Array], updates: &Array, axes: &[isize]) -> Result<Array> {
+    scatter_mode(ScatterMode::Min, a, indices, updates, axes)
+}
+
+/// Writes `values` into a copy of `a` at `indices` along an axis.
+///
+/// ```
+/// use ferrox::{put_along_axis, zeros, Array, DType};
+/// let p = put_along_axis(&zeros(&[2], DType::Int32)?, &Array::from_slice(&[1i32], &[1])?, &Array::from(5), None)?;
+/// assert_eq!(p.primitive().unwrap().name(), "put_along_axis");
+/// # Ok::<(), ferrox::Error>(())
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+pub struct PutAlongAxis {
+    /// The axis (normalised); `None` for flattened `a` and 1-d indices.
+    pub axis: Option<usize>,
+}
+
+impl Primitive for PutAlongAxis {
+    fn name(&self) -> &'static str {
+        "put_along_axis"
+    }
+    fn eval_cpu(&self, inputs: &[Operand<'_>], out: OutSpec<'_>) -> Result<Data> {
+        let (a, idx, values) = (&inputs[0], &inputs[1], &inputs[2]);
+        let op = "put_along_axis";
+        let rows = row_major_strides(a.shape);
+        // The index grid, the output strides over it (0 along `axis`, where
+        // positions come from the indices) and the step per position.
+        let (grid, out_strides, step) = match self.axis {
+            None => (idx.shape.to_vec(), vec![0], 1),
+            Some(axis) => {
+                let grid = along_axis_shape(op, a.shape, idx.shape, axis as isize)?;
+                let mut s = broadcast_strides_to(a.shape, &rows, &grid);
+                s[axis] = 0;
+                (grid, s, rows[axis])
+            }
+        };
+        let size = match self.axis {
+            None => numel(a.shape),
+            Some(axis) => a.shape[axis],
+        };
+        let pos = positions(idx, IndexBound::new(op, self.axis, size))?;
+        let walk = Walk {
+            grid: &grid,
+            strides: zip_strides([
+                &out_strides,
+                &contiguous_strides_to(idx.shape, &grid),
+                &broadcast_strides_to(values.shape, &values.data.strides, &grid),
+            ]),
+            values_offset: values.data.offset as isize,
+            step,
+        };
+        with_size!(a.dtype.size(), T => put_along::<T>(a, values, &pos, &walk, out))
+    }
+    primitive_common!();
+}
+
+/// The walk of `put_along_axis` over its index grid: offsets into the output
+/// (minus the indexed position), the positions, and the values.
+struct Walk<'a> {
+    grid: &'a [usize],
+    strides: Vec<[isize; 3]>,
+    values_offset: isize,
+    step: isize,
+}
+
+fn put_along<T: Pod>(a: &Operand<'_>, values: &Operand<'_>, pos: &[usize], w: &Walk<'_>, out: OutSpec<'_>) -> Result<Data> {
+    let mut storage = out_storage(out)?;
+    let dst = storage.as_mut_slice::<T>();
+    copy_into(a, dst)?;
+    let raw = values.data.raw::<T>();
+    let [so, sp, sv] = inner_strides(&w.strides);
+    for_each_segment(w.grid, &w.strides, [0, 0, w.values_offset], 0, numel(w.grid), |[o, p, v], count| {
+        for t in 0..count as isize {
+            let at = o + t * so + pos[(p + t * sp) as usize] as isize * w.step;
+            dst[at as usize] = raw[(v + t * sv) as usize];
+        }
+        Ok(())
+    })?;
+    Ok(Data::contiguous(storage, out.shape))
+}
+
+/// Returns a copy of `a` with `values` written at `indices` along `axis`:
+/// the inverse of [`take_along_axis`](crate::take_along_axis) (numpy's
+/// `put_along_axis`, functional as in MLX).
+///
+/// `indices` has as many dimensions as `a` and broadcasts with it on the
+/// other axes; `values` broadcasts to that index shape and is cast to `a`'s
+/// dtype. With `axis = None`, `a` is treated as flattened and `indices`
+/// must be 1-d. Of duplicate indices the last value (row-major) wins.
+///
+/// ```
+/// use ferrox::{put_along_axis, zeros, Array, DType};
+/// let a = zeros(&[2, 3], DType::Float32)?;
+/// let idx = Array::from_slice(&[2i32, 0], &[2, 1])?;
+/// let p = put_along_axis(&a, &idx, &Array::from(1.0), Some(1))?;
+/// assert_eq!(p.to_vec::<f32>()?, vec![0.0, 0.0, 1.0, 1.0, 0.0, 0.0]);
+/// # Ok::<(), ferrox::Error>(())
+/// ```
+pub fn put_along_axis(a: &Array, indices: &Array, values: &Array, axis: Option<isize>) -> Result<Array> {
+    let op = "put_along_axis";
+    require_indices(op, indices)?;
+    let (grid, axis) = match axis {
+        None if indices.ndim() != 1 => {
+            return Err(Error::shape(
+                op,
+                format!("with axis None the indices must be 1-d, got shape {:?}", indices.shape()),
+            ))
+        }
+        None => (indices.shape().to_vec(), None),
+        Some(ax) => (along_axis_shape(op, a.shape(), indices.shape(), ax)?, Some(normalize_axis(op, ax, a.ndim())?)),
+    };
+    if !broadcasts_to(values.shape(), &grid) {
+        return Err(Error::shape(
+            op,
+            format!("values with shape {:?} cannot be broadcast to the index shape {grid:?}", values.shape()),
+        ));
+    }
+    let values = values.astype(a.dtype())?;
+    Ok(Array::from_op(
+        a.shape().to_vec(),
+        a.dtype(),
+        PutAlongAxis { axis },
+        vec![a.clone(), indices.clone(), values],
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::primitives::indexing::tests_support::{contiguous, eval_kernel, permuted, reversed};
+    use crate::{zeros, DType, ErrorKind};
+    use proptest::prelude::*;
+
+    fn arr(v: &[i32], shape: &[usize]) -> Array {
+        Array::from_slice(v, shape).unwrap()
+    }
+
+    #[test]
+    fn scatter_rows_and_elements() {
+        let a = zeros(&[3, 2], DType::Int32).unwrap();
+        let rows = arr(&[2, -3], &[2]);
+        let upd = arr(&[1, 2, 3, 4], &[2, 1, 2]);
+        assert_eq!(scatter(&a, std::slice::from_ref(&rows), &upd, &[0]).unwrap().to_vec::<i32>().unwrap(), [3, 4, 0, 0, 1, 2]);
+        let cols = arr(&[1, 0], &[2]);
+        let upd = arr(&[5, 6], &[2, 1, 1]);
+        let s = scatter(&a, &[rows, cols], &upd, &[0, 1]).unwrap();
+        assert_eq!(s.to_vec::<i32>().unwrap(), [6, 0, 0, 0, 0, 5]);
+    }
+
+    #[test]
+    fn duplicates_accumulate_or_last_wins() {
+        let a = arr(&[1, 1, 1], &[3]);
+        let idx = arr(&[0, 2, 0, 0], &[4]);
+        let upd = arr(&[2, 3, 4, 5], &[4, 1]);
+        let run = |f: fn(&Array, &[Array], &Array, &[isize]) -> Result<Array>| {
+            f(&a, std::slice::from_ref(&idx), &upd, &[0]).unwrap().to_vec::<i32>().unwrap()
+        };
+        assert_eq!(run(scatter), [5, 1, 3]);
+        assert_eq!(run(scatter_add), [12, 1, 4]);
+        assert_eq!(run(scatter_prod), [40, 1, 3]);
+        assert_eq!(run(scatter_max), [5, 1, 3]);
+        assert_eq!(run(scatter_min), [1, 1, 1]);
+    }
+
+    #[test]
+    fn float_and_complex_combinations() {
+        let a = Array::from_slice(&[0.0f32, f32::NAN], &[2]).unwrap();
+        let idx = arr(&[0, 1, 0], &[3]);
+        let upd = Array::from_slice(&[f32::NAN, 1.0, 2.0], &[3, 1]).unwrap();
+        let m = scatter_max(&a, std::slice::from_ref(&idx), &upd, &[0]).unwrap().to_vec::<f32>().unwrap();
+        assert!(m[0].is_nan() && m[1].is_nan());
+        let c = |re, im| Complex64::new(re, im);
+        let a = Array::from_slice(&[c(1.0, 5.0)], &[1]).unwrap();
+        let upd = Array::from_slice(&[c(1.0, 6.0), c(0.0, 9.0)], &[2, 1]).unwrap();
+        let i = arr(&[0, 0], &[2]);
+        assert_eq!(scatter_max(&a, std::slice::from_ref(&i), &upd, &[0]).unwrap().to_vec::<Complex64>().unwrap(), [c(1.0, 6.0)]);
+        assert_eq!(scatter_min(&a, std::slice::from_ref(&i), &upd, &[0]).unwrap().to_vec::<Complex64>().unwrap(), [c(0.0, 9.0)]);
+        let b = Array::from_slice(&[false, true], &[2]).unwrap();
+        let upd = Array::from_slice(&[true, false], &[2, 1]).unwrap();
+        let i = arr(&[0, 1], &[2]);
+        assert_eq!(scatter_add(&b, std::slice::from_ref(&i), &upd, &[0]).unwrap().to_vec::<bool>().unwrap(), [true, true]);
+        assert_eq!(scatter_prod(&b, &[i], &upd, &[0]).unwrap().to_vec::<bool>().unwrap(), [false, false]);
+    }
+
+    #[test]
+    fn scatter_validates() {
+        let a = zeros(&[3, 2], DType::Float32).unwrap();
+        let i = arr(&[0], &[1]);
+        let ok = zeros(&[1, 1, 2], DType::Float32).unwrap();
+        let one = std::slice::from_ref(&i);
+        assert_eq!(scatter(&a, one, &zeros(&[1, 2], DType::Float32).unwrap(), &[0]).unwrap_err().kind(), ErrorKind::Shape);
+        assert_eq!(scatter(&a, one, &zeros(&[2, 1, 2], DType::Float32).unwrap(), &[0]).unwrap_err().kind(), ErrorKind::Shape);
+        assert_eq!(scatter(&a, one, &zeros(&[1, 1, 3], DType::Float32).unwrap(), &[0]).unwrap_err().kind(), ErrorKind::Shape);
+        assert_eq!(scatter(&a, one, &ok, &[2]).unwrap_err().kind(), ErrorKind::Axis);
+        assert_eq!(scatter(&a, one, &ok, &[]).unwrap_err().kind(), ErrorKind::Value);
+        let f = Array::from_slice(&[0.0f32], &[1]).unwrap();
+        assert_eq!(scatter(&a, &[f], &ok, &[0]).unwrap_err().kind(), ErrorKind::Dtype);
+        let err = scatter_add(&a, &[arr(&[3], &[1])], &ok, &[0]).unwrap().eval().unwrap_err();
+        assert_eq!(err.to_string(), "scatter_add: index 3 is out of bounds for axis 0 with size 3");
+        let err = scatter(&a, &[arr(&[-4], &[1])], &ok, &[0]).unwrap().eval().unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::Index);
+        // A slice of 2 rows fits only at rows 0 and 1.
+        let two = zeros(&[1, 2, 2], DType::Float32).unwrap();
+        assert!(scatter(&a, &[arr(&[1], &[1])], &two, &[0]).unwrap().eval().is_ok());
+        let err = scatter(&a, &[arr(&[2], &[1])], &two, &[0]).unwrap().eval().unwrap_err();
+        assert!(err.to_string().ends_with("with size 3 and slice size 2"), "{err}");
+    }
+
+    #[test]
+    fn scatter_on_strided_operands() {
+        // a = [[0, 1, 2], [3, 4, 5]] stored column-major; updates reversed.
+        let (a_data, a_shape) = permuted(&[0i32, 3, 1, 4, 2, 5], &[3, 2], &[1, 0]);
+        let i_data = contiguous(&[2i32, 0], &[2]);
+        let (u_data, u_shape) = reversed(&[20i32, 10, 2, 1], &[2, 2, 1]);
+        let ops = [
+            Operand { data: &a_data, shape: &a_shape, dtype: DType::Int32 },
+            Operand { data: &i_data, shape: &[2], dtype: DType::Int32 },
+            Operand { data: &u_data, shape: &u_shape, dtype: DType::Int32 },
+        ];
+        // updates = [[[1], [2]], [[10], [20]]]: column 2 += [1, 2], column 0 += [10, 20].
+        let s = Scatter { mode: ScatterMode::Add, axes: vec![1], slice: vec![2, 1], layout: UpdatesLayout::Full };
+        assert_eq!(eval_kernel::<i32>(&s, &ops, &[2, 3], DType::Int32).unwrap(), [10, 1, 3, 23, 4, 7]);
+    }
+
+    #[test]
+    fn put_along_axis_cases() {
+        let a = zeros(&[2, 3], DType::Int32).unwrap();
+        let idx = arr(&[0, 2, 1, 1], &[2, 2]);
+        let vals = arr(&[1, 2, 3, 4], &[2, 2]);
+        let p = put_along_axis(&a, &idx, &vals, Some(-1)).unwrap();
+        assert_eq!(p.to_vec::<i32>().unwrap(), [1, 0, 2, 0, 4, 0]);
+        let err = put_along_axis(&a, &arr(&[4, -1], &[2]), &vals, None).unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::Shape, "values [2, 2] do not broadcast to [2]");
+        let p = put_along_axis(&a, &arr(&[4, -6], &[2]), &arr(&[7, 8], &[2]), None).unwrap();
+        assert_eq!(p.to_vec::<i32>().unwrap(), [8, 0, 0, 0, 7, 0]);
+        let p = put_along_axis(&a, &arr(&[1, 1, 1], &[1, 3]), &Array::from(9), Some(0)).unwrap();
+        assert_eq!(p.to_vec::<i32>().unwrap(), [0, 0, 0, 9, 9, 9]);
+        let err = put_along_axis(&a, &arr(&[2, 0, 0], &[1, 3]), &Array::from(9), Some(0)).unwrap().eval().unwrap_err();
+        assert_eq!(err.to_string(), "put_along_axis: index 2 is out of bounds for axis 0 with size 2");
+        assert_eq!(put_along_axis(&a, &arr(&[0], &[1]), &Array::from(1), Some(0)).unwrap_err().kind(), ErrorKind::Shape);
+    }
+
+    proptest! {
+        #[test]
+        fn scatter_add_matches_naive_loop(
+            n in 1usize..6, cols in 1usize..4,
+            raw in proptest::collection::vec((0usize..100, -50i32..50), 0..12),
+        ) {
+            let idx: Vec<i32> = raw.iter().map(|&(i, _)| (i % (2 * n)) as i32 - n as i32).collect();
+            let upd: Vec<i32> = raw.iter().flat_map(|&(_, v)| (0..cols as i32).map(move |c| v + c)).collect();
+            let mut want = vec![0i32; n * cols];
+            for (k, &i) in idx.iter().enumerate() {
+                let r = if i < 0 { i + n as i32 } else { i } as usize;
+                for c in 0..cols {
+                    want[r * cols + c] += upd[k * cols + c];
+                }
+            }
+            let a = zeros(&[n, cols], DType::Int32).unwrap();
+            let got = scatter_add(&a, &[arr(&idx, &[idx.len()])], &arr(&upd, &[idx.len(), 1, cols]), &[0])
+                .unwrap().to_vec::<i32>().unwrap();
+            prop_assert_eq!(got, want);
+        }
+    }
+}

@@ -1,0 +1,1 @@
+//! Method forms of the unary ops most used on arrays (MLX's `array` methods).
