@@ -54,7 +54,11 @@ pub use primitives::creation::{
     arange, eye, full, full_like, identity, linspace, ones, ones_like, tri, zeros, zeros_like,
 };
 // One line per op family; each is edited only together with its family.
-pub use primitives::unary::{exp, negative};
+pub use primitives::unary::{
+    abs, arccos, arccosh, arcsin, arcsinh, arctan, arctanh, bitwise_invert, ceil, conjugate, cos, cosh, erf,
+    erfinv, exp, expm1, floor, imag, isfinite, isinf, isnan, log, log10, log1p, log2, logical_not, negative,
+    real, reciprocal, round, rsqrt, sigmoid, sign, sin, sinh, sqrt, square, tan, tanh,
+};
 pub use primitives::ternary::{allclose, array_equal, clip, isclose, nan_to_num, r#where};
 pub use primitives::reduce::{all, any, argmax, argmin, max, mean, min, prod, std, sum, var};
 pub use primitives::scan::{cummax, cummin, cumprod, cumsum};
@@ -70,6 +74,7 @@ pub use primitives::indexing::{
     gather, put_along_axis, scatter, scatter_add, scatter_max, scatter_min, scatter_prod, slice_update, take,
     take_along_axis, ArrayAt,
 };
+pub use primitives::sort::{argpartition, argsort, partition, sort, topk};
 pub use primitives::conv::{conv1d, conv2d};
 pub use primitives::linalg::{einsum, inner, kron, outer, tensordot, TensordotAxes};
 pub use primitives::matmul::{addmm, matmul};

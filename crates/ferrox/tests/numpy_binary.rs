@@ -13,14 +13,18 @@ mod common;
 use common::{array, assert_matches, load, tolerance, Case, Tensor};
 use ferrox::array::{row_major_strides, Data};
 use ferrox::dtype::Element;
-use ferrox::primitives::{OutSpec, Operand};
+use ferrox::primitives::{Operand, OutSpec};
 use ferrox::runtime::memory::Storage;
 use ferrox::{Array, Complex64, DType, Result};
 use std::sync::Arc;
 
 /// The case's inputs; `weak` params turn 0-d inputs into weak scalars.
 fn inputs(c: &Case) -> Vec<Array> {
-    let weak = |i: usize| c.params["weak"].as_array().is_some_and(|w| w[i].as_bool() == Some(true));
+    let weak = |i: usize| {
+        c.params["weak"]
+            .as_array()
+            .is_some_and(|w| w[i].as_bool() == Some(true))
+    };
     c.inputs
         .iter()
         .enumerate()
@@ -42,8 +46,14 @@ fn inputs(c: &Case) -> Vec<Array> {
 fn run(c: &Case) -> Result<Array> {
     let x = inputs(c);
     let p = &c.params;
-    let num = |k: &str| p[k].as_f64().unwrap_or_else(|| panic!("{}: param {k}", c.name));
-    let flag = |k: &str| p[k].as_bool().unwrap_or_else(|| panic!("{}: param {k}", c.name));
+    let num = |k: &str| {
+        p[k].as_f64()
+            .unwrap_or_else(|| panic!("{}: param {k}", c.name))
+    };
+    let flag = |k: &str| {
+        p[k].as_bool()
+            .unwrap_or_else(|| panic!("{}: param {k}", c.name))
+    };
     let dtype = || DType::from_name(p["dtype"].as_str().expect("dtype param")).expect("dtype");
     let (a, b) = (&x[0], x.get(1));
     let b = || b.expect("second input");
@@ -82,7 +92,9 @@ fn run(c: &Case) -> Result<Array> {
         "isclose" => ferrox::isclose(a, b(), num("rtol"), num("atol"), flag("equal_nan")),
         "allclose" => ferrox::allclose(a, b(), num("rtol"), num("atol"), flag("equal_nan")),
         "array_equal" => ferrox::array_equal(a, b(), flag("equal_nan")),
-        "nan_to_num" => ferrox::nan_to_num(a, num("nan"), p["posinf"].as_f64(), p["neginf"].as_f64()),
+        "nan_to_num" => {
+            ferrox::nan_to_num(a, num("nan"), p["posinf"].as_f64(), p["neginf"].as_f64())
+        }
         "astype" => a.astype(dtype()),
         "view" => ferrox::view(a, dtype()),
         other => panic!("unknown op {other}"),
@@ -155,7 +167,10 @@ fn relayout(a: &Array, layout: Layout) -> Data {
 fn data_values(d: &Data, shape: &[usize], dtype: DType) -> (Vec<f64>, Vec<f64>) {
     if dtype == DType::Complex64 {
         let v = d.to_vec::<Complex64>(shape);
-        return (v.iter().map(|c| c.re as f64).collect(), v.iter().map(|c| c.im as f64).collect());
+        return (
+            v.iter().map(|c| c.re as f64).collect(),
+            v.iter().map(|c| c.im as f64).collect(),
+        );
     }
     let re: Vec<f64> = ferrox::with_dtype!(dtype, T => d.to_vec::<T>(shape).into_iter().map(|x| x.to_f64()).collect());
     let n = re.len();
@@ -163,7 +178,9 @@ fn data_values(d: &Data, shape: &[usize], dtype: DType) -> (Vec<f64>, Vec<f64>) 
 }
 
 fn check(name: &str, got: (Vec<f64>, Vec<f64>), want: &Tensor, rtol: f64, atol: f64) {
-    let close = |a: f64, b: f64| (a.is_nan() && b.is_nan()) || a == b || (a - b).abs() <= atol + rtol * b.abs();
+    let close = |a: f64, b: f64| {
+        (a.is_nan() && b.is_nan()) || a == b || (a - b).abs() <= atol + rtol * b.abs()
+    };
     assert_eq!(got.0.len(), want.data.len(), "{name}: element count");
     for (i, (&a, &b)) in got.0.iter().zip(&want.data).enumerate() {
         assert!(close(a, b), "{name}: element {i}: got {a}, want {b}");
@@ -179,7 +196,9 @@ fn kernels_match_numpy_on_non_contiguous_inputs() {
     for c in &load("binary.json") {
         let out = run(c).unwrap_or_else(|e| panic!("{}: {e}", c.name));
         // Ops that returned an input or a constant have no kernel to test.
-        let Some(prim) = out.primitive().cloned() else { continue };
+        let Some(prim) = out.primitive().cloned() else {
+            continue;
+        };
         let ins = out.inputs();
         if ins.is_empty() || ins.iter().all(|i| i.size() <= 1) {
             continue;
@@ -190,12 +209,27 @@ fn kernels_match_numpy_on_non_contiguous_inputs() {
             let ops: Vec<Operand<'_>> = ins
                 .iter()
                 .zip(&datas)
-                .map(|(i, d)| Operand { data: d, shape: i.shape(), dtype: i.dtype() })
+                .map(|(i, d)| Operand {
+                    data: d,
+                    shape: i.shape(),
+                    dtype: i.dtype(),
+                })
                 .collect();
-            let spec = OutSpec { shape: out.shape(), dtype: out.dtype() };
+            let spec = OutSpec {
+                shape: out.shape(),
+                dtype: out.dtype(),
+            };
             let name = format!("{} ({layout:?})", c.name);
-            let data = prim.eval_cpu(&ops, spec).unwrap_or_else(|e| panic!("{name}: {e}"));
-            check(&name, data_values(&data, out.shape(), out.dtype()), &c.output, rtol, atol);
+            let data = prim
+                .eval_cpu(&ops, spec)
+                .unwrap_or_else(|e| panic!("{name}: {e}"));
+            check(
+                &name,
+                data_values(&data, out.shape(), out.dtype()),
+                &c.output,
+                rtol,
+                atol,
+            );
         }
         checked += 1;
     }
@@ -207,10 +241,34 @@ fn every_supported_dtype_is_covered() {
     // Each op appears in the fixtures with every dtype it accepts.
     let cases = load("binary.json");
     let ops = [
-        "add", "subtract", "multiply", "divide", "floor_divide", "remainder", "power", "maximum", "minimum",
-        "arctan2", "logaddexp", "equal", "not_equal", "less", "less_equal", "greater", "greater_equal",
-        "logical_and", "logical_or", "bitwise_and", "bitwise_or", "bitwise_xor", "left_shift", "right_shift",
-        "where", "isclose", "array_equal", "astype",
+        "add",
+        "subtract",
+        "multiply",
+        "divide",
+        "floor_divide",
+        "remainder",
+        "power",
+        "maximum",
+        "minimum",
+        "arctan2",
+        "logaddexp",
+        "equal",
+        "not_equal",
+        "less",
+        "less_equal",
+        "greater",
+        "greater_equal",
+        "logical_and",
+        "logical_or",
+        "bitwise_and",
+        "bitwise_or",
+        "bitwise_xor",
+        "left_shift",
+        "right_shift",
+        "where",
+        "isclose",
+        "array_equal",
+        "astype",
     ];
     for op in ops {
         for dtype in DType::ALL {
@@ -227,13 +285,23 @@ fn every_supported_dtype_is_covered() {
                     run(&probe).is_ok()
                 }
             };
-            let covered = cases.iter().any(|c| c.op == op && c.inputs[c.inputs.len() - 1].dtype == dtype);
-            assert_eq!(covered, accepted, "{op} on {dtype}: covered {covered}, accepted {accepted}");
+            let covered = cases
+                .iter()
+                .any(|c| c.op == op && c.inputs[c.inputs.len() - 1].dtype == dtype);
+            assert_eq!(
+                covered, accepted,
+                "{op} on {dtype}: covered {covered}, accepted {accepted}"
+            );
         }
     }
 }
 
 /// A one-element tensor holding 1.
 fn one(dtype: DType) -> Tensor {
-    Tensor { shape: vec![1], dtype, data: vec![1.0], imag: vec![0.0] }
+    Tensor {
+        shape: vec![1],
+        dtype,
+        data: vec![1.0],
+        imag: vec![0.0],
+    }
 }

@@ -10,10 +10,18 @@ use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
 
 fn isizes(v: &Value) -> Vec<isize> {
-    v.as_array().expect("list").iter().map(|x| x.as_i64().expect("int") as isize).collect()
+    v.as_array()
+        .expect("list")
+        .iter()
+        .map(|x| x.as_i64().expect("int") as isize)
+        .collect()
 }
 fn usizes(v: &Value) -> Vec<usize> {
-    v.as_array().expect("list").iter().map(|x| x.as_u64().expect("uint") as usize).collect()
+    v.as_array()
+        .expect("list")
+        .iter()
+        .map(|x| x.as_u64().expect("uint") as usize)
+        .collect()
 }
 fn int(v: &Value) -> isize {
     v.as_i64().expect("int") as isize
@@ -43,7 +51,9 @@ fn pre(a: Array, kind: &str) -> Array {
         "none" => a,
         "T" => a.t().unwrap(),
         "rev" => a.index(&[SliceArg::REVERSED]).unwrap(),
-        "step" => a.index(&[SliceArg::Ellipsis, SliceArg::range(None, None, 2)]).unwrap(),
+        "step" => a
+            .index(&[SliceArg::Ellipsis, SliceArg::range(None, None, 2)])
+            .unwrap(),
         other => panic!("unknown pre {other}"),
     }
 }
@@ -58,13 +68,22 @@ fn view_op(a: &Array, op: &str, p: &Value) -> Option<Result<Array>> {
         "squeeze" => ferrox::squeeze(a, axes(&p["axes"]).as_deref()),
         "expand_dims" => ferrox::expand_dims(a, &isizes(&p["axes"])),
         "transpose" => {
-            let ax = if p["axes"].is_null() { None } else { Some(usizes(&p["axes"])) };
+            let ax = if p["axes"].is_null() {
+                None
+            } else {
+                Some(usizes(&p["axes"]))
+            };
             ferrox::transpose(a, ax.as_deref())
         }
         "swapaxes" => ferrox::swapaxes(a, int(&p["axis1"]), int(&p["axis2"])),
         "moveaxis" => ferrox::moveaxis(a, int(&p["source"]), int(&p["destination"])),
         "broadcast_to" => ferrox::broadcast_to(a, &usizes(&p["shape"])),
-        "slice" => ferrox::slice(a, &isizes(&p["start"]), &isizes(&p["stop"]), &isizes(&p["strides"])),
+        "slice" => ferrox::slice(
+            a,
+            &isizes(&p["start"]),
+            &isizes(&p["stop"]),
+            &isizes(&p["strides"]),
+        ),
         "index" => a.index(&slice_args(&p["args"])),
         "diagonal" => ferrox::diagonal(a, int(&p["offset"]), int(&p["axis1"]), int(&p["axis2"])),
         "contiguous" => ferrox::contiguous(a),
@@ -110,10 +129,18 @@ fn run(c: &Case) -> Result<Array> {
             Ok(ferrox::split(&xs[0], sections, int(&p["axis"]))?.swap_remove(piece()))
         }
         "tile" => ferrox::tile(&xs[0], &usizes(&p["reps"])),
-        "repeat" => ferrox::repeat(&xs[0], p["repeats"].as_u64().expect("repeats") as usize, opt_int(&p["axis"])),
+        "repeat" => ferrox::repeat(
+            &xs[0],
+            p["repeats"].as_u64().expect("repeats") as usize,
+            opt_int(&p["axis"]),
+        ),
         "pad" => {
-            let widths: Vec<(usize, usize)> =
-                p["widths"].as_array().expect("widths").iter().map(|w| (usizes(w)[0], usizes(w)[1])).collect();
+            let widths: Vec<(usize, usize)> = p["widths"]
+                .as_array()
+                .expect("widths")
+                .iter()
+                .map(|w| (usizes(w)[0], usizes(w)[1]))
+                .collect();
             let mode = match p["mode"].as_str().expect("mode") {
                 "constant" => PadMode::Constant(p["value"].as_f64().expect("value")),
                 _ => PadMode::Edge,
@@ -121,12 +148,19 @@ fn run(c: &Case) -> Result<Array> {
             ferrox::pad(&xs[0], &widths, mode)
         }
         "roll" => {
-            let axes = if p["axes"].is_null() { None } else { Some(isizes(&p["axes"])) };
+            let axes = if p["axes"].is_null() {
+                None
+            } else {
+                Some(isizes(&p["axes"]))
+            };
             ferrox::roll(&xs[0], &isizes(&p["shift"]), axes.as_deref())
         }
         "meshgrid" => {
             let sparse = p["sparse"].as_bool().expect("sparse");
-            Ok(ferrox::meshgrid(&xs, sparse, p["indexing"].as_str().expect("indexing"))?.swap_remove(piece()))
+            Ok(
+                ferrox::meshgrid(&xs, sparse, p["indexing"].as_str().expect("indexing"))?
+                    .swap_remove(piece()),
+            )
         }
         "tril" => ferrox::tril(&xs[0], int(&p["k"])),
         "triu" => ferrox::triu(&xs[0], int(&p["k"])),
@@ -145,7 +179,13 @@ fn shape_ops_match_numpy() {
         assert_matches(&c.name, &out, &c.output, 0.0, 0.0);
         // A contiguous copy of the result holds the same values.
         let copy = ferrox::contiguous(&out).unwrap();
-        assert_matches(&format!("{} (contiguous)", c.name), &copy, &c.output, 0.0, 0.0);
+        assert_matches(
+            &format!("{} (contiguous)", c.name),
+            &copy,
+            &c.output,
+            0.0,
+            0.0,
+        );
     }
 }
 
@@ -156,8 +196,24 @@ fn fixtures_cover_every_dtype_for_the_copy_kernels() {
     for c in &cases {
         seen.entry(c.op.clone()).or_default().insert(c.output.dtype);
     }
-    for op in ["reshape", "contiguous", "concatenate", "stack", "tile", "repeat", "pad", "roll", "tril", "triu", "diag"] {
-        assert_eq!(seen.get(op).map(|s| s.len()), Some(DType::ALL.len()), "{op}");
+    for op in [
+        "reshape",
+        "contiguous",
+        "concatenate",
+        "stack",
+        "tile",
+        "repeat",
+        "pad",
+        "roll",
+        "tril",
+        "triu",
+        "diag",
+    ] {
+        assert_eq!(
+            seen.get(op).map(|s| s.len()),
+            Some(DType::ALL.len()),
+            "{op}"
+        );
     }
 }
 
@@ -165,8 +221,14 @@ fn fixtures_cover_every_dtype_for_the_copy_kernels() {
 fn errors_are_reported_not_panics() {
     let a = ferrox::zeros(&[2, 3], DType::Float32).unwrap();
     let msg = |r: Result<Array>| r.unwrap_err().to_string();
-    assert_eq!(msg(a.reshape(&[4, -1])), "reshape: cannot reshape array of shape [2, 3] into shape [4, -1]");
-    assert_eq!(msg(a.index(&[5.into()])), "index: index 5 is out of bounds for axis 0 with size 2");
+    assert_eq!(
+        msg(a.reshape(&[4, -1])),
+        "reshape: cannot reshape array of shape [2, 3] into shape [4, -1]"
+    );
+    assert_eq!(
+        msg(a.index(&[5.into()])),
+        "index: index 5 is out of bounds for axis 0 with size 2"
+    );
     assert!(msg(a.index(&[SliceArg::range(None, None, 0)])).starts_with("index:"));
     assert!(msg(ferrox::concatenate(&[a.clone(), a.t().unwrap()], 0)).starts_with("concatenate:"));
     assert!(msg(ferrox::broadcast_to(&a, &[3, 3])).starts_with("broadcast_to:"));

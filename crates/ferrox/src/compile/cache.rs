@@ -85,8 +85,8 @@ use crate::sync::{
     lock, Arc, AtomicU64, AtomicUsize, Mutex, Ordering, RwLock, RwLockReadGuard, RwLockWriteGuard,
 };
 use crate::{Error, Result};
-use cache_shard::{current_thread, Flight, Shard, Slot, TraceScope};
-use std::collections::{BTreeMap, HashMap};
+use cache_shard::{current_thread, Flight, Shard, Slot, SlotMap, TraceScope};
+use std::collections::BTreeMap;
 use std::hash::Hash;
 
 /// What a call signature must be: hashable, comparable, cloneable, and
@@ -478,7 +478,7 @@ impl<K: CacheKey, V: Send + Sync + 'static> CompileCache<K, V> {
 
     /// Takes every slot out of `shard` (optionally marking it released) and
     /// returns them, so the caller drops them after the lock is released.
-    fn empty(&self, shard: &Shard<K, V>, release: bool) -> HashMap<K, Slot<V>> {
+    fn empty(&self, shard: &Shard<K, V>, release: bool) -> SlotMap<K, V> {
         let mut state = lock(&shard.state);
         state.released |= release;
         let slots = std::mem::take(&mut state.slots);
@@ -523,18 +523,24 @@ impl<K: CacheKey, V: Send + Sync + 'static> CompileCache<K, V> {
 
     /// The cached entry with the oldest stamp, over all shards.
     fn least_recently_used(&self) -> Option<(Arc<Shard<K, V>>, K, u64)> {
-        let mut oldest: Option<(Arc<Shard<K, V>>, K, u64)> = None;
-        for shard in self.snapshot() {
+        let shards = self.snapshot();
+        // (index into `shards`, key, stamp): the shard `Arc` is taken once at
+        // the end, so the number of `Arc` operations does not depend on the
+        // order in which candidates are found (loom replays need that).
+        let mut oldest: Option<(usize, K, u64)> = None;
+        for (index, shard) in shards.iter().enumerate() {
             let state = lock(&shard.state);
             for (key, slot) in &state.slots {
                 if let Slot::Ready { last_used, .. } = slot {
                     if oldest.as_ref().is_none_or(|(_, _, stamp)| last_used < stamp) {
-                        oldest = Some((shard.clone(), key.clone(), *last_used));
+                        oldest = Some((index, key.clone(), *last_used));
                     }
                 }
             }
         }
-        oldest
+        let (index, key, stamp) = oldest?;
+        let shard = shards.into_iter().nth(index)?;
+        Some((shard, key, stamp))
     }
 
     /// The shard of `fn_id`, if registered.

@@ -10,7 +10,9 @@ use super::FnId;
 use crate::sync::{lock, Arc, AtomicUsize, Condvar, Mutex};
 use crate::Result;
 use std::cell::Cell;
+use std::collections::hash_map::DefaultHasher;
 use std::collections::HashMap;
+use std::hash::BuildHasherDefault;
 
 /// The slots of one compiled function: every signature it was called with.
 ///
@@ -44,8 +46,15 @@ pub(super) struct ShardState<K, V> {
     /// One slot per signature. Invariant: the cache's `len` counter equals
     /// the number of `Ready` slots over all shards, updated in the same
     /// critical section that inserts or removes a `Ready` slot.
-    pub(super) slots: HashMap<K, Slot<V>>,
+    pub(super) slots: SlotMap<K, V>,
 }
+
+/// The slots of one function, by signature. The hasher has fixed keys, so
+/// iteration (and therefore drop) order depends only on the operations
+/// done: loom replays executions and requires the same sequence of
+/// synchronisation operations (value drops release `Arc`s) each time.
+/// Signatures are not attacker-chosen, so a seeded hasher buys nothing.
+pub(super) type SlotMap<K, V> = HashMap<K, Slot<V>, BuildHasherDefault<DefaultHasher>>;
 
 /// One signature of one function.
 pub(super) enum Slot<V> {
@@ -64,7 +73,7 @@ impl<K, V> Shard<K, V> {
     pub(super) fn new(id: FnId) -> Self {
         Shard {
             id,
-            state: Mutex::new(ShardState { released: false, slots: HashMap::new() }),
+            state: Mutex::new(ShardState { released: false, slots: SlotMap::default() }),
             traces: AtomicUsize::new(0),
         }
     }

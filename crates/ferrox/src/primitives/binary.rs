@@ -30,7 +30,7 @@
 //! [`elementwise::binary`]: crate::backend::cpu::elementwise::binary
 
 use super::shape_rules::broadcast_shapes;
-use super::{OutSpec, Operand, Primitive};
+use super::{Operand, OutSpec, Primitive};
 use crate::array::{for_each_offset, Data};
 use crate::backend::cpu::elementwise::binary;
 use crate::dtype::{Category, Element};
@@ -100,9 +100,30 @@ impl BinaryOp {
     pub const ALL: [BinaryOp; 24] = {
         use BinaryOp::*;
         [
-            Add, Subtract, Multiply, Divide, FloorDivide, Remainder, Power, Maximum, Minimum,
-            ArcTan2, LogAddExp, Equal, NotEqual, Less, LessEqual, Greater, GreaterEqual,
-            LogicalAnd, LogicalOr, BitwiseAnd, BitwiseOr, BitwiseXor, LeftShift, RightShift,
+            Add,
+            Subtract,
+            Multiply,
+            Divide,
+            FloorDivide,
+            Remainder,
+            Power,
+            Maximum,
+            Minimum,
+            ArcTan2,
+            LogAddExp,
+            Equal,
+            NotEqual,
+            Less,
+            LessEqual,
+            Greater,
+            GreaterEqual,
+            LogicalAnd,
+            LogicalOr,
+            BitwiseAnd,
+            BitwiseOr,
+            BitwiseXor,
+            LeftShift,
+            RightShift,
         ]
     };
 
@@ -176,7 +197,10 @@ impl BinaryOp {
         let at_least_float = |d: DType| if d.is_inexact() { d } else { DType::Float32 };
         let not_complex = || -> Result<()> {
             if promoted == DType::Complex64 {
-                return Err(Error::dtype(self.name(), "complex64 inputs are not supported"));
+                return Err(Error::dtype(
+                    self.name(),
+                    "complex64 inputs are not supported",
+                ));
             }
             Ok(())
         };
@@ -687,7 +711,12 @@ macro_rules! with_int {
     };
 }
 
-fn arith_kernel<T: Arith>(op: BinaryOp, a: &Operand<'_>, b: &Operand<'_>, out: OutSpec<'_>) -> Result<Data> {
+fn arith_kernel<T: Arith>(
+    op: BinaryOp,
+    a: &Operand<'_>,
+    b: &Operand<'_>,
+    out: OutSpec<'_>,
+) -> Result<Data> {
     match op {
         BinaryOp::Add => binary(a, b, out, T::add),
         BinaryOp::Subtract => binary(a, b, out, T::sub),
@@ -723,7 +752,12 @@ fn reject_negative_exponents<T: Arith>(b: &Operand<'_>) -> Result<()> {
     }
 }
 
-fn real_kernel<T: Real>(op: BinaryOp, a: &Operand<'_>, b: &Operand<'_>, out: OutSpec<'_>) -> Result<Data> {
+fn real_kernel<T: Real>(
+    op: BinaryOp,
+    a: &Operand<'_>,
+    b: &Operand<'_>,
+    out: OutSpec<'_>,
+) -> Result<Data> {
     match op {
         BinaryOp::FloorDivide => binary(a, b, out, T::floor_div),
         BinaryOp::Remainder => binary(a, b, out, T::rem),
@@ -737,7 +771,12 @@ fn real_kernel<T: Real>(op: BinaryOp, a: &Operand<'_>, b: &Operand<'_>, out: Out
     }
 }
 
-fn float_kernel<T: FloatMath>(op: BinaryOp, a: &Operand<'_>, b: &Operand<'_>, out: OutSpec<'_>) -> Result<Data> {
+fn float_kernel<T: FloatMath>(
+    op: BinaryOp,
+    a: &Operand<'_>,
+    b: &Operand<'_>,
+    out: OutSpec<'_>,
+) -> Result<Data> {
     match op {
         BinaryOp::ArcTan2 => binary(a, b, out, T::atan2),
         BinaryOp::LogAddExp => binary(a, b, out, T::logaddexp),
@@ -758,7 +797,12 @@ fn equality_kernel<T: Element + Pod>(
     }
 }
 
-fn bitwise_kernel<T: Bitwise>(op: BinaryOp, a: &Operand<'_>, b: &Operand<'_>, out: OutSpec<'_>) -> Result<Data> {
+fn bitwise_kernel<T: Bitwise>(
+    op: BinaryOp,
+    a: &Operand<'_>,
+    b: &Operand<'_>,
+    out: OutSpec<'_>,
+) -> Result<Data> {
     match op {
         BinaryOp::BitwiseAnd | BinaryOp::LogicalAnd => binary(a, b, out, T::and),
         BinaryOp::BitwiseOr | BinaryOp::LogicalOr => binary(a, b, out, T::or),
@@ -767,7 +811,12 @@ fn bitwise_kernel<T: Bitwise>(op: BinaryOp, a: &Operand<'_>, b: &Operand<'_>, ou
     }
 }
 
-fn shift_kernel<T: Shift>(op: BinaryOp, a: &Operand<'_>, b: &Operand<'_>, out: OutSpec<'_>) -> Result<Data> {
+fn shift_kernel<T: Shift>(
+    op: BinaryOp,
+    a: &Operand<'_>,
+    b: &Operand<'_>,
+    out: OutSpec<'_>,
+) -> Result<Data> {
     match op {
         BinaryOp::LeftShift => binary(a, b, out, T::shl),
         BinaryOp::RightShift => binary(a, b, out, T::shr),
@@ -776,7 +825,10 @@ fn shift_kernel<T: Shift>(op: BinaryOp, a: &Operand<'_>, b: &Operand<'_>, out: O
 }
 
 fn misrouted(op: BinaryOp) -> Error {
-    Error::runtime(op.name(), "internal error: op routed to the wrong kernel family")
+    Error::runtime(
+        op.name(),
+        "internal error: op routed to the wrong kernel family",
+    )
 }
 
 impl Primitive for Binary {
@@ -786,23 +838,37 @@ impl Primitive for Binary {
     fn eval_cpu(&self, inputs: &[Operand<'_>], out: OutSpec<'_>) -> Result<Data> {
         let op = self.0;
         let [a, b] = inputs else {
-            return Err(Error::runtime(op.name(), format!("expected 2 inputs, got {}", inputs.len())));
+            return Err(Error::runtime(
+                op.name(),
+                format!("expected 2 inputs, got {}", inputs.len()),
+            ));
         };
         if a.dtype != b.dtype {
             return Err(Error::runtime(
                 op.name(),
-                format!("internal error: inputs have dtypes {} and {}", a.dtype, b.dtype),
+                format!(
+                    "internal error: inputs have dtypes {} and {}",
+                    a.dtype, b.dtype
+                ),
             ));
         }
         match op.rule() {
             DtypeRule::Any | DtypeRule::AtLeastFloat => {
                 with_dtype!(a.dtype, T => arith_kernel::<T>(op, a, b, out))
             }
-            DtypeRule::Real | DtypeRule::Ordering => with_real!(a.dtype, op, T => real_kernel::<T>(op, a, b, out)),
-            DtypeRule::RealAtLeastFloat => with_float!(a.dtype, op, T => float_kernel::<T>(op, a, b, out)),
+            DtypeRule::Real | DtypeRule::Ordering => {
+                with_real!(a.dtype, op, T => real_kernel::<T>(op, a, b, out))
+            }
+            DtypeRule::RealAtLeastFloat => {
+                with_float!(a.dtype, op, T => float_kernel::<T>(op, a, b, out))
+            }
             DtypeRule::Equality => with_dtype!(a.dtype, T => equality_kernel::<T>(op, a, b, out)),
-            DtypeRule::Logical => with_dtypes!(a.dtype, op, T => bitwise_kernel::<T>(op, a, b, out), [Bool => bool]),
-            DtypeRule::Bitwise => with_int!(a.dtype, op, T => bitwise_kernel::<T>(op, a, b, out), Bool),
+            DtypeRule::Logical => {
+                with_dtypes!(a.dtype, op, T => bitwise_kernel::<T>(op, a, b, out), [Bool => bool])
+            }
+            DtypeRule::Bitwise => {
+                with_int!(a.dtype, op, T => bitwise_kernel::<T>(op, a, b, out), Bool)
+            }
             DtypeRule::Shift => with_int!(a.dtype, op, T => shift_kernel::<T>(op, a, b, out)),
         }
     }
@@ -862,7 +928,10 @@ pub fn build(op: BinaryOp, a: &Array, b: &Array) -> Result<Array> {
     let shape = broadcast_shapes(op.name(), a.shape(), b.shape())?;
     let promoted = result_dtype(a, b);
     let (compute, output) = op.dtypes(promoted).map_err(|e| {
-        Error::dtype(op.name(), format!("{} (inputs {} and {})", e.message(), a.dtype(), b.dtype()))
+        Error::dtype(
+            op.name(),
+            format!("{} (inputs {} and {})", e.message(), a.dtype(), b.dtype()),
+        )
     })?;
     let inputs = vec![a.astype(compute)?, b.astype(compute)?];
     let out = Array::from_op(shape, output, Binary(op), inputs);
@@ -1428,4 +1497,688 @@ impl Array {
         /// ```
         right_shift
     );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{ErrorKind, Stream};
+    use proptest::prelude::*;
+
+    fn arr<T: Element + Pod>(v: &[T], shape: &[usize]) -> Array {
+        Array::from_slice(v, shape).unwrap()
+    }
+
+    // ----- promotion ---------------------------------------------------------
+
+    #[test]
+    fn weak_scalars_adopt_the_array_dtype() {
+        let h = arr(&[half::f16::from_f32(1.5)], &[1]);
+        assert_eq!((&h * 2.0).unwrap().dtype(), DType::Float16);
+        let i8s = arr(&[1i8], &[1]);
+        let r = (&i8s + 2.5).unwrap();
+        assert_eq!(r.dtype(), DType::Float32);
+        assert_eq!(r.to_vec::<f32>().unwrap(), vec![3.5]);
+        let u = arr(&[255u8], &[1]);
+        let r = (&u + 1).unwrap();
+        assert_eq!(r.dtype(), DType::UInt8);
+        assert_eq!(r.to_vec::<u8>().unwrap(), vec![0]);
+        assert_eq!(less(&u, &Array::from(300)).unwrap().dtype(), DType::Bool);
+    }
+
+    #[test]
+    fn two_weak_scalars_give_a_weak_scalar() {
+        let s = add(&Array::from(1), &Array::from(2)).unwrap();
+        assert!(s.is_weak());
+        let h = arr(&[half::f16::ONE], &[1]);
+        assert_eq!(multiply(&h, &s).unwrap().dtype(), DType::Float16);
+        assert!(!add(&h, &Array::from(1.0)).unwrap().is_weak());
+    }
+
+    #[test]
+    fn output_dtypes_follow_the_rules() {
+        use DType::*;
+        let cases = [
+            (BinaryOp::Divide, Int8, Float32),
+            (BinaryOp::Divide, Float16, Float16),
+            (BinaryOp::ArcTan2, Bool, Float32),
+            (BinaryOp::LogAddExp, UInt64, Float32),
+            (BinaryOp::FloorDivide, Int16, Int16),
+            (BinaryOp::Equal, Complex64, Bool),
+            (BinaryOp::LogicalOr, Float32, Bool),
+            (BinaryOp::LeftShift, Bool, UInt8),
+            (BinaryOp::BitwiseXor, Bool, Bool),
+            (BinaryOp::Power, Complex64, Complex64),
+        ];
+        for (op, dtype, want) in cases {
+            let a = crate::zeros(&[2], dtype).unwrap();
+            assert_eq!(
+                build(op, &a, &a).unwrap().dtype(),
+                want,
+                "{op:?} on {dtype}"
+            );
+        }
+    }
+
+    #[test]
+    fn unsupported_dtypes_are_dtype_errors_naming_the_op() {
+        use DType::*;
+        let rejected = [
+            (BinaryOp::Remainder, Complex64),
+            (BinaryOp::FloorDivide, Complex64),
+            (BinaryOp::Maximum, Complex64),
+            (BinaryOp::Less, Complex64),
+            (BinaryOp::GreaterEqual, Complex64),
+            (BinaryOp::ArcTan2, Complex64),
+            (BinaryOp::LogAddExp, Complex64),
+            (BinaryOp::BitwiseAnd, Float32),
+            (BinaryOp::BitwiseOr, Float16),
+            (BinaryOp::BitwiseXor, Complex64),
+            (BinaryOp::LeftShift, Float64),
+            (BinaryOp::RightShift, BFloat16),
+        ];
+        for (op, dtype) in rejected {
+            let a = crate::zeros(&[2], dtype).unwrap();
+            let e = build(op, &a, &a).unwrap_err();
+            assert_eq!(e.kind(), ErrorKind::Dtype, "{op:?} {dtype}");
+            assert_eq!(e.op(), op.name());
+            assert!(e.message().contains(dtype.name()), "{e}");
+        }
+        // Every dtype is accepted by the ops that take every dtype.
+        for dtype in DType::ALL {
+            let a = crate::zeros(&[2], dtype).unwrap();
+            for op in [
+                BinaryOp::Add,
+                BinaryOp::Multiply,
+                BinaryOp::Divide,
+                BinaryOp::Power,
+                BinaryOp::Equal,
+            ] {
+                build(op, &a, &a).unwrap().eval().unwrap();
+            }
+        }
+    }
+
+    #[test]
+    fn mismatched_shapes_are_shape_errors() {
+        let a = crate::zeros(&[3], DType::Float32).unwrap();
+        let b = crate::zeros(&[4], DType::Float32).unwrap();
+        for op in BinaryOp::ALL {
+            let e = build(op, &a, &b).unwrap_err();
+            assert_eq!(e.kind(), ErrorKind::Shape);
+            assert_eq!(
+                e.to_string(),
+                format!(
+                    "{}: shapes [3] and [4] cannot be broadcast together",
+                    op.name()
+                )
+            );
+        }
+    }
+
+    #[test]
+    fn every_op_on_every_accepted_dtype_evaluates() {
+        for op in BinaryOp::ALL {
+            for dtype in DType::ALL {
+                let a = crate::ones(&[2, 3], dtype).unwrap();
+                let b = crate::ones(&[3], dtype).unwrap();
+                if let Ok(r) = build(op, &a, &b) {
+                    assert_eq!(r.shape(), &[2, 3]);
+                    r.eval().unwrap_or_else(|e| panic!("{op:?} {dtype}: {e}"));
+                }
+            }
+        }
+    }
+
+    // ----- integer semantics -----------------------------------------------
+
+    #[test]
+    fn integer_division_by_zero_gives_zero() {
+        let a = arr(&[7i32, -7, 0, i32::MIN], &[4]);
+        let z = arr(&[0i32; 4], &[4]);
+        assert_eq!(
+            floor_divide(&a, &z).unwrap().to_vec::<i32>().unwrap(),
+            vec![0; 4]
+        );
+        assert_eq!(
+            remainder(&a, &z).unwrap().to_vec::<i32>().unwrap(),
+            vec![0; 4]
+        );
+        let u = arr(&[7u8, 0], &[2]);
+        let uz = arr(&[0u8, 0], &[2]);
+        assert_eq!(
+            floor_divide(&u, &uz).unwrap().to_vec::<u8>().unwrap(),
+            vec![0, 0]
+        );
+        assert_eq!(
+            remainder(&u, &uz).unwrap().to_vec::<u8>().unwrap(),
+            vec![0, 0]
+        );
+    }
+
+    #[test]
+    fn floor_division_and_remainder_follow_python() {
+        for a in -9i32..=9 {
+            for b in [-4i32, -3, -1, 1, 2, 5] {
+                let (q, r) = (i32::floor_div(a, b), i32::rem(a, b));
+                let (fq, fr) = (
+                    (a as f64 / b as f64).floor() as i32,
+                    a - b * ((a as f64 / b as f64).floor() as i32),
+                );
+                assert_eq!((q, r), (fq, fr), "{a} // {b}");
+                assert!(r == 0 || (r < 0) == (b < 0));
+            }
+        }
+        // MIN // -1 wraps like numpy; the remainder is 0.
+        assert_eq!(i8::floor_div(i8::MIN, -1), i8::MIN);
+        assert_eq!(i8::rem(i8::MIN, -1), 0);
+    }
+
+    #[test]
+    fn float_floor_division_and_remainder_follow_numpy() {
+        assert_eq!(f64::floor_div(1.0, 0.1), 9.0);
+        assert!((f64::rem(1.0, 0.1) - 0.09999999999999995).abs() < 1e-17);
+        assert_eq!(f32::floor_div(-7.0, 2.0), -4.0);
+        assert_eq!(f32::rem(-7.0, 2.0), 1.0);
+        assert_eq!(f32::rem(7.0, -2.0), -1.0);
+        // Zero remainders take the divisor's sign.
+        assert!(f32::rem(4.0, -2.0).is_sign_negative());
+        assert!(f32::rem(-4.0, 2.0).is_sign_positive());
+        // Division by zero: inf/nan like true division; remainder is nan.
+        assert_eq!(f32::floor_div(1.0, 0.0), f32::INFINITY);
+        assert!(f32::floor_div(0.0, 0.0).is_nan());
+        assert!(f32::rem(1.0, 0.0).is_nan());
+        assert_eq!(f64::rem(-1.0, f64::INFINITY), f64::INFINITY);
+        assert!(f64::floor_div(f64::NAN, 2.0).is_nan());
+        let h = half::f16::from_f32;
+        assert_eq!(<f16 as Real>::rem(h(-7.0), h(2.0)), h(1.0));
+    }
+
+    #[test]
+    fn integer_powers_are_exact_and_wrap() {
+        let a = arr(&[2i64, -3, 0, 7], &[4]);
+        let b = arr(&[10i64, 3, 0, 0], &[4]);
+        assert_eq!(
+            power(&a, &b).unwrap().to_vec::<i64>().unwrap(),
+            vec![1024, -27, 1, 1]
+        );
+        assert_eq!(<i8 as Arith>::pow(3, 5), 3i8.wrapping_pow(5));
+        assert_eq!(<u64 as Arith>::pow(3, 40), 3u64.wrapping_pow(40));
+        assert_eq!(<i32 as Arith>::pow(-1, i32::MAX), -1);
+        let bools = arr(&[false, false, true, true], &[4]);
+        let exps = arr(&[false, true, false, true], &[4]);
+        assert_eq!(
+            power(&bools, &exps).unwrap().to_vec::<bool>().unwrap(),
+            vec![true, false, true, true]
+        );
+    }
+
+    #[test]
+    fn negative_integer_exponents_fail_at_eval() {
+        let a = arr(&[2i32, 3], &[2]);
+        let b = arr(&[1i32, -2], &[2]);
+        let e = power(&a, &b).unwrap().eval().unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::Value);
+        assert_eq!(
+            e.to_string(),
+            "power: integers to negative integer powers are not allowed (exponent -2)"
+        );
+        // Unsigned and float exponents are fine.
+        let f = power(&a, &Array::from(-1.0)).unwrap();
+        assert_eq!(f.to_vec::<f32>().unwrap(), vec![0.5, 1.0 / 3.0]);
+    }
+
+    #[test]
+    fn shifts_never_overflow() {
+        let a = arr(&[1i8, 1, -128, -5, 5, 64], &[6]);
+        let b = arr(&[7i8, 8, 1, 100, -1, 1], &[6]);
+        assert_eq!(
+            left_shift(&a, &b).unwrap().to_vec::<i8>().unwrap(),
+            vec![-128, 0, 0, 0, 0, -128]
+        );
+        assert_eq!(
+            right_shift(&a, &b).unwrap().to_vec::<i8>().unwrap(),
+            vec![0, 0, -64, -1, 0, 32]
+        );
+        let u = arr(&[0x80u64, 1], &[2]);
+        let s = arr(&[63u64, 64], &[2]);
+        assert_eq!(
+            left_shift(&u, &s).unwrap().to_vec::<u64>().unwrap(),
+            vec![0, 0]
+        );
+        assert_eq!(
+            right_shift(&u, &s).unwrap().to_vec::<u64>().unwrap(),
+            vec![0, 0]
+        );
+        let t = arr(&[true], &[1]);
+        let r = left_shift(&t, &t).unwrap();
+        assert_eq!(
+            (r.dtype(), r.to_vec::<u8>().unwrap()),
+            (DType::UInt8, vec![2])
+        );
+    }
+
+    #[test]
+    fn bitwise_ops_on_bool_and_ints() {
+        let a = arr(&[true, true, false], &[3]);
+        let b = arr(&[true, false, false], &[3]);
+        assert_eq!(
+            (&a & &b).unwrap().to_vec::<bool>().unwrap(),
+            vec![true, false, false]
+        );
+        assert_eq!(
+            (&a | &b).unwrap().to_vec::<bool>().unwrap(),
+            vec![true, true, false]
+        );
+        assert_eq!(
+            (&a ^ &b).unwrap().to_vec::<bool>().unwrap(),
+            vec![false, true, false]
+        );
+        let i = arr(&[-1i16, 0x0f0f], &[2]);
+        assert_eq!(
+            (&i & 0xff).unwrap().to_vec::<i16>().unwrap(),
+            vec![0xff, 0x0f]
+        );
+        assert_eq!(
+            (i.clone() ^ -1).unwrap().to_vec::<i16>().unwrap(),
+            vec![0, !0x0f0f]
+        );
+        assert_eq!(
+            (&i << 4).unwrap().to_vec::<i16>().unwrap(),
+            vec![-16, 0x0f0f << 4]
+        );
+        assert_eq!((&i >> 4).unwrap().to_vec::<i16>().unwrap(), vec![-1, 0xf0]);
+        assert_eq!(
+            (&i % 7).unwrap().to_vec::<i16>().unwrap(),
+            vec![6, 0x0f0f % 7]
+        );
+    }
+
+    // ----- floats --------------------------------------------------------------
+
+    #[test]
+    fn nan_propagates_through_maximum_and_minimum() {
+        let nan = f32::NAN;
+        let a = arr(&[nan, 1.0, 2.0, nan], &[4]);
+        let b = arr(&[1.0, nan, 1.0, nan], &[4]);
+        let mx = maximum(&a, &b).unwrap().to_vec::<f32>().unwrap();
+        let mn = minimum(&a, &b).unwrap().to_vec::<f32>().unwrap();
+        assert!(mx[0].is_nan() && mx[1].is_nan() && mx[3].is_nan() && mx[2] == 2.0);
+        assert!(mn[0].is_nan() && mn[1].is_nan() && mn[3].is_nan() && mn[2] == 1.0);
+        let h = half::bf16::from_f32;
+        assert!(<bf16 as Real>::max(h(1.0), half::bf16::NAN).is_nan());
+        assert!(<bf16 as Real>::min(half::bf16::NAN, h(1.0)).is_nan());
+    }
+
+    #[test]
+    fn comparisons_with_nan_are_false_except_not_equal() {
+        let a = arr(&[f64::NAN], &[1]);
+        for op in [
+            BinaryOp::Equal,
+            BinaryOp::Less,
+            BinaryOp::LessEqual,
+            BinaryOp::Greater,
+            BinaryOp::GreaterEqual,
+        ] {
+            assert_eq!(
+                build(op, &a, &a).unwrap().to_vec::<bool>().unwrap(),
+                vec![false],
+                "{op:?}"
+            );
+        }
+        assert_eq!(
+            not_equal(&a, &a).unwrap().to_vec::<bool>().unwrap(),
+            vec![true]
+        );
+        let h = arr(&[half::f16::from_f32(1.0), half::f16::NAN], &[2]);
+        assert_eq!(
+            greater_equal(&h, &Array::from(1.0))
+                .unwrap()
+                .to_vec::<bool>()
+                .unwrap(),
+            vec![true, false]
+        );
+    }
+
+    #[test]
+    fn logaddexp_is_stable() {
+        assert_eq!(f32::logaddexp(f32::INFINITY, f32::INFINITY), f32::INFINITY);
+        assert_eq!(
+            f32::logaddexp(f32::NEG_INFINITY, f32::NEG_INFINITY),
+            f32::NEG_INFINITY
+        );
+        assert_eq!(f32::logaddexp(f32::NEG_INFINITY, 3.0), 3.0);
+        assert_eq!(f64::logaddexp(1e300, 0.0), 1e300);
+        assert!(f32::logaddexp(f32::NAN, 1.0).is_nan());
+        assert!(
+            (f64::logaddexp(-1000.0, -1000.0) - (-1000.0 + std::f64::consts::LN_2)).abs() < 1e-12
+        );
+    }
+
+    #[test]
+    fn complex_arithmetic_and_powers() {
+        let c = Complex64::new;
+        assert_eq!(complex_pow(c(0.0, 0.0), c(0.0, 0.0)), c(1.0, 0.0));
+        assert_eq!(complex_pow(c(0.0, 0.0), c(2.0, 0.0)), c(0.0, 0.0));
+        assert!(complex_pow(c(0.0, 0.0), c(-1.0, 0.0)).re.is_nan());
+        assert_eq!(complex_pow(c(0.0, 2.0), c(2.0, 0.0)), c(-4.0, 0.0));
+        assert_eq!(complex_pow(c(1.0, 1.0), c(-2.0, 0.0)), c(0.0, -0.5));
+        let p = complex_pow(c(1.0, 1.0), c(0.5, 0.0));
+        assert!((p.re - 1.098_684_1).abs() < 1e-6 && (p.im - 0.455_089_86).abs() < 1e-6);
+        // Smith's division is exact where the naive formula overflows.
+        let q = complex_div(c(1e30, 1e30), c(1e30, 1e30));
+        assert_eq!(q, c(1.0, 0.0));
+        let z = complex_div(c(1.0, 1.0), c(0.0, 0.0));
+        assert!(z.re.is_infinite() && z.im.is_infinite());
+        let a = arr(&[c(1.0, 2.0)], &[1]);
+        assert_eq!(equal(&a, &a).unwrap().to_vec::<bool>().unwrap(), vec![true]);
+        assert_eq!(
+            (&a * &a).unwrap().to_vec::<Complex64>().unwrap(),
+            vec![c(-3.0, 4.0)]
+        );
+    }
+
+    // ----- layouts -------------------------------------------------------------
+
+    /// `values` (row-major, `shape`) stored with its axes permuted by `perm`
+    /// (the storage holds the permuted array contiguously) and read back
+    /// through permuted strides.
+    fn permuted<T: Pod>(values: &[T], shape: &[usize], perm: &[usize]) -> Data {
+        let nd = shape.len();
+        let pshape: Vec<usize> = perm.iter().map(|&p| shape[p]).collect();
+        let pstrides = crate::array::row_major_strides(&pshape);
+        let mut strides = vec![0isize; nd];
+        for k in 0..nd {
+            strides[perm[k]] = pstrides[k];
+        }
+        let mut storage =
+            crate::runtime::memory::Storage::new(std::mem::size_of_val(values), false).unwrap();
+        let dst = storage.as_mut_slice::<T>();
+        let logical = crate::array::row_major_strides(shape);
+        for (i, &v) in values.iter().enumerate() {
+            let mut off = 0isize;
+            let mut rest = i as isize;
+            for d in 0..nd {
+                let idx = rest / logical[d];
+                rest %= logical[d];
+                off += idx * strides[d];
+            }
+            dst[off as usize] = v;
+        }
+        Data {
+            storage: Arc::new(storage),
+            strides,
+            offset: 0,
+        }
+    }
+
+    /// `values` stored back to front and read through negative strides.
+    fn reversed<T: Pod>(values: &[T], shape: &[usize]) -> Data {
+        let mut storage =
+            crate::runtime::memory::Storage::new(std::mem::size_of_val(values), false).unwrap();
+        for (d, &v) in storage.as_mut_slice::<T>().iter_mut().rev().zip(values) {
+            *d = v;
+        }
+        let strides = crate::array::row_major_strides(shape)
+            .iter()
+            .map(|s| -s)
+            .collect();
+        Data {
+            storage: Arc::new(storage),
+            strides,
+            offset: values.len().saturating_sub(1),
+        }
+    }
+
+    use std::sync::Arc;
+
+    fn eval_op<T: Pod>(
+        op: BinaryOp,
+        a: (&Data, &[usize]),
+        b: (&Data, &[usize]),
+        dtype: DType,
+        out: DType,
+    ) -> Vec<T> {
+        let shape = broadcast_shapes("test", a.1, b.1).unwrap();
+        let ops = [
+            Operand {
+                data: a.0,
+                shape: a.1,
+                dtype,
+            },
+            Operand {
+                data: b.0,
+                shape: b.1,
+                dtype,
+            },
+        ];
+        Binary(op)
+            .eval_cpu(
+                &ops,
+                OutSpec {
+                    shape: &shape,
+                    dtype: out,
+                },
+            )
+            .unwrap()
+            .to_vec::<T>(&shape)
+    }
+
+    /// Bit patterns, so that NaNs compare equal to themselves.
+    fn bits(v: Vec<f32>) -> Vec<u32> {
+        v.into_iter().map(f32::to_bits).collect()
+    }
+
+    #[test]
+    fn non_contiguous_operands_match_contiguous_ones() {
+        let shape = [2usize, 3, 4];
+        let a: Vec<f32> = (0..24).map(|i| i as f32 * 0.5 - 5.0).collect();
+        let b: Vec<f32> = (0..24).map(|i| (i * 7 % 11) as f32 - 4.0).collect();
+        let contiguous = |v: &[f32]| {
+            Data::contiguous(
+                {
+                    let mut s = crate::runtime::memory::Storage::new(v.len() * 4, false).unwrap();
+                    s.as_mut_slice::<f32>().copy_from_slice(v);
+                    s
+                },
+                &shape,
+            )
+        };
+        let (ca, cb) = (contiguous(&a), contiguous(&b));
+        for op in [
+            BinaryOp::Subtract,
+            BinaryOp::Remainder,
+            BinaryOp::Maximum,
+            BinaryOp::ArcTan2,
+        ] {
+            let want = bits(eval_op::<f32>(
+                op,
+                (&ca, &shape),
+                (&cb, &shape),
+                DType::Float32,
+                DType::Float32,
+            ));
+            let pa = permuted(&a, &shape, &[2, 0, 1]);
+            let rb = reversed(&b, &shape);
+            let got = eval_op::<f32>(
+                op,
+                (&pa, &shape),
+                (&rb, &shape),
+                DType::Float32,
+                DType::Float32,
+            );
+            assert_eq!(bits(got), want, "{op:?}");
+            let got = eval_op::<f32>(
+                op,
+                (&ca, &shape),
+                (&pa_for(&b, &shape), &shape),
+                DType::Float32,
+                DType::Float32,
+            );
+            assert_eq!(bits(got), want, "{op:?} (b permuted)");
+        }
+        let lt = eval_op::<bool>(
+            BinaryOp::Less,
+            (&permuted(&a, &shape, &[1, 2, 0]), &shape),
+            (&cb, &shape),
+            DType::Float32,
+            DType::Bool,
+        );
+        let want: Vec<bool> = a.iter().zip(&b).map(|(x, y)| x < y).collect();
+        assert_eq!(lt, want);
+    }
+
+    fn pa_for(v: &[f32], shape: &[usize]) -> Data {
+        permuted(v, shape, &[2, 1, 0])
+    }
+
+    #[test]
+    fn scalar_operand_on_either_side() {
+        let a = arr(&[1.0f32, 2.0, 4.0], &[3]);
+        let two = arr(&[2.0f32], &[]);
+        assert_eq!(
+            divide(&a, &two).unwrap().to_vec::<f32>().unwrap(),
+            vec![0.5, 1.0, 2.0]
+        );
+        assert_eq!(
+            divide(&two, &a).unwrap().to_vec::<f32>().unwrap(),
+            vec![2.0, 1.0, 0.5]
+        );
+        let one_elem = arr(&[2.0f32], &[1, 1]);
+        assert_eq!(subtract(&one_elem, &a).unwrap().shape(), &[1, 3]);
+        assert_eq!(
+            subtract(&one_elem, &a).unwrap().to_vec::<f32>().unwrap(),
+            vec![1.0, 0.0, -2.0]
+        );
+        let empty = crate::zeros(&[0, 3], DType::Float32).unwrap();
+        assert_eq!(
+            add(&empty, &a).unwrap().to_vec::<f32>().unwrap(),
+            Vec::<f32>::new()
+        );
+        assert_eq!(add(&empty, &two).unwrap().shape(), &[0, 3]);
+    }
+
+    #[test]
+    fn nodes_go_to_the_current_stream() {
+        let s: Stream = crate::new_stream(crate::default_device());
+        let a = arr(&[1i32], &[1]);
+        let r = crate::with_stream(s, || maximum(&a, &a)).unwrap();
+        assert_eq!(r.stream(), s);
+    }
+
+    // ----- property tests --------------------------------------------------------
+
+    fn unravel(mut k: usize, shape: &[usize]) -> Vec<usize> {
+        let mut idx = vec![0; shape.len()];
+        for d in (0..shape.len()).rev() {
+            idx[d] = k % shape[d];
+            k /= shape[d];
+        }
+        idx
+    }
+
+    /// Flat index into `shape` of the output index `idx` (broadcast rules).
+    fn broadcast_index(idx: &[usize], shape: &[usize]) -> usize {
+        let pad = idx.len() - shape.len();
+        shape.iter().enumerate().fold(0, |acc, (d, &n)| {
+            acc * n + if n == 1 { 0 } else { idx[pad + d] }
+        })
+    }
+
+    fn naive<T: Copy, O>(
+        a: &[T],
+        sa: &[usize],
+        b: &[T],
+        sb: &[usize],
+        f: impl Fn(T, T) -> O,
+    ) -> (Vec<usize>, Vec<O>) {
+        let shape = broadcast_shapes("naive", sa, sb).unwrap();
+        let n: usize = shape.iter().product();
+        let out = (0..n)
+            .map(|k| {
+                let idx = unravel(k, &shape);
+                f(a[broadcast_index(&idx, sa)], b[broadcast_index(&idx, sb)])
+            })
+            .collect();
+        (shape, out)
+    }
+
+    /// A shape and a second shape that broadcasts with it (dims dropped
+    /// from the front or replaced by 1, on either side).
+    fn broadcast_pair() -> impl Strategy<Value = (Vec<usize>, Vec<usize>)> {
+        prop::collection::vec((0usize..4, 0u8..4, 0u8..4), 0..4).prop_flat_map(|dims| {
+            let a: Vec<usize> = dims
+                .iter()
+                .map(|&(d, m, _)| if m == 0 { 1 } else { d })
+                .collect();
+            let b: Vec<usize> = dims
+                .iter()
+                .map(|&(d, _, m)| if m == 0 { 1 } else { d })
+                .collect();
+            (0..=b.len()).prop_map(move |drop| (a.clone(), b[drop..].to_vec()))
+        })
+    }
+
+    fn values_i32(n: usize) -> impl Strategy<Value = Vec<i32>> {
+        prop::collection::vec(-20i32..20, n)
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(128))]
+
+        #[test]
+        fn broadcast_general_path_matches_naive_loop(
+            (sa, sb, va, vb) in broadcast_pair().prop_flat_map(|(sa, sb)| {
+                let (na, nb) = (sa.iter().product::<usize>(), sb.iter().product::<usize>());
+                (Just(sa), Just(sb), values_i32(na), values_i32(nb))
+            })
+        ) {
+            let (a, b) = (arr(&va, &sa), arr(&vb, &sb));
+            let (shape, want) = naive(&va, &sa, &vb, &sb, i32::rem);
+            let got = remainder(&a, &b).unwrap();
+            prop_assert_eq!(got.shape(), &shape[..]);
+            prop_assert_eq!(got.to_vec::<i32>().unwrap(), want);
+            let (_, want) = naive(&va, &sa, &vb, &sb, |x, y| x.wrapping_sub(y));
+            prop_assert_eq!(subtract(&a, &b).unwrap().to_vec::<i32>().unwrap(), want);
+            let (_, want) = naive(&va, &sa, &vb, &sb, |x, y| x <= y);
+            prop_assert_eq!(less_equal(&a, &b).unwrap().to_vec::<bool>().unwrap(), want);
+            let (fa, fb): (Vec<f32>, Vec<f32>) = (va.iter().map(|&x| x as f32 / 4.0).collect(), vb.iter().map(|&x| x as f32 / 4.0).collect());
+            let (_, want) = naive(&fa, &sa, &fb, &sb, <f32 as Real>::max);
+            prop_assert_eq!(maximum(&arr(&fa, &sa), &arr(&fb, &sb)).unwrap().to_vec::<f32>().unwrap(), want);
+        }
+
+        #[test]
+        fn permuted_operands_match_naive_loop(
+            (shape, perm, va, vb) in prop::collection::vec(1usize..4, 1..4).prop_flat_map(|shape| {
+                let n = shape.iter().product::<usize>();
+                let nd = shape.len();
+                (Just(shape), Just((0..nd).collect::<Vec<_>>()).prop_shuffle(), values_i32(n), values_i32(n))
+            })
+        ) {
+            let pa = permuted(&va, &shape, &perm);
+            let rb = reversed(&vb, &shape);
+            for op in [BinaryOp::FloorDivide, BinaryOp::Multiply, BinaryOp::BitwiseXor] {
+                let f = match op {
+                    BinaryOp::FloorDivide => i32::floor_div,
+                    BinaryOp::Multiply => i32::mul,
+                    _ => i32::xor,
+                };
+                let (_, want) = naive(&va, &shape, &vb, &shape, f);
+                prop_assert_eq!(eval_op::<i32>(op, (&pa, &shape), (&rb, &shape), DType::Int32, DType::Int32), want);
+            }
+        }
+
+        #[test]
+        fn large_contiguous_and_scalar_paths_match_naive_loop(n in 0usize..70_000, s in -5i32..5) {
+            let va: Vec<i32> = (0..n as i32).map(|i| i.wrapping_mul(2_654_435_761u32 as i32) >> 20).collect();
+            let a = arr(&va, &[n]);
+            let want: Vec<i32> = va.iter().map(|&x| i32::floor_div(x, s)).collect();
+            prop_assert_eq!(floor_divide(&a, &Array::from(s)).unwrap().to_vec::<i32>().unwrap(), want);
+            let want: Vec<i32> = va.iter().map(|&x| i32::rem(s, x)).collect();
+            prop_assert_eq!(remainder(&Array::from(s), &a).unwrap().to_vec::<i32>().unwrap(), want);
+            let want: Vec<bool> = va.iter().zip(va.iter().rev()).map(|(&x, &y)| x > y).collect();
+            let rev = arr(&va.iter().rev().copied().collect::<Vec<_>>(), &[n]);
+            prop_assert_eq!(greater(&a, &rev).unwrap().to_vec::<bool>().unwrap(), want);
+        }
+    }
 }

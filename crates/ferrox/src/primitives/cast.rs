@@ -1,6 +1,6 @@
 //! Dtype conversion: `astype` (value conversion) and `view` (bit reinterpretation).
 
-use super::{OutSpec, Operand, Primitive};
+use super::{Operand, OutSpec, Primitive};
 use crate::array::{checked_numel, for_each_offset, row_major_strides, Data};
 use crate::backend::cpu::elementwise::{map_slices, out_storage, unary};
 use crate::dtype::Element;
@@ -43,7 +43,10 @@ impl Primitive for AsType {
     primitive_common!();
 }
 
-fn cast_kernel<T: Element + Pod, U: Element + Pod>(x: &Operand<'_>, out: OutSpec<'_>) -> Result<Data> {
+fn cast_kernel<T: Element + Pod, U: Element + Pod>(
+    x: &Operand<'_>,
+    out: OutSpec<'_>,
+) -> Result<Data> {
     unary(x, out, |v: T| convert::<T, U>(v))
 }
 
@@ -58,7 +61,12 @@ pub fn astype(a: &Array, dtype: DType) -> Result<Array> {
     if a.dtype() == dtype {
         return Ok(a.clone());
     }
-    Ok(Array::from_op(a.shape().to_vec(), dtype, AsType, vec![a.clone()]))
+    Ok(Array::from_op(
+        a.shape().to_vec(),
+        dtype,
+        AsType,
+        vec![a.clone()],
+    ))
 }
 
 impl Array {
@@ -98,7 +106,10 @@ impl Primitive for View {
     }
     fn eval_cpu(&self, inputs: &[Operand<'_>], out: OutSpec<'_>) -> Result<Data> {
         let [x] = inputs else {
-            return Err(Error::runtime("view", format!("expected 1 input, got {}", inputs.len())));
+            return Err(Error::runtime(
+                "view",
+                format!("expected 1 input, got {}", inputs.len()),
+            ));
         };
         let (in_size, out_size) = (x.dtype.size(), out.dtype.size());
         if out.dtype == DType::Bool && x.dtype != DType::Bool {
@@ -107,7 +118,11 @@ impl Primitive for View {
         }
         if in_size == out_size {
             // Same element size: the input's layout, whatever it is, holds.
-            return Ok(Data { storage: Arc::clone(&x.data.storage), strides: x.data.strides.clone(), offset: x.data.offset });
+            return Ok(Data {
+                storage: Arc::clone(&x.data.storage),
+                strides: x.data.strides.clone(),
+                offset: x.data.offset,
+            });
         }
         let first_byte = x.data.offset * in_size;
         if x.data.is_contiguous(x.shape) && first_byte % out_size == 0 {
@@ -144,7 +159,11 @@ fn view_as_bool(x: &Operand<'_>, out: OutSpec<'_>) -> Result<Data> {
     let copied;
     let src: &[u8] = if x.data.is_contiguous(x.shape) {
         let start = x.data.offset * x.dtype.size();
-        x.data.storage.as_slice::<u8>().get(start..start + bytes).unwrap_or(&[])
+        x.data
+            .storage
+            .as_slice::<u8>()
+            .get(start..start + bytes)
+            .unwrap_or(&[])
     } else {
         copied = contiguous_copy(x)?;
         copied.as_slice::<u8>()
@@ -152,7 +171,14 @@ fn view_as_bool(x: &Operand<'_>, out: OutSpec<'_>) -> Result<Data> {
     let mut storage = out_storage(out)?;
     let dst = storage.as_mut_slice::<bool>();
     if src.len() != dst.len() {
-        return Err(Error::runtime("view", format!("internal error: {} input bytes for {} bools", src.len(), dst.len())));
+        return Err(Error::runtime(
+            "view",
+            format!(
+                "internal error: {} input bytes for {} bools",
+                src.len(),
+                dst.len()
+            ),
+        ));
     }
     map_slices(src, dst, |b: u8| b != 0);
     Ok(Data::contiguous(storage, out.shape))
@@ -211,5 +237,311 @@ pub fn view(a: &Array, dtype: DType) -> Result<Array> {
         Some(last) => *last *= from / to,
     }
     checked_numel("view", &shape)?;
-    Ok(Array::from_op(shape, dtype, View { dtype }, vec![a.clone()]))
+    Ok(Array::from_op(
+        shape,
+        dtype,
+        View { dtype },
+        vec![a.clone()],
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Complex64, ErrorKind};
+    use half::{bf16, f16};
+
+    fn arr<T: Element + Pod>(v: &[T], shape: &[usize]) -> Array {
+        Array::from_slice(v, shape).unwrap()
+    }
+
+    /// Values every dtype holds exactly, as f64.
+    const SMALL: [f64; 5] = [0.0, 1.0, 2.0, 5.0, 100.0];
+
+    #[test]
+    fn small_values_survive_every_dtype_pair() {
+        for from in DType::ALL {
+            for to in DType::ALL {
+                let src = with_dtype!(from, T => arr(&SMALL.map(T::from_f64), &[5]));
+                let got = src.astype(to).unwrap();
+                assert_eq!(got.dtype(), to);
+                let want: Vec<f64> = SMALL
+                    .iter()
+                    .map(|&v| {
+                        if to == DType::Bool || from == DType::Bool {
+                            (v != 0.0) as u8 as f64
+                        } else {
+                            v
+                        }
+                    })
+                    .collect();
+                let vals: Vec<f64> = with_dtype!(to, U => got.to_vec::<U>().unwrap().into_iter().map(|v| v.to_f64()).collect());
+                assert_eq!(vals, want, "{from} -> {to}");
+            }
+        }
+    }
+
+    #[test]
+    fn integers_wrap_and_floats_truncate() {
+        let a = arr(&[300i32, -1, 70000, -129], &[4]);
+        assert_eq!(
+            a.astype(DType::Int8).unwrap().to_vec::<i8>().unwrap(),
+            vec![44, -1, 112, 127]
+        );
+        assert_eq!(
+            a.astype(DType::UInt8).unwrap().to_vec::<u8>().unwrap(),
+            vec![44, 255, 112, 127]
+        );
+        assert_eq!(
+            a.astype(DType::UInt16).unwrap().to_vec::<u16>().unwrap(),
+            vec![300, 65535, 4464, 65407]
+        );
+        let u = arr(&[u64::MAX, 1 << 63], &[2]);
+        assert_eq!(
+            u.astype(DType::Int64).unwrap().to_vec::<i64>().unwrap(),
+            vec![-1, i64::MIN]
+        );
+        let f = arr(&[1.9f32, -1.9, 126.99, -0.5], &[4]);
+        assert_eq!(
+            f.astype(DType::Int8).unwrap().to_vec::<i8>().unwrap(),
+            vec![1, -1, 126, 0]
+        );
+        // Out of range float -> int saturates (numpy's result is platform-defined).
+        let big = arr(&[1e10f64, -1e10, f64::NAN], &[3]);
+        assert_eq!(
+            big.astype(DType::Int32).unwrap().to_vec::<i32>().unwrap(),
+            vec![i32::MAX, i32::MIN, 0]
+        );
+        assert_eq!(
+            big.astype(DType::UInt8).unwrap().to_vec::<u8>().unwrap(),
+            vec![255, 0, 0]
+        );
+    }
+
+    #[test]
+    fn special_conversions() {
+        let f = arr(&[f32::NAN, 0.0, -0.0, 0.1], &[4]);
+        assert_eq!(
+            f.astype(DType::Bool).unwrap().to_vec::<bool>().unwrap(),
+            vec![true, false, false, true]
+        );
+        let c = arr(
+            &[
+                Complex64::new(2.5, -1.0),
+                Complex64::new(0.0, 3.0),
+                Complex64::new(0.0, 0.0),
+            ],
+            &[3],
+        );
+        assert_eq!(
+            c.astype(DType::Float32).unwrap().to_vec::<f32>().unwrap(),
+            vec![2.5, 0.0, 0.0]
+        );
+        assert_eq!(
+            c.astype(DType::Int16).unwrap().to_vec::<i16>().unwrap(),
+            vec![2, 0, 0]
+        );
+        assert_eq!(
+            c.astype(DType::Bool).unwrap().to_vec::<bool>().unwrap(),
+            vec![true, true, false]
+        );
+        let h = arr(&[70000.0f64, 1.0 / 3.0], &[2])
+            .astype(DType::Float16)
+            .unwrap();
+        assert_eq!(
+            h.to_vec::<f16>().unwrap(),
+            vec![f16::INFINITY, f16::from_f64(1.0 / 3.0)]
+        );
+        // int64 -> float32 rounds once (through f64 it would round twice).
+        let x = (1i64 << 62) + (1 << 38) + 1;
+        let r = arr(&[x], &[1])
+            .astype(DType::Float32)
+            .unwrap()
+            .to_vec::<f32>()
+            .unwrap();
+        assert_eq!(r, vec![x as f32]);
+        let b = arr(&[bf16::from_f32(1.5)], &[1])
+            .astype(DType::Complex64)
+            .unwrap();
+        assert_eq!(
+            b.to_vec::<Complex64>().unwrap(),
+            vec![Complex64::new(1.5, 0.0)]
+        );
+    }
+
+    #[test]
+    fn view_reinterprets_bits() {
+        let a = arr(&[1.0f32, -2.0], &[2]);
+        assert_eq!(
+            view(&a, DType::Int32).unwrap().to_vec::<i32>().unwrap(),
+            vec![0x3f80_0000, 0xc000_0000u32 as i32]
+        );
+        let bytes = view(&a, DType::UInt8).unwrap();
+        assert_eq!(bytes.shape(), &[8]);
+        assert_eq!(
+            bytes.to_vec::<u8>().unwrap(),
+            vec![0, 0, 0x80, 0x3f, 0, 0, 0, 0xc0]
+        );
+        let back = view(&bytes, DType::Float32).unwrap();
+        assert_eq!(back.to_vec::<f32>().unwrap(), vec![1.0, -2.0]);
+        let c = view(&arr(&[1.0f32, 2.0, 3.0, 4.0], &[2, 2]), DType::Complex64).unwrap();
+        assert_eq!(c.shape(), &[2, 1]);
+        assert_eq!(
+            c.to_vec::<Complex64>().unwrap(),
+            vec![Complex64::new(1.0, 2.0), Complex64::new(3.0, 4.0)]
+        );
+        let s = view(&arr(&[1.0f32], &[]), DType::UInt32).unwrap();
+        assert_eq!(
+            (s.shape(), s.item::<u32>().unwrap()),
+            (&[][..], 0x3f80_0000)
+        );
+        assert_eq!(view(&a, DType::Float32).unwrap().id(), a.id());
+        let empty = view(
+            &crate::zeros(&[3, 0], DType::Float64).unwrap(),
+            DType::Int16,
+        )
+        .unwrap();
+        assert_eq!(empty.shape(), &[3, 0]);
+        assert_eq!(empty.to_vec::<i16>().unwrap(), Vec::<i16>::new());
+    }
+
+    #[test]
+    fn view_to_bool_normalises() {
+        let a = arr(&[0u8, 1, 2, 255], &[4]);
+        let b = view(&a, DType::Bool).unwrap();
+        assert_eq!(b.to_vec::<bool>().unwrap(), vec![false, true, true, true]);
+        let w = view(&arr(&[0x0100i16], &[1]), DType::Bool).unwrap();
+        assert_eq!(w.to_vec::<bool>().unwrap(), vec![false, true]);
+        let t = view(&arr(&[true, false], &[2]), DType::UInt8).unwrap();
+        assert_eq!(t.to_vec::<u8>().unwrap(), vec![1, 0]);
+    }
+
+    #[test]
+    fn view_shape_errors() {
+        let e = view(&arr(&[1u8, 2, 3], &[3]), DType::Int16).unwrap_err();
+        assert_eq!((e.kind(), e.op()), (ErrorKind::Shape, "view"));
+        assert!(
+            e.message().contains("[3]") && e.message().contains("int16"),
+            "{e}"
+        );
+        let e = view(&arr(&[1.0f64], &[]), DType::Float32).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::Shape);
+        assert!(e.message().contains("0-d"), "{e}");
+        assert!(view(&arr(&[1u8, 2], &[1, 2]), DType::Int16).is_ok());
+    }
+
+    fn operand_data<T: Pod>(storage_values: &[T], strides: Vec<isize>, offset: usize) -> Data {
+        let mut s = Storage::new(std::mem::size_of_val(storage_values), false).unwrap();
+        s.as_mut_slice::<T>().copy_from_slice(storage_values);
+        Data {
+            storage: Arc::new(s),
+            strides,
+            offset,
+        }
+    }
+
+    #[test]
+    fn view_of_strided_inputs() {
+        // [[1, 2], [3, 4]] stored transposed: logical rows are (1, 2), (3, 4).
+        let t = operand_data(&[1u16, 3, 2, 4], vec![1, 2], 0);
+        let x = Operand {
+            data: &t,
+            shape: &[2, 2],
+            dtype: DType::UInt16,
+        };
+        let out = View {
+            dtype: DType::UInt32,
+        }
+        .eval_cpu(
+            &[x],
+            OutSpec {
+                shape: &[2, 1],
+                dtype: DType::UInt32,
+            },
+        )
+        .unwrap();
+        assert_eq!(out.to_vec::<u32>(&[2, 1]), vec![1 | 2 << 16, 3 | 4 << 16]);
+        // Same size: strides are kept, nothing is copied.
+        let same = View {
+            dtype: DType::Int16,
+        }
+        .eval_cpu(
+            &[x],
+            OutSpec {
+                shape: &[2, 2],
+                dtype: DType::Int16,
+            },
+        )
+        .unwrap();
+        assert!(Arc::ptr_eq(&same.storage, &t.storage));
+        assert_eq!(same.to_vec::<i16>(&[2, 2]), vec![1, 2, 3, 4]);
+        // Narrower, reversed.
+        let r = operand_data(&[0x0102u16, 0x0304], vec![-1], 1);
+        let x = Operand {
+            data: &r,
+            shape: &[2],
+            dtype: DType::UInt16,
+        };
+        let out = View {
+            dtype: DType::UInt8,
+        }
+        .eval_cpu(
+            &[x],
+            OutSpec {
+                shape: &[4],
+                dtype: DType::UInt8,
+            },
+        )
+        .unwrap();
+        assert_eq!(out.to_vec::<u8>(&[4]), vec![4, 3, 2, 1]);
+        let out = View { dtype: DType::Bool }
+            .eval_cpu(
+                &[x],
+                OutSpec {
+                    shape: &[4],
+                    dtype: DType::Bool,
+                },
+            )
+            .unwrap();
+        assert_eq!(out.to_vec::<bool>(&[4]), vec![true; 4]);
+        // Contiguous with an offset that is misaligned for the wider type.
+        let o = operand_data(&[9u16, 1, 2], vec![1], 1);
+        let x = Operand {
+            data: &o,
+            shape: &[2],
+            dtype: DType::UInt16,
+        };
+        let out = View {
+            dtype: DType::UInt32,
+        }
+        .eval_cpu(
+            &[x],
+            OutSpec {
+                shape: &[1],
+                dtype: DType::UInt32,
+            },
+        )
+        .unwrap();
+        assert_eq!(out.to_vec::<u32>(&[1]), vec![1 | 2 << 16]);
+        // Aligned offset: shared storage.
+        let o = operand_data(&[9u16, 9, 1, 2], vec![1], 2);
+        let x = Operand {
+            data: &o,
+            shape: &[2],
+            dtype: DType::UInt16,
+        };
+        let out = View {
+            dtype: DType::UInt32,
+        }
+        .eval_cpu(
+            &[x],
+            OutSpec {
+                shape: &[1],
+                dtype: DType::UInt32,
+            },
+        )
+        .unwrap();
+        assert!(Arc::ptr_eq(&out.storage, &o.storage));
+        assert_eq!(out.to_vec::<u32>(&[1]), vec![1 | 2 << 16]);
+    }
 }

@@ -16,7 +16,7 @@
 //! f32 and rounded once.
 
 use super::matmul::{Epilogue, MatKernel, MatMut, MatRef};
-use super::{OutSpec, Operand, Primitive};
+use super::{Operand, OutSpec, Primitive};
 use crate::array::{checked_numel, Data};
 use crate::backend::cpu::elementwise::out_storage;
 use crate::backend::cpu::parallel::worth_splitting;
@@ -62,23 +62,40 @@ impl ConvGeometry {
         if nd == 0 || nd > MAX_SPATIAL || p.padding.len() != nd || p.dilation.len() != nd {
             return Err(Error::value(op, format!("unsupported parameters {p:?}")));
         }
-        let layout = if nd == 1 { "[N, L, C_in]" } else { "[N, H, W, C_in]" };
-        let wlayout = if nd == 1 { "[C_out, K, C_in / groups]" } else { "[C_out, KH, KW, C_in / groups]" };
+        let layout = if nd == 1 {
+            "[N, L, C_in]"
+        } else {
+            "[N, H, W, C_in]"
+        };
+        let wlayout = if nd == 1 {
+            "[C_out, K, C_in / groups]"
+        } else {
+            "[C_out, KH, KW, C_in / groups]"
+        };
         if input.len() != nd + 2 {
             return Err(Error::shape(
                 op,
-                format!("input must have {} dimensions {layout}, got shape {input:?}", nd + 2),
+                format!(
+                    "input must have {} dimensions {layout}, got shape {input:?}",
+                    nd + 2
+                ),
             ));
         }
         if weight.len() != nd + 2 {
             return Err(Error::shape(
                 op,
-                format!("weight must have {} dimensions {wlayout}, got shape {weight:?}", nd + 2),
+                format!(
+                    "weight must have {} dimensions {wlayout}, got shape {weight:?}",
+                    nd + 2
+                ),
             ));
         }
         for (name, v) in [("stride", p.stride), ("dilation", p.dilation)] {
             if v.contains(&0) {
-                return Err(Error::value(op, format!("{name} must be positive, got {v:?}")));
+                return Err(Error::value(
+                    op,
+                    format!("{name} must be positive, got {v:?}"),
+                ));
             }
         }
         let groups = p.groups;
@@ -110,13 +127,27 @@ impl ConvGeometry {
         }
         let kernel = weight[1..nd + 1].to_vec();
         if kernel.contains(&0) {
-            return Err(Error::shape(op, format!("kernel size must be positive, got weight shape {weight:?}")));
+            return Err(Error::shape(
+                op,
+                format!("kernel size must be positive, got weight shape {weight:?}"),
+            ));
         }
         let mut out_spatial = Vec::with_capacity(nd);
         for d in 0..nd {
-            let too_big = || Error::value(op, format!("sizes overflow for input {input:?} and weight {weight:?}"));
-            let padded = p.padding[d].checked_mul(2).and_then(|x| x.checked_add(input[d + 1])).ok_or_else(too_big)?;
-            let span = (kernel[d] - 1).checked_mul(p.dilation[d]).and_then(|x| x.checked_add(1)).ok_or_else(too_big)?;
+            let too_big = || {
+                Error::value(
+                    op,
+                    format!("sizes overflow for input {input:?} and weight {weight:?}"),
+                )
+            };
+            let padded = p.padding[d]
+                .checked_mul(2)
+                .and_then(|x| x.checked_add(input[d + 1]))
+                .ok_or_else(too_big)?;
+            let span = (kernel[d] - 1)
+                .checked_mul(p.dilation[d])
+                .and_then(|x| x.checked_add(1))
+                .ok_or_else(too_big)?;
             if span > padded {
                 return Err(Error::shape(
                     op,
@@ -187,7 +218,12 @@ fn convolution(
         dilation: params.dilation.to_vec(),
         groups: params.groups,
     };
-    Ok(Array::from_op(geo.out_shape(), dtype, prim, vec![input.astype(dtype)?, weight.astype(dtype)?]))
+    Ok(Array::from_op(
+        geo.out_shape(),
+        dtype,
+        prim,
+        vec![input.astype(dtype)?, weight.astype(dtype)?],
+    ))
 }
 
 /// 1-D convolution (cross-correlation) over channels-last input.
@@ -217,7 +253,12 @@ pub fn conv1d(
     dilation: usize,
     groups: usize,
 ) -> Result<Array> {
-    let params = ConvParams { stride: &[stride], padding: &[padding], dilation: &[dilation], groups };
+    let params = ConvParams {
+        stride: &[stride],
+        padding: &[padding],
+        dilation: &[dilation],
+        groups,
+    };
     convolution("conv1d", input, weight, params)
 }
 
@@ -292,7 +333,10 @@ impl Primitive for Convolution {
     fn eval_cpu(&self, inputs: &[Operand<'_>], out: OutSpec<'_>) -> Result<Data> {
         let op = self.name();
         let [x, w] = inputs else {
-            return Err(Error::runtime(op, format!("expected 2 inputs, got {}", inputs.len())));
+            return Err(Error::runtime(
+                op,
+                format!("expected 2 inputs, got {}", inputs.len()),
+            ));
         };
         let params = ConvParams {
             stride: &self.stride,
@@ -303,9 +347,15 @@ impl Primitive for Convolution {
         let geo = ConvGeometry::new(op, x.shape, w.shape, &params)?;
         let mut storage = out_storage(out)?;
         match out.dtype {
-            DType::Float32 => conv_kernel::<f32, f32>(x, w, &geo, &params, storage.as_mut_slice(), |v| v)?,
-            DType::Float64 => conv_kernel::<f64, f64>(x, w, &geo, &params, storage.as_mut_slice(), |v| v)?,
-            DType::Float16 => conv_kernel::<f16, f16>(x, w, &geo, &params, storage.as_mut_slice(), |v| v)?,
+            DType::Float32 => {
+                conv_kernel::<f32, f32>(x, w, &geo, &params, storage.as_mut_slice(), |v| v)?
+            }
+            DType::Float64 => {
+                conv_kernel::<f64, f64>(x, w, &geo, &params, storage.as_mut_slice(), |v| v)?
+            }
+            DType::Float16 => {
+                conv_kernel::<f16, f16>(x, w, &geo, &params, storage.as_mut_slice(), |v| v)?
+            }
             DType::BFloat16 => {
                 let mut wide = vec![0f32; storage.as_slice::<bf16>().len()];
                 conv_kernel::<bf16, f32>(x, w, &geo, &params, &mut wide, f32::from)?;
@@ -346,11 +396,16 @@ fn conv_kernel<T: Pod + Element, C: MatKernel>(
     let (cin_g, cout_g) = (geo.c_in / groups, geo.c_out / groups);
     let kk = geo.kernel_volume();
     let depth = kk * cin_g; // the contraction length per group
-    // Weights as a contiguous [C_out, kernel..., C_in/g] matrix in C; group
-    // g's (depth x cout_g) right operand is read transposed in place.
+                            // Weights as a contiguous [C_out, kernel..., C_in/g] matrix in C; group
+                            // g's (depth x cout_g) right operand is read transposed in place.
     let weights: Vec<C> = w.data.to_vec::<T>(w.shape).into_iter().map(widen).collect();
     let weight_group = |g: usize| {
-        MatRef::new(&weights, g * cout_g * depth, (depth, cout_g), (1, depth.max(1)))
+        MatRef::new(
+            &weights,
+            g * cout_g * depth,
+            (depth, cout_g),
+            (1, depth.max(1)),
+        )
     };
     if depth == 0 {
         // No input channels: every output is an empty sum.
@@ -373,14 +428,23 @@ fn conv_kernel<T: Pod + Element, C: MatKernel>(
             &converted
         };
         for g in 0..groups {
-            let lhs = MatRef::new(cols, x.data.offset + g * cin_g, (positions, cin_g), (geo.c_in, 1))?;
+            let lhs = MatRef::new(
+                cols,
+                x.data.offset + g * cin_g,
+                (positions, cin_g),
+                (geo.c_in, 1),
+            )?;
             let out = MatMut::new(&mut dst[g * cout_g..], positions, cout_g, geo.c_out)?;
             C::product(out, lhs, weight_group(g)?, Epilogue::Store, true)?;
         }
         return Ok(());
     }
 
-    let view = InputView { raw: x.data.raw::<T>(), offset: x.data.offset as isize, strides: &x.data.strides };
+    let view = InputView {
+        raw: x.data.raw::<T>(),
+        offset: x.data.offset as isize,
+        strides: &x.data.strides,
+    };
     let row_len = groups * depth; // = kk * c_in
     let chunk_rows = (CHUNK_ELEMS / row_len).clamp(1, positions);
     let mut cols = vec![C::default(); chunk_rows * row_len];
@@ -390,7 +454,12 @@ fn conv_kernel<T: Pod + Element, C: MatKernel>(
         gather_rows(&view, geo, p, r0, cols, widen);
         for g in 0..groups {
             let lhs = MatRef::new(cols, g * depth, (rows, depth), (row_len, 1))?;
-            let out = MatMut::new(&mut dst[r0 * geo.c_out + g * cout_g..], rows, cout_g, geo.c_out)?;
+            let out = MatMut::new(
+                &mut dst[r0 * geo.c_out + g * cout_g..],
+                rows,
+                cout_g,
+                geo.c_out,
+            )?;
             C::product(out, lhs, weight_group(g)?, Epilogue::Store, true)?;
         }
     }
@@ -430,7 +499,8 @@ fn gather_rows<T: Pod, C: Pod + Default>(
             for d in (0..nd).rev() {
                 let k = rem % geo.kernel[d];
                 rem /= geo.kernel[d];
-                let i = (out_idx[d] * p.stride[d] + k * p.dilation[d]) as isize - p.padding[d] as isize;
+                let i =
+                    (out_idx[d] * p.stride[d] + k * p.dilation[d]) as isize - p.padding[d] as isize;
                 if i < 0 || i >= geo.in_spatial[d] as isize {
                     off = None;
                 }
@@ -458,7 +528,9 @@ fn gather_rows<T: Pod, C: Pod + Default>(
         }
     };
     if worth_splitting(cols.len()) {
-        cols.par_chunks_mut(row_len).enumerate().for_each(|(i, row)| fill_row(r0 + i, row));
+        cols.par_chunks_mut(row_len)
+            .enumerate()
+            .for_each(|(i, row)| fill_row(r0 + i, row));
     } else {
         for (i, row) in cols.chunks_mut(row_len).enumerate() {
             fill_row(r0 + i, row);
@@ -477,7 +549,11 @@ mod tests {
     fn strided(values: &[f64], shape: &[usize], strides: &[isize], offset: usize) -> Array {
         let mut st = Storage::new(std::mem::size_of_val(values), false).unwrap();
         st.as_mut_slice::<f64>().copy_from_slice(values);
-        let data = Data { storage: Arc::new(st), strides: strides.to_vec(), offset };
+        let data = Data {
+            storage: Arc::new(st),
+            strides: strides.to_vec(),
+            offset,
+        };
         Array::from_data(data, shape.to_vec(), DType::Float64)
     }
 
@@ -513,7 +589,9 @@ mod tests {
                                     continue;
                                 }
                                 for ci in 0..cin_g {
-                                    let xv = x[((b * h + ii as usize) * wd + jj as usize) * cin + grp * cin_g + ci];
+                                    let xv = x[((b * h + ii as usize) * wd + jj as usize) * cin
+                                        + grp * cin_g
+                                        + ci];
                                     acc += xv * w[((co * kh + a) * kw + c) * cin_g + ci];
                                 }
                             }
@@ -527,7 +605,9 @@ mod tests {
     }
 
     fn values(n: usize, seed: usize) -> Vec<f64> {
-        (0..n).map(|i| ((i * 7 + seed * 13) % 11) as f64 - 5.0).collect()
+        (0..n)
+            .map(|i| ((i * 7 + seed * 13) % 11) as f64 - 5.0)
+            .collect()
     }
 
     #[test]
@@ -549,7 +629,12 @@ mod tests {
         let x = values(40, 3);
         let w = values(36, 4);
         let (want, shape) = naive2d(&x, xs, &w, ws, (2, 1), (1, 1), (1, 1), 1);
-        for dtype in [DType::Float32, DType::Float64, DType::Float16, DType::BFloat16] {
+        for dtype in [
+            DType::Float32,
+            DType::Float64,
+            DType::Float16,
+            DType::BFloat16,
+        ] {
             let xa = Array::from_slice(&x, &xs).unwrap().astype(dtype).unwrap();
             let wa = Array::from_slice(&w, &ws).unwrap().astype(dtype).unwrap();
             let y = conv2d(&xa, &wa, (2, 1), (1, 1), (1, 1), 1).unwrap();
@@ -566,10 +651,25 @@ mod tests {
         // seen through transposed strides (gather path).
         let x = values(2 * 3 * 4 * 6, 5);
         let w = values(4 * 6, 6);
-        let (want, _) = naive2d(&x, [2, 3, 4, 6], &w, [4, 1, 1, 6], (1, 1), (0, 0), (1, 1), 1);
+        let (want, _) = naive2d(
+            &x,
+            [2, 3, 4, 6],
+            &w,
+            [4, 1, 1, 6],
+            (1, 1),
+            (0, 0),
+            (1, 1),
+            1,
+        );
         let wa = Array::from_slice(&w, &[4, 1, 1, 6]).unwrap();
         let xa = Array::from_slice(&x, &[2, 3, 4, 6]).unwrap();
-        assert_eq!(conv2d(&xa, &wa, (1, 1), (0, 0), (1, 1), 1).unwrap().to_vec::<f64>().unwrap(), want);
+        assert_eq!(
+            conv2d(&xa, &wa, (1, 1), (0, 0), (1, 1), 1)
+                .unwrap()
+                .to_vec::<f64>()
+                .unwrap(),
+            want
+        );
         // Store x with H and W swapped and view it back: strides [72, 6, 18, 1].
         let mut xt = vec![0.0; x.len()];
         for b in 0..2 {
@@ -582,14 +682,35 @@ mod tests {
             }
         }
         let xv = strided(&xt, &[2, 3, 4, 6], &[72, 6, 18, 1], 0);
-        assert_eq!(conv2d(&xv, &wa, (1, 1), (0, 0), (1, 1), 1).unwrap().to_vec::<f64>().unwrap(), want);
+        assert_eq!(
+            conv2d(&xv, &wa, (1, 1), (0, 0), (1, 1), 1)
+                .unwrap()
+                .to_vec::<f64>()
+                .unwrap(),
+            want
+        );
         // Reversed channels (negative channel stride) and a 3x3 kernel.
         let xr: Vec<f64> = x.chunks(6).flat_map(|c| c.iter().rev().copied()).collect();
         let xv = strided(&xr, &[2, 3, 4, 6], &[72, 24, 6, -1], 5);
         let w3 = values(2 * 3 * 3 * 6, 7);
-        let (want, _) = naive2d(&x, [2, 3, 4, 6], &w3, [2, 3, 3, 6], (1, 1), (1, 1), (1, 1), 1);
+        let (want, _) = naive2d(
+            &x,
+            [2, 3, 4, 6],
+            &w3,
+            [2, 3, 3, 6],
+            (1, 1),
+            (1, 1),
+            (1, 1),
+            1,
+        );
         let w3a = Array::from_slice(&w3, &[2, 3, 3, 6]).unwrap();
-        assert_eq!(conv2d(&xv, &w3a, (1, 1), (1, 1), (1, 1), 1).unwrap().to_vec::<f64>().unwrap(), want);
+        assert_eq!(
+            conv2d(&xv, &w3a, (1, 1), (1, 1), (1, 1), 1)
+                .unwrap()
+                .to_vec::<f64>()
+                .unwrap(),
+            want
+        );
     }
 
     #[test]
@@ -601,8 +722,15 @@ mod tests {
         let x = values(70 * 70 * 16, 8);
         let w = values(8 * 25 * 16, 9);
         let (want, _) = naive2d(&x, xs, &w, ws, (1, 1), (2, 2), (1, 1), 1);
-        let y = conv2d(&Array::from_slice(&x, &xs).unwrap(), &Array::from_slice(&w, &ws).unwrap(), (1, 1), (2, 2), (1, 1), 1)
-            .unwrap();
+        let y = conv2d(
+            &Array::from_slice(&x, &xs).unwrap(),
+            &Array::from_slice(&w, &ws).unwrap(),
+            (1, 1),
+            (2, 2),
+            (1, 1),
+            1,
+        )
+        .unwrap();
         assert_eq!(y.to_vec::<f64>().unwrap(), want);
     }
 
@@ -611,33 +739,58 @@ mod tests {
         let x = crate::ones(&[1, 5, 4], DType::Float32).unwrap();
         let w = crate::ones(&[2, 3, 2], DType::Float32).unwrap();
         let err = |r: Result<Array>| r.unwrap_err().to_string();
-        assert_eq!(err(conv1d(&x, &w, 1, 0, 1, 3)), "conv1d: input channels (4) must be divisible by groups (3)");
-        assert_eq!(err(conv1d(&x, &w, 1, 0, 1, 0)), "conv1d: groups must be positive, got 0");
-        assert_eq!(err(conv1d(&x, &w, 0, 0, 1, 2)), "conv1d: stride must be positive, got [0]");
-        assert_eq!(err(conv1d(&x, &w, 1, 0, 0, 2)), "conv1d: dilation must be positive, got [0]");
+        assert_eq!(
+            err(conv1d(&x, &w, 1, 0, 1, 3)),
+            "conv1d: input channels (4) must be divisible by groups (3)"
+        );
+        assert_eq!(
+            err(conv1d(&x, &w, 1, 0, 1, 0)),
+            "conv1d: groups must be positive, got 0"
+        );
+        assert_eq!(
+            err(conv1d(&x, &w, 0, 0, 1, 2)),
+            "conv1d: stride must be positive, got [0]"
+        );
+        assert_eq!(
+            err(conv1d(&x, &w, 1, 0, 0, 2)),
+            "conv1d: dilation must be positive, got [0]"
+        );
         assert_eq!(
             err(conv1d(&x, &w, 1, 0, 1, 1)),
             "conv1d: weight has shape [2, 3, 2] but the input has 4 channels in 1 group(s), so the \
              weight's last dimension must be 4"
         );
         let w3 = crate::ones(&[3, 3, 2], DType::Float32).unwrap();
-        assert_eq!(err(conv1d(&x, &w3, 1, 0, 1, 2)), "conv1d: output channels (3) must be divisible by groups (2)");
+        assert_eq!(
+            err(conv1d(&x, &w3, 1, 0, 1, 2)),
+            "conv1d: output channels (3) must be divisible by groups (2)"
+        );
         assert!(err(conv1d(&x, &w, 1, 0, 3, 2)).starts_with("conv1d: the dilated kernel (size 7"));
         // Padding makes room: 5 + 2 = 7 fits the dilated kernel exactly.
         assert_eq!(conv1d(&x, &w, 1, 1, 3, 2).unwrap().shape(), &[1, 1, 2]);
         assert!(conv1d(&x, &w, 1, 1, 2, 2).is_ok());
         assert_eq!(
-            err(conv1d(&crate::ones(&[5, 4], DType::Float32).unwrap(), &w, 1, 0, 1, 2)),
+            err(conv1d(
+                &crate::ones(&[5, 4], DType::Float32).unwrap(),
+                &w,
+                1,
+                0,
+                1,
+                2
+            )),
             "conv1d: input must have 3 dimensions [N, L, C_in], got shape [5, 4]"
         );
-        assert!(err(conv2d(&x, &w, (1, 1), (0, 0), (1, 1), 1)).starts_with("conv2d: input must have 4 dimensions"));
+        assert!(err(conv2d(&x, &w, (1, 1), (0, 0), (1, 1), 1))
+            .starts_with("conv2d: input must have 4 dimensions"));
         let xi = crate::ones(&[1, 5, 4], DType::Int32).unwrap();
         assert!(err(conv1d(&xi, &xi, 1, 0, 1, 1)).starts_with("conv1d: only floating point types"));
         let big = usize::MAX / 2;
         assert!(conv1d(&x, &w, 1, big, 1, 2).is_err());
         assert!(conv1d(&x, &w, 1, 0, big, 2).is_err());
         let w0 = crate::ones(&[2, 0, 2], DType::Float32).unwrap();
-        assert!(err(conv1d(&x, &w0, 1, 0, 1, 2)).starts_with("conv1d: kernel size must be positive"));
+        assert!(
+            err(conv1d(&x, &w0, 1, 0, 1, 2)).starts_with("conv1d: kernel size must be positive")
+        );
     }
 
     #[test]
@@ -647,7 +800,10 @@ mod tests {
         assert_eq!(conv1d(&x, &w, 1, 0, 1, 1).unwrap().shape(), &[0, 4, 3]);
         let x = crate::ones(&[1, 5, 0], DType::Float32).unwrap();
         let w = crate::ones(&[3, 2, 0], DType::Float32).unwrap();
-        assert_eq!(conv1d(&x, &w, 1, 0, 1, 1).unwrap().to_vec::<f32>().unwrap(), vec![0.0; 12]);
+        assert_eq!(
+            conv1d(&x, &w, 1, 0, 1, 1).unwrap().to_vec::<f32>().unwrap(),
+            vec![0.0; 12]
+        );
     }
 
     proptest! {

@@ -19,6 +19,7 @@
 
 mod at;
 mod gather;
+mod put_along_axis;
 mod scatter;
 mod slice_update;
 pub(crate) mod strided;
@@ -26,9 +27,10 @@ mod take;
 
 pub use at::{ArrayAt, IndexArrays};
 pub use gather::{gather, Gather};
+pub use put_along_axis::{put_along_axis, PutAlongAxis};
 pub use scatter::{
-    put_along_axis, scatter, scatter_add, scatter_max, scatter_min, scatter_prod, PutAlongAxis, Scatter,
-    ScatterMode,
+    scatter, scatter_add, scatter_max, scatter_min, scatter_prod, Scatter, ScatterMode,
+    UpdatesLayout,
 };
 pub use slice_update::{slice_update, SliceUpdate};
 pub use take::{take, take_along_axis, Take, TakeAlongAxis};
@@ -37,14 +39,22 @@ use super::Operand;
 use crate::dtype::Element;
 use crate::runtime::memory::Pod;
 use crate::{with_dtype, Array, Error, Result};
-use strided::{contiguous_strides_to, for_each_segment, inner_strides, numel, par_chunks, zip_strides};
+use strided::{
+    contiguous_strides_to, for_each_segment, inner_strides, numel, par_chunks, zip_strides,
+};
 
 /// Checks that `indices` can index: an integer dtype (any width/sign).
 fn require_indices(op: &str, indices: &Array) -> Result<()> {
     if indices.dtype().is_integer() {
         Ok(())
     } else {
-        Err(Error::dtype(op, format!("indices must have an integer dtype, got {}", indices.dtype())))
+        Err(Error::dtype(
+            op,
+            format!(
+                "indices must have an integer dtype, got {}",
+                indices.dtype()
+            ),
+        ))
     }
 }
 
@@ -62,7 +72,12 @@ struct IndexBound {
 
 impl IndexBound {
     fn new(op: &'static str, axis: Option<usize>, size: usize) -> IndexBound {
-        IndexBound { op, axis, size, slice: 1 }
+        IndexBound {
+            op,
+            axis,
+            size,
+            slice: 1,
+        }
     }
 
     /// The position `value` denotes, if it is in range.
@@ -83,15 +98,25 @@ impl IndexBound {
             Some(axis) => format!("axis {axis} with size {}", self.size),
             None => format!("the flattened array with size {}", self.size),
         };
-        let slice = if self.slice == 1 { String::new() } else { format!(" and slice size {}", self.slice) };
-        Error::index(self.op, format!("index {value} is out of bounds for {place}{slice}"))
+        let slice = if self.slice == 1 {
+            String::new()
+        } else {
+            format!(" and slice size {}", self.slice)
+        };
+        Error::index(
+            self.op,
+            format!("index {value} is out of bounds for {place}{slice}"),
+        )
     }
 }
 
 /// The positions that the values of `idx` denote, row-major over its shape.
 fn positions(idx: &Operand<'_>, bound: IndexBound) -> Result<Vec<usize>> {
     if !idx.dtype.is_integer() {
-        return Err(Error::dtype(bound.op, format!("indices must have an integer dtype, got {}", idx.dtype)));
+        return Err(Error::dtype(
+            bound.op,
+            format!("indices must have an integer dtype, got {}", idx.dtype),
+        ));
     }
     with_dtype!(idx.dtype, I => positions_of::<I>(idx, bound))
 }
@@ -112,13 +137,20 @@ fn positions_of<I: Element + Pod>(idx: &Operand<'_>, bound: IndexBound) -> Resul
     let [step] = inner_strides(&strides);
     par_chunks(&mut out, |first, d| {
         let mut k = 0;
-        for_each_segment(idx.shape, &strides, [idx.data.offset as isize], first, d.len(), |[o], count| {
-            for (t, p) in d[k..k + count].iter_mut().enumerate() {
-                *p = bound.position(raw[(o + t as isize * step) as usize].to_i128())?;
-            }
-            k += count;
-            Ok(())
-        })
+        for_each_segment(
+            idx.shape,
+            &strides,
+            [idx.data.offset as isize],
+            first,
+            d.len(),
+            |[o], count| {
+                for (t, p) in d[k..k + count].iter_mut().enumerate() {
+                    *p = bound.position(raw[(o + t as isize * step) as usize].to_i128())?;
+                }
+                k += count;
+                Ok(())
+            },
+        )
     })?;
     Ok(out)
 }
@@ -141,20 +173,32 @@ fn slice_starts(
 ) -> Result<Vec<isize>> {
     let mut starts = vec![base; numel(index_shape)];
     for (idx, &axis) in indices.iter().zip(axes) {
-        let bound = IndexBound { op, axis: Some(axis), size: shape[axis], slice: slice[axis] };
+        let bound = IndexBound {
+            op,
+            axis: Some(axis),
+            size: shape[axis],
+            slice: slice[axis],
+        };
         let pos = positions(idx, bound)?;
         let pos_strides = zip_strides([&contiguous_strides_to(idx.shape, index_shape)]);
         let [step] = inner_strides(&pos_strides);
         let stride = strides[axis];
         par_chunks(&mut starts, |first, d| {
             let mut k = 0;
-            for_each_segment(index_shape, &pos_strides, [0], first, d.len(), |[p], count| {
-                for (t, s) in d[k..k + count].iter_mut().enumerate() {
-                    *s += pos[(p + t as isize * step) as usize] as isize * stride;
-                }
-                k += count;
-                Ok(())
-            })
+            for_each_segment(
+                index_shape,
+                &pos_strides,
+                [0],
+                first,
+                d.len(),
+                |[p], count| {
+                    for (t, s) in d[k..k + count].iter_mut().enumerate() {
+                        *s += pos[(p + t as isize * step) as usize] as isize * stride;
+                    }
+                    k += count;
+                    Ok(())
+                },
+            )
         })?;
     }
     Ok(starts)
@@ -171,7 +215,10 @@ fn index_axes(op: &str, axes: &[isize], n_indices: usize, ndim: usize) -> Result
     if axes.len() != n_indices {
         return Err(Error::value(
             op,
-            format!("{n_indices} index arrays were given for {} axes {axes:?}; they must match", axes.len()),
+            format!(
+                "{n_indices} index arrays were given for {} axes {axes:?}; they must match",
+                axes.len()
+            ),
         ));
     }
     let mut out = Vec::with_capacity(axes.len());
@@ -189,7 +236,7 @@ fn index_axes(op: &str, axes: &[isize], n_indices: usize, ndim: usize) -> Result
 #[cfg(test)]
 pub(crate) mod tests_support {
     use crate::array::{row_major_strides, Data};
-    use crate::primitives::{OutSpec, Operand, Primitive};
+    use crate::primitives::{Operand, OutSpec, Primitive};
     use crate::runtime::memory::{Pod, Storage};
     use crate::{DType, Result};
 
@@ -202,7 +249,11 @@ pub(crate) mod tests_support {
 
     /// `stored` (row-major, `stored_shape`) seen with its axes permuted by
     /// `perm`; returns the view's data and shape.
-    pub fn permuted<T: Pod>(stored: &[T], stored_shape: &[usize], perm: &[usize]) -> (Data, Vec<usize>) {
+    pub fn permuted<T: Pod>(
+        stored: &[T],
+        stored_shape: &[usize],
+        perm: &[usize],
+    ) -> (Data, Vec<usize>) {
         let mut d = contiguous(stored, stored_shape);
         let st = row_major_strides(stored_shape);
         d.strides = perm.iter().map(|&p| st[p]).collect();
@@ -218,7 +269,12 @@ pub(crate) mod tests_support {
     }
 
     /// Runs a primitive's kernel directly and reads the result.
-    pub fn eval_kernel<T: Pod>(p: &dyn Primitive, inputs: &[Operand<'_>], shape: &[usize], dtype: DType) -> Result<Vec<T>> {
+    pub fn eval_kernel<T: Pod>(
+        p: &dyn Primitive,
+        inputs: &[Operand<'_>],
+        shape: &[usize],
+        dtype: DType,
+    ) -> Result<Vec<T>> {
         let d = p.eval_cpu(inputs, OutSpec { shape, dtype })?;
         Ok(d.to_vec::<T>(shape))
     }

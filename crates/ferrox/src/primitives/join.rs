@@ -14,7 +14,7 @@ use super::views::{
     broadcast_to, diagonal, flatten, place, reshape_to, slice_axis, slice_parts, with_elem_size,
     Strided,
 };
-use super::{OutSpec, Operand, Primitive};
+use super::{Operand, OutSpec, Primitive};
 use crate::array::{checked_numel, Data};
 use crate::backend::cpu::elementwise::out_storage;
 use crate::backend::cpu::parallel::{chunk_len, worth_splitting};
@@ -73,14 +73,21 @@ pub fn concatenate(arrays: &[Array], axis: isize) -> Result<Array> {
         return Err(Error::value(op, "need at least one array to concatenate"));
     };
     if first.ndim() == 0 {
-        return Err(Error::shape(op, "zero-dimensional arrays cannot be concatenated"));
+        return Err(Error::shape(
+            op,
+            "zero-dimensional arrays cannot be concatenated",
+        ));
     }
     let ax = normalize_axis(op, axis, first.ndim())?;
     let mut shape = first.shape().to_vec();
     shape[ax] = 0;
     for (i, a) in arrays.iter().enumerate() {
         let same_rest = a.ndim() == shape.len()
-            && a.shape().iter().zip(first.shape()).enumerate().all(|(d, (x, y))| d == ax || x == y);
+            && a.shape()
+                .iter()
+                .zip(first.shape())
+                .enumerate()
+                .all(|(d, (x, y))| d == ax || x == y);
         if !same_rest {
             return Err(Error::shape(
                 op,
@@ -96,9 +103,20 @@ pub fn concatenate(arrays: &[Array], axis: isize) -> Result<Array> {
             .ok_or_else(|| Error::value(op, "the result has too many elements"))?;
     }
     checked_numel(op, &shape)?;
-    let dtype = arrays.iter().skip(1).fold(first.dtype(), |d, a| DType::promote(d, a.dtype()));
-    let inputs = arrays.iter().map(|a| a.astype(dtype)).collect::<Result<Vec<_>>>()?;
-    Ok(Array::from_op(shape, dtype, Concatenate { axis: ax }, inputs))
+    let dtype = arrays
+        .iter()
+        .skip(1)
+        .fold(first.dtype(), |d, a| DType::promote(d, a.dtype()));
+    let inputs = arrays
+        .iter()
+        .map(|a| a.astype(dtype))
+        .collect::<Result<Vec<_>>>()?;
+    Ok(Array::from_op(
+        shape,
+        dtype,
+        Concatenate { axis: ax },
+        inputs,
+    ))
 }
 
 /// Joins equally shaped arrays along a new axis `axis` (of the result).
@@ -116,7 +134,11 @@ pub fn stack(arrays: &[Array], axis: isize) -> Result<Array> {
         return Err(Error::value("stack", "need at least one array to stack"));
     };
     let ax = normalize_axis("stack", axis, first.ndim() + 1)?;
-    if let Some((i, a)) = arrays.iter().enumerate().find(|(_, a)| a.shape() != first.shape()) {
+    if let Some((i, a)) = arrays
+        .iter()
+        .enumerate()
+        .find(|(_, a)| a.shape() != first.shape())
+    {
         return Err(Error::shape(
             "stack",
             format!("all arrays must have the same shape; array 0 has shape {:?} but array {i} has shape {:?}", first.shape(), a.shape()),
@@ -124,7 +146,10 @@ pub fn stack(arrays: &[Array], axis: isize) -> Result<Array> {
     }
     let mut shape = first.shape().to_vec();
     shape.insert(ax, 1);
-    let expanded: Vec<Array> = arrays.iter().map(|a| reshape_to(a, shape.clone())).collect();
+    let expanded: Vec<Array> = arrays
+        .iter()
+        .map(|a| reshape_to(a, shape.clone()))
+        .collect();
     concatenate(&expanded, ax as isize)
 }
 
@@ -172,7 +197,12 @@ pub fn split(a: &Array, sections: impl Into<Sections>, axis: isize) -> Result<Ve
     let ax = normalize_axis("split", axis, a.ndim())?;
     let n = a.shape()[ax];
     let bounds: Vec<isize> = match sections.into() {
-        Sections::Count(0) => return Err(Error::value("split", "number of sections must be larger than 0")),
+        Sections::Count(0) => {
+            return Err(Error::value(
+                "split",
+                "number of sections must be larger than 0",
+            ))
+        }
         Sections::Count(k) => {
             if n % k != 0 {
                 return Err(Error::value(
@@ -224,12 +254,18 @@ pub fn tile(a: &Array, reps: &[usize]) -> Result<Array> {
     let (shape, reps) = (pad(a.shape()), pad(reps));
     let mut out = Vec::with_capacity(nd);
     for (&d, &r) in shape.iter().zip(&reps) {
-        out.push(d.checked_mul(r).ok_or_else(|| Error::value("tile", format!("reps {reps:?} give too many elements")))?);
+        out.push(d.checked_mul(r).ok_or_else(|| {
+            Error::value("tile", format!("reps {reps:?} give too many elements"))
+        })?);
     }
     checked_numel("tile", &out)?;
     // [1, d0, 1, d1, ...] broadcast to [r0, d0, r1, d1, ...], then merged.
     let spread: Vec<usize> = shape.iter().flat_map(|&d| [1, d]).collect();
-    let target: Vec<usize> = shape.iter().zip(&reps).flat_map(|(&d, &r)| [r, d]).collect();
+    let target: Vec<usize> = shape
+        .iter()
+        .zip(&reps)
+        .flat_map(|(&d, &r)| [r, d])
+        .collect();
     let b = broadcast_to(&reshape_to(a, spread), &target)?;
     Ok(reshape_to(&b, out))
 }
@@ -249,9 +285,12 @@ pub fn repeat(a: &Array, repeats: usize, axis: Option<isize>) -> Result<Array> {
         Some(axis) => (a.clone(), normalize_axis("repeat", axis, a.ndim())?),
     };
     let mut out = a.shape().to_vec();
-    out[ax] = out[ax]
-        .checked_mul(repeats)
-        .ok_or_else(|| Error::value("repeat", format!("{repeats} repeats give too many elements")))?;
+    out[ax] = out[ax].checked_mul(repeats).ok_or_else(|| {
+        Error::value(
+            "repeat",
+            format!("{repeats} repeats give too many elements"),
+        )
+    })?;
     checked_numel("repeat", &out)?;
     let mut spread = a.shape().to_vec();
     spread.insert(ax + 1, 1);
@@ -299,7 +338,8 @@ impl Primitive for Pad {
 
 fn fill<T: Element>(dst: &mut [T], v: T) {
     if worth_splitting(dst.len()) {
-        dst.par_chunks_mut(chunk_len(dst.len())).for_each(|c| c.fill(v));
+        dst.par_chunks_mut(chunk_len(dst.len()))
+            .for_each(|c| c.fill(v));
     } else {
         dst.fill(v);
     }
@@ -335,7 +375,12 @@ pub fn pad(a: &Array, pad_width: &[(usize, usize)], mode: PadMode) -> Result<Arr
     let mut out = Vec::with_capacity(nd);
     for (&d, &(b, e)) in a.shape().iter().zip(&widths) {
         let n = d.checked_add(b).and_then(|n| n.checked_add(e));
-        out.push(n.ok_or_else(|| Error::value("pad", format!("pad_width {pad_width:?} gives too many elements")))?);
+        out.push(n.ok_or_else(|| {
+            Error::value(
+                "pad",
+                format!("pad_width {pad_width:?} gives too many elements"),
+            )
+        })?);
     }
     checked_numel("pad", &out)?;
     if widths.iter().all(|&w| w == (0, 0)) {
@@ -344,7 +389,12 @@ pub fn pad(a: &Array, pad_width: &[(usize, usize)], mode: PadMode) -> Result<Arr
     match mode {
         PadMode::Constant(value) => {
             let low = widths.iter().map(|w| w.0).collect();
-            Ok(Array::from_op(out, a.dtype(), Pad { low, value }, vec![a.clone()]))
+            Ok(Array::from_op(
+                out,
+                a.dtype(),
+                Pad { low, value },
+                vec![a.clone()],
+            ))
         }
         PadMode::Edge => {
             let mut r = a.clone();
@@ -362,7 +412,13 @@ pub fn pad(a: &Array, pad_width: &[(usize, usize)], mode: PadMode) -> Result<Arr
 fn pad_edge_axis(a: &Array, ax: usize, b: usize, e: usize) -> Result<Array> {
     let n = a.shape()[ax];
     if n == 0 {
-        return Err(Error::value("pad", format!("cannot edge-pad axis {ax} of size 0 (shape {:?})", a.shape())));
+        return Err(Error::value(
+            "pad",
+            format!(
+                "cannot edge-pad axis {ax} of size 0 (shape {:?})",
+                a.shape()
+            ),
+        ));
     }
     let edge = |at: usize, count: usize| -> Result<Array> {
         let mut parts: Vec<(isize, usize, isize)> = a.shape().iter().map(|&d| (0, d, 1)).collect();
@@ -410,7 +466,10 @@ pub fn roll(a: &Array, shift: &[isize], axes: Option<&[isize]>) -> Result<Array>
     } else if axes.len() == 1 {
         shift.iter().map(|&s| (s, axes[0])).collect()
     } else {
-        return Err(Error::value("roll", format!("shift {shift:?} and axes {axes:?} have incompatible lengths")));
+        return Err(Error::value(
+            "roll",
+            format!("shift {shift:?} and axes {axes:?} have incompatible lengths"),
+        ));
     };
     let mut per_axis = vec![0i128; a.ndim()];
     for (s, ax) in pairs {
@@ -460,7 +519,12 @@ pub fn meshgrid(arrays: &[Array], sparse: bool, indexing: &str) -> Result<Vec<Ar
     let xy = match indexing {
         "xy" => true,
         "ij" => false,
-        other => return Err(Error::value("meshgrid", format!("indexing must be \"xy\" or \"ij\", got {other:?}"))),
+        other => {
+            return Err(Error::value(
+                "meshgrid",
+                format!("indexing must be \"xy\" or \"ij\", got {other:?}"),
+            ))
+        }
     };
     let n = arrays.len();
     // Position of array i's axis in the outputs.
@@ -534,9 +598,20 @@ impl Primitive for Triangle {
 fn triangle(a: &Array, k: isize, upper: bool) -> Result<Array> {
     let op = if upper { "triu" } else { "tril" };
     if a.ndim() < 2 {
-        return Err(Error::shape(op, format!("array must have at least 2 dimensions, got shape {:?}", a.shape())));
+        return Err(Error::shape(
+            op,
+            format!(
+                "array must have at least 2 dimensions, got shape {:?}",
+                a.shape()
+            ),
+        ));
     }
-    Ok(Array::from_op(a.shape().to_vec(), a.dtype(), Triangle { k, upper }, vec![a.clone()]))
+    Ok(Array::from_op(
+        a.shape().to_vec(),
+        a.dtype(),
+        Triangle { k, upper },
+        vec![a.clone()],
+    ))
 }
 
 /// The lower triangle of the last two axes: elements with
@@ -607,11 +682,23 @@ impl Primitive for DiagMatrix {
 pub fn diag(a: &Array, k: isize) -> Result<Array> {
     match a.ndim() {
         1 => {
-            let m = a.shape()[0].checked_add(k.unsigned_abs()).filter(|&m| checked_numel("diag", &[m, m]).is_ok());
-            let m = m.ok_or_else(|| Error::value("diag", format!("offset {k} gives too many elements")))?;
-            Ok(Array::from_op(vec![m, m], a.dtype(), DiagMatrix { k }, vec![a.clone()]))
+            let m = a.shape()[0]
+                .checked_add(k.unsigned_abs())
+                .filter(|&m| checked_numel("diag", &[m, m]).is_ok());
+            let m = m.ok_or_else(|| {
+                Error::value("diag", format!("offset {k} gives too many elements"))
+            })?;
+            Ok(Array::from_op(
+                vec![m, m],
+                a.dtype(),
+                DiagMatrix { k },
+                vec![a.clone()],
+            ))
         }
         2 => diagonal(a, k, 0, 1),
-        _ => Err(Error::shape("diag", format!("input must be 1-d or 2-d, got shape {:?}", a.shape()))),
+        _ => Err(Error::shape(
+            "diag",
+            format!("input must be 1-d or 2-d, got shape {:?}", a.shape()),
+        )),
     }
 }

@@ -46,7 +46,11 @@ fn permute(a: &Array, axes: &[usize]) -> Result<Array> {
 
 /// Casts every array to their common (promoted) dtype.
 fn promote_all(arrays: &[&Array]) -> Result<Vec<Array>> {
-    let dtype = arrays.iter().map(|a| a.dtype()).reduce(DType::promote).unwrap_or(DType::Float32);
+    let dtype = arrays
+        .iter()
+        .map(|a| a.dtype())
+        .reduce(DType::promote)
+        .unwrap_or(DType::Float32);
     arrays.iter().map(|a| a.astype(dtype)).collect()
 }
 
@@ -125,7 +129,10 @@ pub fn tensordot(a: &Array, b: &Array, axes: impl Into<TensordotAxes>) -> Result
                     format!("axes {xa:?} and {xb:?} must have the same length"),
                 ));
             }
-            (normalize_unique("tensordot", &xa, a.ndim())?, normalize_unique("tensordot", &xb, b.ndim())?)
+            (
+                normalize_unique("tensordot", &xa, a.ndim())?,
+                normalize_unique("tensordot", &xb, b.ndim())?,
+            )
         }
     };
     contract_axes("tensordot", a, b, &axes_a, &axes_b)
@@ -145,7 +152,13 @@ fn normalize_unique(op: &str, axes: &[isize], ndim: usize) -> Result<Vec<usize>>
 
 /// `tensordot` on normalized axes: `a` becomes `[free_a, K]` and `b`
 /// `[K, free_b]` (transposed and reshaped), one matmul, reshaped back.
-fn contract_axes(op: &str, a: &Array, b: &Array, axes_a: &[usize], axes_b: &[usize]) -> Result<Array> {
+fn contract_axes(
+    op: &str,
+    a: &Array,
+    b: &Array,
+    axes_a: &[usize],
+    axes_b: &[usize],
+) -> Result<Array> {
     for (&i, &j) in axes_a.iter().zip(axes_b) {
         if a.shape()[i] != b.shape()[j] {
             return Err(Error::shape(
@@ -166,10 +179,19 @@ fn contract_axes(op: &str, a: &Array, b: &Array, axes_a: &[usize], axes_b: &[usi
     let free_b: Vec<usize> = (0..b.ndim()).filter(|i| !axes_b.contains(i)).collect();
     let size = |x: &Array, ax: &[usize]| ax.iter().map(|&i| x.shape()[i]).product::<usize>();
     let (m, k, n) = (size(&a, &free_a), size(&a, axes_a), size(&b, &free_b));
-    let a2 = reshape_to(&permute(&a, &[free_a.clone(), axes_a.to_vec()].concat())?, &[m, k])?;
-    let b2 = reshape_to(&permute(&b, &[axes_b.to_vec(), free_b.clone()].concat())?, &[k, n])?;
-    let out: Vec<usize> =
-        free_a.iter().map(|&i| a.shape()[i]).chain(free_b.iter().map(|&i| b.shape()[i])).collect();
+    let a2 = reshape_to(
+        &permute(&a, &[free_a.clone(), axes_a.to_vec()].concat())?,
+        &[m, k],
+    )?;
+    let b2 = reshape_to(
+        &permute(&b, &[axes_b.to_vec(), free_b.clone()].concat())?,
+        &[k, n],
+    )?;
+    let out: Vec<usize> = free_a
+        .iter()
+        .map(|&i| a.shape()[i])
+        .chain(free_b.iter().map(|&i| b.shape()[i]))
+        .collect();
     reshape_to(&matmul(&a2, &b2)?, &out)
 }
 
@@ -242,9 +264,14 @@ pub fn kron(a: &Array, b: &Array) -> Result<Array> {
     // a as [a0, 1, a1, 1, ...] times b as [1, b0, 1, b1, ...], then merge
     // each (a_i, b_i) pair.
     let interleave = |s: &[usize], first: bool| -> Vec<usize> {
-        s.iter().flat_map(|&d| if first { [d, 1] } else { [1, d] }).collect()
+        s.iter()
+            .flat_map(|&d| if first { [d, 1] } else { [1, d] })
+            .collect()
     };
-    let prod = multiply(&reshape_to(a, &interleave(&sa, true))?, &reshape_to(b, &interleave(&sb, false))?)?;
+    let prod = multiply(
+        &reshape_to(a, &interleave(&sa, true))?,
+        &reshape_to(b, &interleave(&sb, false))?,
+    )?;
     let out: Vec<usize> = sa.iter().zip(&sb).map(|(&x, &y)| x * y).collect();
     crate::array::checked_numel("kron", &out)?;
     reshape_to(&prod, &out)
@@ -309,23 +336,37 @@ fn parse_subscripts(spec: &str, shapes: &[&[usize]]) -> Result<Subscripts> {
     let (lhs, rhs) = match compact.split_once("->") {
         Some((l, r)) => {
             if r.contains("->") {
-                return Err(Error::value("einsum", format!("more than one '->' in subscripts {spec:?}")));
+                return Err(Error::value(
+                    "einsum",
+                    format!("more than one '->' in subscripts {spec:?}"),
+                ));
             }
             (l, Some(r))
         }
         None => (compact.as_str(), None),
     };
-    let terms: Vec<Term> = lhs.split(',').map(|t| parse_term(spec, t)).collect::<Result<_>>()?;
+    let terms: Vec<Term> = lhs
+        .split(',')
+        .map(|t| parse_term(spec, t))
+        .collect::<Result<_>>()?;
     if terms.len() != shapes.len() {
         return Err(Error::value(
             "einsum",
-            format!("subscripts {spec:?} name {} operand(s) but {} were given", terms.len(), shapes.len()),
+            format!(
+                "subscripts {spec:?} name {} operand(s) but {} were given",
+                terms.len(),
+                shapes.len()
+            ),
         ));
     }
     // Expand each operand's `...` into right-aligned ellipsis labels.
     let mut ellipsis_dims = 0;
     for (i, (t, s)) in terms.iter().zip(shapes).enumerate() {
-        let fits = if t.ellipsis.is_some() { t.letters.len() <= s.len() } else { t.letters.len() == s.len() };
+        let fits = if t.ellipsis.is_some() {
+            t.letters.len() <= s.len()
+        } else {
+            t.letters.len() == s.len()
+        };
         if !fits {
             return Err(Error::shape(
                 "einsum",
@@ -333,13 +374,18 @@ fn parse_subscripts(spec: &str, shapes: &[&[usize]]) -> Result<Subscripts> {
                     "operand {i} has shape {s:?} ({} dimensions) but its subscripts name {}{}",
                     s.len(),
                     t.letters.len(),
-                    if t.ellipsis.is_some() { " plus '...'" } else { "" }
+                    if t.ellipsis.is_some() {
+                        " plus '...'"
+                    } else {
+                        ""
+                    }
                 ),
             ));
         }
         ellipsis_dims = ellipsis_dims.max(s.len() - t.letters.len());
     }
-    let ellipsis_labels = |count: usize| (ellipsis_dims - count..ellipsis_dims).map(|d| ELLIPSIS + d as Label);
+    let ellipsis_labels =
+        |count: usize| (ellipsis_dims - count..ellipsis_dims).map(|d| ELLIPSIS + d as Label);
     let inputs: Vec<Vec<Label>> = terms
         .iter()
         .zip(shapes)
@@ -358,8 +404,12 @@ fn parse_subscripts(spec: &str, shapes: &[&[usize]]) -> Result<Subscripts> {
         None => {
             // Implicit: broadcast dimensions, then letters used once, sorted.
             let mut out: Vec<Label> = ellipsis_labels(ellipsis_dims).collect();
-            let mut once: Vec<Label> =
-                inputs.iter().flatten().copied().filter(|&l| l < ELLIPSIS && count(l) == 1).collect();
+            let mut once: Vec<Label> = inputs
+                .iter()
+                .flatten()
+                .copied()
+                .filter(|&l| l < ELLIPSIS && count(l) == 1)
+                .collect();
             once.sort_unstable();
             out.extend(once);
             out
@@ -374,7 +424,9 @@ fn parse_subscripts(spec: &str, shapes: &[&[usize]]) -> Result<Subscripts> {
                 None if ellipsis_dims > 0 => {
                     return Err(Error::value(
                         "einsum",
-                        format!("subscripts {spec:?} broadcast over '...' but the output has no '...'"),
+                        format!(
+                            "subscripts {spec:?} broadcast over '...' but the output has no '...'"
+                        ),
                     ));
                 }
                 None => {}
@@ -383,13 +435,19 @@ fn parse_subscripts(spec: &str, shapes: &[&[usize]]) -> Result<Subscripts> {
                 if t.letters[..i].contains(&l) {
                     return Err(Error::value(
                         "einsum",
-                        format!("output label {} appears more than once in {spec:?}", label_name(l)),
+                        format!(
+                            "output label {} appears more than once in {spec:?}",
+                            label_name(l)
+                        ),
                     ));
                 }
                 if count(l) == 0 {
                     return Err(Error::value(
                         "einsum",
-                        format!("output label {} does not appear in any input of {spec:?}", label_name(l)),
+                        format!(
+                            "output label {} does not appear in any input of {spec:?}",
+                            label_name(l)
+                        ),
                     ));
                 }
             }
@@ -446,14 +504,20 @@ struct Labeled {
 
 impl Labeled {
     fn size_of(&self, l: Label) -> usize {
-        self.labels.iter().position(|&x| x == l).map_or(1, |i| self.array.shape()[i])
+        self.labels
+            .iter()
+            .position(|&x| x == l)
+            .map_or(1, |i| self.array.shape()[i])
     }
 
     /// Replaces each repeated label by the diagonal over its axes.
     fn take_diagonals(mut self) -> Result<Labeled> {
-        while let Some((i, j)) = (0..self.labels.len())
-            .find_map(|j| self.labels[..j].iter().position(|&l| l == self.labels[j]).map(|i| (i, j)))
-        {
+        while let Some((i, j)) = (0..self.labels.len()).find_map(|j| {
+            self.labels[..j]
+                .iter()
+                .position(|&l| l == self.labels[j])
+                .map(|i| (i, j))
+        }) {
             // `diagonal` removes axes i and j and appends the diagonal axis.
             let l = self.labels[i];
             self.array = diagonal(&self.array, 0, i as isize, j as isize)?;
@@ -466,11 +530,21 @@ impl Labeled {
 
     /// Sums over the axes labelled in `drop` (matmul with a vector of ones).
     fn sum_out(self, drop: &[Label]) -> Result<Labeled> {
-        let drop: Vec<Label> = self.labels.iter().copied().filter(|l| drop.contains(l)).collect();
+        let drop: Vec<Label> = self
+            .labels
+            .iter()
+            .copied()
+            .filter(|l| drop.contains(l))
+            .collect();
         if drop.is_empty() {
             return Ok(self);
         }
-        let keep: Vec<Label> = self.labels.iter().copied().filter(|l| !drop.contains(l)).collect();
+        let keep: Vec<Label> = self
+            .labels
+            .iter()
+            .copied()
+            .filter(|l| !drop.contains(l))
+            .collect();
         let pos = |l: &Label| self.labels.iter().position(|x| x == l).unwrap_or(0);
         let order: Vec<usize> = keep.iter().chain(&drop).map(pos).collect();
         let rows: usize = keep.iter().map(|&l| self.size_of(l)).product();
@@ -478,7 +552,10 @@ impl Labeled {
         let kept_shape: Vec<usize> = keep.iter().map(|&l| self.size_of(l)).collect();
         let flat = reshape_to(&permute(&self.array, &order)?, &[rows, depth])?;
         let summed = matmul(&flat, &ones(&[depth], self.array.dtype())?)?;
-        Ok(Labeled { array: reshape_to(&summed, &kept_shape)?, labels: keep })
+        Ok(Labeled {
+            array: reshape_to(&summed, &kept_shape)?,
+            labels: keep,
+        })
     }
 
     /// Transposes to `labels` order, inserting size-1 axes for labels it
@@ -497,10 +574,25 @@ impl Labeled {
 /// are kept (they are needed, or they were summed beforehand).
 fn contract_pair(a: Labeled, b: Labeled, needed: &[Label]) -> Result<Labeled> {
     let shared = |l: &Label| b.labels.contains(l);
-    let batch: Vec<Label> = a.labels.iter().copied().filter(|l| shared(l) && needed.contains(l)).collect();
-    let summed: Vec<Label> = a.labels.iter().copied().filter(|l| shared(l) && !needed.contains(l)).collect();
+    let batch: Vec<Label> = a
+        .labels
+        .iter()
+        .copied()
+        .filter(|l| shared(l) && needed.contains(l))
+        .collect();
+    let summed: Vec<Label> = a
+        .labels
+        .iter()
+        .copied()
+        .filter(|l| shared(l) && !needed.contains(l))
+        .collect();
     let free_a: Vec<Label> = a.labels.iter().copied().filter(|l| !shared(l)).collect();
-    let free_b: Vec<Label> = b.labels.iter().copied().filter(|l| !a.labels.contains(l)).collect();
+    let free_b: Vec<Label> = b
+        .labels
+        .iter()
+        .copied()
+        .filter(|l| !a.labels.contains(l))
+        .collect();
     let sizes = |t: &Labeled, ls: &[Label]| ls.iter().map(|&l| t.size_of(l)).collect::<Vec<_>>();
     let product = |v: Vec<usize>| v.iter().product::<usize>();
     let labels = [batch.clone(), free_a.clone(), free_b.clone()].concat();
@@ -508,11 +600,24 @@ fn contract_pair(a: Labeled, b: Labeled, needed: &[Label]) -> Result<Labeled> {
     if summed.is_empty() {
         // Nothing to sum: a broadcast elementwise product.
         let ones_for = |n: usize| vec![1usize; n];
-        let sa = [sizes(&a, &batch), sizes(&a, &free_a), ones_for(free_b.len())].concat();
-        let sb = [sizes(&b, &batch), ones_for(free_a.len()), sizes(&b, &free_b)].concat();
+        let sa = [
+            sizes(&a, &batch),
+            sizes(&a, &free_a),
+            ones_for(free_b.len()),
+        ]
+        .concat();
+        let sb = [
+            sizes(&b, &batch),
+            ones_for(free_a.len()),
+            sizes(&b, &free_b),
+        ]
+        .concat();
         let xa = a.arranged(&[batch.clone(), free_a].concat(), &sa)?;
         let xb = b.arranged(&[batch, free_b].concat(), &sb)?;
-        return Ok(Labeled { array: multiply(&xa, &xb)?, labels });
+        return Ok(Labeled {
+            array: multiply(&xa, &xb)?,
+            labels,
+        });
     }
 
     // A summed label of size 1 on one side broadcasts against the other.
@@ -522,7 +627,13 @@ fn contract_pair(a: Labeled, b: Labeled, needed: &[Label]) -> Result<Labeled> {
         let want: Vec<usize> = t
             .labels
             .iter()
-            .map(|&l| if summed.contains(&l) { t.size_of(l).max(other.size_of(l)) } else { t.size_of(l) })
+            .map(|&l| {
+                if summed.contains(&l) {
+                    t.size_of(l).max(other.size_of(l))
+                } else {
+                    t.size_of(l)
+                }
+            })
             .collect();
         broadcast_to(arr, &want)
     };
@@ -530,16 +641,35 @@ fn contract_pair(a: Labeled, b: Labeled, needed: &[Label]) -> Result<Labeled> {
         a_arr = bcast(&a.array, &a, &b)?;
         b_arr = bcast(&b.array, &b, &a)?;
     }
-    let a = Labeled { array: a_arr, labels: a.labels };
-    let b = Labeled { array: b_arr, labels: b.labels };
-    let (m, k, n) = (product(sizes(&a, &free_a)), product(sizes(&a, &summed)), product(sizes(&b, &free_b)));
-    let xa = a.arranged(&[batch.clone(), free_a.clone(), summed.clone()].concat(), &[sizes(&a, &batch), vec![m, k]].concat())?;
-    let xb = b.arranged(&[batch.clone(), summed, free_b.clone()].concat(), &[sizes(&b, &batch), vec![k, n]].concat())?;
+    let a = Labeled {
+        array: a_arr,
+        labels: a.labels,
+    };
+    let b = Labeled {
+        array: b_arr,
+        labels: b.labels,
+    };
+    let (m, k, n) = (
+        product(sizes(&a, &free_a)),
+        product(sizes(&a, &summed)),
+        product(sizes(&b, &free_b)),
+    );
+    let xa = a.arranged(
+        &[batch.clone(), free_a.clone(), summed.clone()].concat(),
+        &[sizes(&a, &batch), vec![m, k]].concat(),
+    )?;
+    let xb = b.arranged(
+        &[batch.clone(), summed, free_b.clone()].concat(),
+        &[sizes(&b, &batch), vec![k, n]].concat(),
+    )?;
     let y = matmul(&xa, &xb)?;
     // matmul broadcast the batch dimensions; split M and N again.
     let batch_shape = &y.shape()[..batch.len()];
     let out = [batch_shape.to_vec(), sizes(&a, &free_a), sizes(&b, &free_b)].concat();
-    Ok(Labeled { array: reshape_to(&y, &out)?, labels })
+    Ok(Labeled {
+        array: reshape_to(&y, &out)?,
+        labels,
+    })
 }
 
 /// Einstein summation over `operands` as described by `subscripts`
@@ -581,32 +711,60 @@ pub fn einsum(subscripts: &str, operands: &[Array]) -> Result<Array> {
     let mut terms: Vec<Labeled> = promote_all(&refs)?
         .into_iter()
         .zip(&subs.inputs)
-        .map(|(array, labels)| Labeled { array, labels: labels.clone() }.take_diagonals())
+        .map(|(array, labels)| {
+            Labeled {
+                array,
+                labels: labels.clone(),
+            }
+            .take_diagonals()
+        })
         .collect::<Result<_>>()?;
 
     // Contract left to right, summing each label as soon as no later step
     // needs it.
     let needed_after = |rest: &[Labeled]| -> Vec<Label> {
-        subs.output.iter().chain(rest.iter().flat_map(|t| &t.labels)).copied().collect()
+        subs.output
+            .iter()
+            .chain(rest.iter().flat_map(|t| &t.labels))
+            .copied()
+            .collect()
     };
     terms.reverse(); // pop from the end = take from the front
-    let mut acc = terms.pop().ok_or_else(|| Error::runtime("einsum", "internal: no terms"))?;
+    let mut acc = terms
+        .pop()
+        .ok_or_else(|| Error::runtime("einsum", "internal: no terms"))?;
     while let Some(next) = terms.pop() {
         let mut needed = needed_after(&terms);
-        let local_a: Vec<Label> =
-            acc.labels.iter().copied().filter(|l| !next.labels.contains(l) && !needed.contains(l)).collect();
-        let local_b: Vec<Label> =
-            next.labels.iter().copied().filter(|l| !acc.labels.contains(l) && !needed.contains(l)).collect();
+        let local_a: Vec<Label> = acc
+            .labels
+            .iter()
+            .copied()
+            .filter(|l| !next.labels.contains(l) && !needed.contains(l))
+            .collect();
+        let local_b: Vec<Label> = next
+            .labels
+            .iter()
+            .copied()
+            .filter(|l| !acc.labels.contains(l) && !needed.contains(l))
+            .collect();
         let a = acc.sum_out(&local_a)?;
         let b = next.sum_out(&local_b)?;
         needed.sort_unstable();
         needed.dedup();
         acc = contract_pair(a, b, &needed)?;
     }
-    let rest: Vec<Label> = acc.labels.iter().copied().filter(|l| !subs.output.contains(l)).collect();
+    let rest: Vec<Label> = acc
+        .labels
+        .iter()
+        .copied()
+        .filter(|l| !subs.output.contains(l))
+        .collect();
     let acc = acc.sum_out(&rest)?;
-    let order: Vec<usize> =
-        subs.output.iter().filter_map(|l| acc.labels.iter().position(|x| x == l)).collect();
+    let order: Vec<usize> = subs
+        .output
+        .iter()
+        .filter_map(|l| acc.labels.iter().position(|x| x == l))
+        .collect();
     let y = permute(&acc.array, &order)?;
     // Broadcast labels of size 1 in every surviving operand keep size 1;
     // numpy broadcasts them to the output size.
@@ -653,7 +811,8 @@ mod tests {
         assert!(e("i1", &[&[2, 3]]).contains("invalid character '1'"));
         assert!(e("i.j", &[&[2, 3]]).contains("'.' that is not part of '...'"));
         assert!(e("......", &[&[2, 3]]).contains("more than one '...'"));
-        assert!(e("i", &[&[2, 3]]).contains("operand 0 has shape [2, 3] (2 dimensions) but its subscripts name 1"));
+        assert!(e("i", &[&[2, 3]])
+            .contains("operand 0 has shape [2, 3] (2 dimensions) but its subscripts name 1"));
         assert!(e("ij->k", &[&[2, 3]]).contains("output label 'k' does not appear"));
         assert!(e("ij->ii", &[&[2, 3]]).contains("output label 'i' appears more than once"));
         assert!(e("...i->i", &[&[2, 3]]).contains("the output has no '...'"));
@@ -661,30 +820,66 @@ mod tests {
         let a = crate::ones(&[2, 3], DType::Float32).unwrap();
         let b = crate::ones(&[2], DType::Float32).unwrap();
         let msg = einsum("ij,j", &[a.clone(), b]).unwrap_err().to_string();
-        assert_eq!(msg, "einsum: label 'j' has size 3 in operand 0 but size 2 in operand 1 of \"ij,j\"");
+        assert_eq!(
+            msg,
+            "einsum: label 'j' has size 3 in operand 0 but size 2 in operand 1 of \"ij,j\""
+        );
         let msg = einsum("ii->i", &[a]).unwrap_err().to_string();
-        assert!(msg.contains("label 'i' of operand 0 (shape [2, 3]) repeats with sizes 2 and 3"), "{msg}");
+        assert!(
+            msg.contains("label 'i' of operand 0 (shape [2, 3]) repeats with sizes 2 and 3"),
+            "{msg}"
+        );
         assert!(einsum("", &[]).is_err());
     }
 
     #[test]
     fn einsum_basic_forms() {
         let m = arange(9, &[3, 3]);
-        assert_eq!(vals(&einsum("ii", &[m.clone()]).unwrap()), vec![-3.0 + 1.0 + 5.0]);
-        assert_eq!(vals(&einsum("ii->i", &[m.clone()]).unwrap()), vec![-3.0, 1.0, 5.0]);
-        assert_eq!(vals(&einsum("ij->", &[m.clone()]).unwrap()), vec![9.0]);
-        assert_eq!(vals(&einsum("ij->i", &[m.clone()]).unwrap()), vec![-6.0, 3.0, 12.0]);
+        assert_eq!(
+            vals(&einsum("ii", std::slice::from_ref(&m)).unwrap()),
+            vec![-3.0 + 1.0 + 5.0]
+        );
+        assert_eq!(
+            vals(&einsum("ii->i", std::slice::from_ref(&m)).unwrap()),
+            vec![-3.0, 1.0, 5.0]
+        );
+        assert_eq!(
+            vals(&einsum("ij->", std::slice::from_ref(&m)).unwrap()),
+            vec![9.0]
+        );
+        assert_eq!(
+            vals(&einsum("ij->i", std::slice::from_ref(&m)).unwrap()),
+            vec![-6.0, 3.0, 12.0]
+        );
         let v = arange(3, &[3]);
-        assert_eq!(vals(&einsum("i,i", &[v.clone(), v.clone()]).unwrap()), vec![9.0 + 4.0 + 1.0]);
-        assert_eq!(einsum("i,j->ij", &[v.clone(), v.clone()]).unwrap().shape(), &[3, 3]);
+        assert_eq!(
+            vals(&einsum("i,i", &[v.clone(), v.clone()]).unwrap()),
+            vec![9.0 + 4.0 + 1.0]
+        );
+        assert_eq!(
+            einsum("i,j->ij", &[v.clone(), v.clone()]).unwrap().shape(),
+            &[3, 3]
+        );
         // Broadcasting a size-1 label, as numpy does.
         let one = Array::from_slice(&[2.0f64], &[1]).unwrap();
-        assert_eq!(vals(&einsum("i,i", &[v.clone(), one.clone()]).unwrap()), vec![2.0 * -6.0]);
-        assert_eq!(vals(&einsum("i,i->i", &[v.clone(), one]).unwrap()), vec![-6.0, -4.0, -2.0]);
+        assert_eq!(
+            vals(&einsum("i,i", &[v.clone(), one.clone()]).unwrap()),
+            vec![2.0 * -6.0]
+        );
+        assert_eq!(
+            vals(&einsum("i,i->i", &[v.clone(), one]).unwrap()),
+            vec![-6.0, -4.0, -2.0]
+        );
         // Scalars.
         let s = Array::scalar(3.0f64);
-        assert_eq!(vals(&einsum(",->", &[s.clone(), s.clone()]).unwrap()), vec![9.0]);
-        assert_eq!(vals(&einsum(",i", &[s, v]).unwrap()), vec![-9.0, -6.0, -3.0]);
+        assert_eq!(
+            vals(&einsum(",->", &[s.clone(), s.clone()]).unwrap()),
+            vec![9.0]
+        );
+        assert_eq!(
+            vals(&einsum(",i", &[s, v]).unwrap()),
+            vec![-9.0, -6.0, -3.0]
+        );
     }
 
     #[test]
@@ -693,7 +888,10 @@ mod tests {
         let b = arange(40, &[2, 4, 5]).astype(DType::Int32).unwrap();
         let y = einsum("bij,bjk->bik", &[a.clone(), b.clone()]).unwrap();
         assert_eq!(y.dtype(), DType::Float64);
-        assert_eq!(vals(&y), vals(&matmul(&a, &b.astype(DType::Float64).unwrap()).unwrap()));
+        assert_eq!(
+            vals(&y),
+            vals(&matmul(&a, &b.astype(DType::Float64).unwrap()).unwrap())
+        );
         let y = einsum("bij,bjk->kib", &[a.clone(), b.clone()]).unwrap();
         assert_eq!(y.shape(), &[5, 3, 2]);
     }
@@ -705,18 +903,33 @@ mod tests {
         assert_eq!(tensordot(&a, &b, 2).unwrap().shape(), &[2]);
         assert_eq!(tensordot(&a, &b, 0).unwrap().shape(), &[2, 3, 4, 3, 4]);
         let e = tensordot(&a, &b, 3).unwrap_err().to_string();
-        assert_eq!(e, "tensordot: cannot contract 3 axes of arrays of shape [2, 3, 4] and [3, 4]");
+        assert_eq!(
+            e,
+            "tensordot: cannot contract 3 axes of arrays of shape [2, 3, 4] and [3, 4]"
+        );
         let e = tensordot(&a, &b, ([0], [0])).unwrap_err().to_string();
         assert_eq!(e, "tensordot: a has shape [2, 3, 4] and b has shape [3, 4]; axis 0 of a (size 2) != axis 0 of b (size 3)");
-        assert!(tensordot(&a, &b, ([1, 1], [0, 0])).unwrap_err().to_string().contains("repeated axis"));
+        assert!(tensordot(&a, &b, ([1, 1], [0, 0]))
+            .unwrap_err()
+            .to_string()
+            .contains("repeated axis"));
         assert!(tensordot(&a, &b, (vec![1], vec![0, 1])).is_err());
         assert!(tensordot(&a, &b, ([5], [0])).is_err());
         let e = inner(&a, &arange(3, &[3])).unwrap_err().to_string();
-        assert_eq!(e, "inner: a has shape [2, 3, 4] and b has shape [3]; last dimensions 4 != 3");
+        assert_eq!(
+            e,
+            "inner: a has shape [2, 3, 4] and b has shape [3]; last dimensions 4 != 3"
+        );
         assert_eq!(inner(&a, &b).unwrap().shape(), &[2, 3, 3]);
-        assert_eq!(vals(&inner(&Array::scalar(2.0f64), &b).unwrap())[..2], [-6.0, -4.0]);
+        assert_eq!(
+            vals(&inner(&Array::scalar(2.0f64), &b).unwrap())[..2],
+            [-6.0, -4.0]
+        );
         assert_eq!(outer(&a, &b).unwrap().shape(), &[24, 12]);
         assert_eq!(kron(&a, &b).unwrap().shape(), &[2, 9, 16]);
-        assert_eq!(vals(&kron(&Array::scalar(2.0f64), &Array::scalar(3.0f64)).unwrap()), vec![6.0]);
+        assert_eq!(
+            vals(&kron(&Array::scalar(2.0f64), &Array::scalar(3.0f64)).unwrap()),
+            vec![6.0]
+        );
     }
 }

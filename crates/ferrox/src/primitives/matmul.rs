@@ -15,7 +15,7 @@
 //! large matrix is split inside gemm.
 
 use super::binary::Arith;
-use super::{OutSpec, Operand, Primitive};
+use super::{Operand, OutSpec, Primitive};
 use crate::array::{checked_numel, for_each_offset, row_major_strides, Data};
 use crate::backend::cpu::elementwise::{broadcast_strides, out_storage, walk};
 use crate::backend::cpu::parallel::{simd, worth_splitting};
@@ -51,18 +51,35 @@ pub(crate) fn matmul_shape(op: &str, a: &[usize], b: &[usize]) -> Result<MatmulS
             ));
         }
     }
-    let (m, ka) = if a.len() == 1 { (1, a[0]) } else { (a[a.len() - 2], a[a.len() - 1]) };
-    let (kb, n) = if b.len() == 1 { (b[0], 1) } else { (b[b.len() - 2], b[b.len() - 1]) };
+    let (m, ka) = if a.len() == 1 {
+        (1, a[0])
+    } else {
+        (a[a.len() - 2], a[a.len() - 1])
+    };
+    let (kb, n) = if b.len() == 1 {
+        (b[0], 1)
+    } else {
+        (b[b.len() - 2], b[b.len() - 1])
+    };
     if ka != kb {
-        return Err(Error::shape(op, format!("a has shape {a:?} and b has shape {b:?}; {ka} != {kb}")));
+        return Err(Error::shape(
+            op,
+            format!("a has shape {a:?} and b has shape {b:?}; {ka} != {kb}"),
+        ));
     }
     let batch_a = &a[..a.len().saturating_sub(2)];
     let batch_b = &b[..b.len().saturating_sub(2)];
     let nb = batch_a.len().max(batch_b.len());
     let mut batch = Vec::with_capacity(nb);
     for i in 0..nb {
-        let da = (i + batch_a.len() >= nb).then(|| batch_a[i + batch_a.len() - nb]).unwrap_or(1);
-        let db = (i + batch_b.len() >= nb).then(|| batch_b[i + batch_b.len() - nb]).unwrap_or(1);
+        let dim = |batch: &[usize]| {
+            if i + batch.len() >= nb {
+                batch[i + batch.len() - nb]
+            } else {
+                1
+            }
+        };
+        let (da, db) = (dim(batch_a), dim(batch_b));
         if da != db && da != 1 && db != 1 {
             return Err(Error::shape(
                 op,
@@ -82,7 +99,13 @@ pub(crate) fn matmul_shape(op: &str, a: &[usize], b: &[usize]) -> Result<MatmulS
         out.push(n);
     }
     checked_numel(op, &out)?;
-    Ok(MatmulShape { batch, m, k: ka, n, out })
+    Ok(MatmulShape {
+        batch,
+        m,
+        k: ka,
+        n,
+        out,
+    })
 }
 
 // ---------------------------------------------------------------------------
@@ -111,7 +134,12 @@ pub(crate) fn matmul_shape(op: &str, a: &[usize], b: &[usize]) -> Result<MatmulS
 pub fn matmul(a: &Array, b: &Array) -> Result<Array> {
     let shape = matmul_shape("matmul", a.shape(), b.shape())?;
     let dtype = DType::promote(a.dtype(), b.dtype());
-    Ok(Array::from_op(shape.out, dtype, Matmul, vec![a.astype(dtype)?, b.astype(dtype)?]))
+    Ok(Array::from_op(
+        shape.out,
+        dtype,
+        Matmul,
+        vec![a.astype(dtype)?, b.astype(dtype)?],
+    ))
 }
 
 /// `alpha * (a @ b) + beta * c`, with `c` broadcast to the product's shape.
@@ -132,7 +160,11 @@ pub fn matmul(a: &Array, b: &Array) -> Result<Array> {
 pub fn addmm(c: &Array, a: &Array, b: &Array, alpha: f32, beta: f32) -> Result<Array> {
     let shape = matmul_shape("addmm", a.shape(), b.shape())?;
     let fits = c.ndim() <= shape.out.len()
-        && c.shape().iter().rev().zip(shape.out.iter().rev()).all(|(&dc, &d)| dc == d || dc == 1);
+        && c.shape()
+            .iter()
+            .rev()
+            .zip(shape.out.iter().rev())
+            .all(|(&dc, &d)| dc == d || dc == 1);
     if !fits {
         return Err(Error::shape(
             "addmm",
@@ -155,7 +187,12 @@ pub fn addmm(c: &Array, a: &Array, b: &Array, alpha: f32, beta: f32) -> Result<A
         ));
     }
     let inputs = vec![c.astype(dtype)?, a.astype(dtype)?, b.astype(dtype)?];
-    Ok(Array::from_op(shape.out, dtype, AddMM { alpha, beta }, inputs))
+    Ok(Array::from_op(
+        shape.out,
+        dtype,
+        AddMM { alpha, beta },
+        inputs,
+    ))
 }
 
 impl Array {
@@ -192,7 +229,10 @@ impl Primitive for Matmul {
     }
     fn eval_cpu(&self, inputs: &[Operand<'_>], out: OutSpec<'_>) -> Result<Data> {
         let [a, b] = inputs else {
-            return Err(Error::runtime("matmul", format!("expected 2 inputs, got {}", inputs.len())));
+            return Err(Error::runtime(
+                "matmul",
+                format!("expected 2 inputs, got {}", inputs.len()),
+            ));
         };
         with_dtype!(out.dtype, T => eval_product::<T>("matmul", None, a, b, out, Epilogue::Store))
     }
@@ -221,9 +261,15 @@ impl Primitive for AddMM {
     }
     fn eval_cpu(&self, inputs: &[Operand<'_>], out: OutSpec<'_>) -> Result<Data> {
         let [c, a, b] = inputs else {
-            return Err(Error::runtime("addmm", format!("expected 3 inputs, got {}", inputs.len())));
+            return Err(Error::runtime(
+                "addmm",
+                format!("expected 3 inputs, got {}", inputs.len()),
+            ));
         };
-        let epilogue = Epilogue::Accumulate { alpha: self.alpha, beta: self.beta };
+        let epilogue = Epilogue::Accumulate {
+            alpha: self.alpha,
+            beta: self.beta,
+        };
         with_dtype!(out.dtype, T => eval_product::<T>("addmm", Some(c), a, b, out, epilogue))
     }
     primitive_common!();
@@ -310,7 +356,14 @@ impl<'a, T: Pod> MatRef<'a, T> {
                 ),
             ));
         }
-        Ok(MatRef { data, offset, rows, cols, rs, cs })
+        Ok(MatRef {
+            data,
+            offset,
+            rows,
+            cols,
+            rs,
+            cs,
+        })
     }
 
     /// A contiguous row-major matrix.
@@ -353,7 +406,11 @@ impl<'a, T: Pod> MatMut<'a, T> {
     pub(crate) fn new(data: &'a mut [T], rows: usize, cols: usize, rs: usize) -> Result<Self> {
         let fits = rows == 0
             || cols == 0
-            || (rs >= cols && (rows - 1).checked_mul(rs).and_then(|r| r.checked_add(cols)).is_some_and(|e| e <= data.len()));
+            || (rs >= cols
+                && (rows - 1)
+                    .checked_mul(rs)
+                    .and_then(|r| r.checked_add(cols))
+                    .is_some_and(|e| e <= data.len()));
         if !fits {
             return Err(Error::runtime(
                 "matmul",
@@ -363,7 +420,12 @@ impl<'a, T: Pod> MatMut<'a, T> {
                 ),
             ));
         }
-        Ok(MatMut { data, rows, cols, rs })
+        Ok(MatMut {
+            data,
+            rows,
+            cols,
+            rs,
+        })
     }
 
     /// Row `i` (the first `cols` elements of its stride).
@@ -461,7 +523,7 @@ fn gemm_product<T: GemmNative>(
     // reading dst only when `read_dst`.
     let (read_dst, dst_scale, product_scale) = match epilogue {
         Epilogue::Store => (false, 0.0, 1.0),
-        Epilogue::Accumulate { alpha, beta } if beta == 0.0 => (false, 0.0, alpha),
+        Epilogue::Accumulate { alpha, beta: 0.0 } => (false, 0.0, alpha),
         Epilogue::Accumulate { alpha, beta } => (true, beta, alpha),
     };
     if k == 0 {
@@ -470,12 +532,20 @@ fn gemm_product<T: GemmNative>(
         let s = T::from_f32(dst_scale);
         dst.for_each_row(|row| {
             for x in row {
-                *x = if read_dst { mul_scalar(s, *x) } else { T::from_f64(0.0) };
+                *x = if read_dst {
+                    mul_scalar(s, *x)
+                } else {
+                    T::from_f64(0.0)
+                };
             }
         });
         return Ok(());
     }
-    let parallelism = if parallel { gemm::Parallelism::Rayon(0) } else { gemm::Parallelism::None };
+    let parallelism = if parallel {
+        gemm::Parallelism::Rayon(0)
+    } else {
+        gemm::Parallelism::None
+    };
     let dst_ptr = dst.data.as_mut_ptr();
     let a_ptr = a.data[a.offset..].as_ptr();
     let b_ptr = b.data[b.offset..].as_ptr();
@@ -581,7 +651,10 @@ fn loop_product<T: Arith>(
 ) -> Result<()> {
     check_dims(&dst, &a, &b)?;
     if epilogue != Epilogue::Store {
-        return Err(Error::dtype("addmm", format!("dtype {} is not supported", T::DTYPE)));
+        return Err(Error::dtype(
+            "addmm",
+            format!("dtype {} is not supported", T::DTYPE),
+        ));
     }
     let (m, k, n) = (a.rows, a.cols, b.cols);
     if m == 0 || n == 0 {
@@ -613,7 +686,11 @@ fn loop_product<T: Arith>(
     };
     let rs = dst.rs;
     if parallel && worth_splitting(m * n * k) && m > 1 {
-        dst.data.par_chunks_mut(rs).take(m).enumerate().for_each(|(i, r)| row(i, &mut r[..n]));
+        dst.data
+            .par_chunks_mut(rs)
+            .take(m)
+            .enumerate()
+            .for_each(|(i, r)| row(i, &mut r[..n]));
     } else {
         for i in 0..m {
             row(i, dst.row_mut(i));
@@ -658,14 +735,24 @@ struct MatStack<'a, T: Clone + 'static> {
 
 impl<'a, T: Pod> MatStack<'a, T> {
     fn new(x: &Operand<'a>, batch: &[usize], side: Side) -> Result<Self> {
-        let strided = Self::with_strides(x, batch, side, x.data.raw::<T>(), &x.data.strides, x.data.offset)?;
+        let strided = Self::with_strides(
+            x,
+            batch,
+            side,
+            x.data.raw::<T>(),
+            &x.data.strides,
+            x.data.offset,
+        )?;
         if let Some(stack) = strided {
             return Ok(stack);
         }
         let copy = x.data.to_vec::<T>(x.shape);
         let strides = row_major_strides(x.shape);
         Self::with_strides(x, batch, side, copy, &strides, 0)?.ok_or_else(|| {
-            Error::runtime("matmul", "internal: a contiguous copy has non-positive strides")
+            Error::runtime(
+                "matmul",
+                "internal: a contiguous copy has non-positive strides",
+            )
         })
     }
 
@@ -684,7 +771,12 @@ impl<'a, T: Pod> MatStack<'a, T> {
             (0, _) => return Err(Error::runtime("matmul", "internal: 0-d operand")),
             (1, Side::Left) => (1, x.shape[0], 1, strides[0]),
             (1, Side::Right) => (x.shape[0], 1, strides[0], 1),
-            _ => (x.shape[nd - 2], x.shape[nd - 1], strides[nd - 2], strides[nd - 1]),
+            _ => (
+                x.shape[nd - 2],
+                x.shape[nd - 1],
+                strides[nd - 2],
+                strides[nd - 1],
+            ),
         };
         // A dimension of size 1 is never stepped along: any stride will do.
         let rs = if rows <= 1 { 1 } else { rs };
@@ -695,18 +787,36 @@ impl<'a, T: Pod> MatStack<'a, T> {
         let own_batch = &x.shape[..nd.saturating_sub(2)];
         let pad = batch.len() - own_batch.len();
         let batch_strides: Vec<[isize; 1]> = (0..batch.len())
-            .map(|d| if d < pad || own_batch[d - pad] == 1 { [0] } else { [strides[d - pad]] })
+            .map(|d| {
+                if d < pad || own_batch[d - pad] == 1 {
+                    [0]
+                } else {
+                    [strides[d - pad]]
+                }
+            })
             .collect();
         let mut offsets = Vec::with_capacity(batch.iter().product());
         let mut negative = false;
-        walk(batch, &batch_strides, [offset as isize], |[o]| match usize::try_from(o) {
-            Ok(o) => offsets.push(o),
-            Err(_) => negative = true,
-        });
+        walk(
+            batch,
+            &batch_strides,
+            [offset as isize],
+            |[o]| match usize::try_from(o) {
+                Ok(o) => offsets.push(o),
+                Err(_) => negative = true,
+            },
+        );
         if negative {
             return Err(Error::runtime("matmul", "internal: negative batch offset"));
         }
-        Ok(Some(MatStack { data: data.into(), offsets, rows, cols, rs: rs as usize, cs: cs as usize }))
+        Ok(Some(MatStack {
+            data: data.into(),
+            offsets,
+            rows,
+            cols,
+            rs: rs as usize,
+            cs: cs as usize,
+        }))
     }
 
     fn len(&self) -> usize {
@@ -718,7 +828,12 @@ impl<'a, T: Pod> MatStack<'a, T> {
             .offsets
             .get(i)
             .ok_or_else(|| Error::runtime("matmul", format!("internal: no batch {i}")))?;
-        MatRef::new(&self.data, offset, (self.rows, self.cols), (self.rs, self.cs))
+        MatRef::new(
+            &self.data,
+            offset,
+            (self.rows, self.cols),
+            (self.rs, self.cs),
+        )
     }
 }
 
@@ -741,17 +856,30 @@ fn batched_product<T: MatKernel>(
         return if dst.is_empty() {
             Ok(())
         } else {
-            Err(Error::runtime("matmul", "internal: output does not match the batch"))
+            Err(Error::runtime(
+                "matmul",
+                "internal: output does not match the batch",
+            ))
         };
     }
     let one = |i: usize, d: &mut [T], parallel: bool| {
-        T::product(MatMut::new(d, m, n, n)?, lhs.matrix(i)?, rhs.matrix(i)?, epilogue, parallel)
+        T::product(
+            MatMut::new(d, m, n, n)?,
+            lhs.matrix(i)?,
+            rhs.matrix(i)?,
+            epilogue,
+            parallel,
+        )
     };
     let work = m * n * k.max(1);
     if lhs.len() > 1 && work < SMALL_PRODUCT && worth_splitting(work * lhs.len()) {
-        dst.par_chunks_mut(per).enumerate().try_for_each(|(i, d)| one(i, d, false))
+        dst.par_chunks_mut(per)
+            .enumerate()
+            .try_for_each(|(i, d)| one(i, d, false))
     } else {
-        dst.chunks_mut(per).enumerate().try_for_each(|(i, d)| one(i, d, true))
+        dst.chunks_mut(per)
+            .enumerate()
+            .try_for_each(|(i, d)| one(i, d, true))
     }
 }
 
@@ -763,10 +891,19 @@ mod tests {
     use std::sync::Arc;
 
     /// A leaf array over `values` laid out with arbitrary strides.
-    fn strided<T: Element + Pod>(values: &[T], shape: &[usize], strides: &[isize], offset: usize) -> Array {
+    fn strided<T: Element + Pod>(
+        values: &[T],
+        shape: &[usize],
+        strides: &[isize],
+        offset: usize,
+    ) -> Array {
         let mut st = Storage::new(std::mem::size_of_val(values), T::DTYPE == DType::Bool).unwrap();
         st.as_mut_slice::<T>().copy_from_slice(values);
-        let data = Data { storage: Arc::new(st), strides: strides.to_vec(), offset };
+        let data = Data {
+            storage: Arc::new(st),
+            strides: strides.to_vec(),
+            offset,
+        };
         Array::from_data(data, shape.to_vec(), T::DTYPE)
     }
 
@@ -797,7 +934,8 @@ mod tests {
             let (oa, ob) = (bat(ash, bi) * m * k, bat(bsh, bi) * k * n);
             for i in 0..m {
                 for j in 0..n {
-                    out[bi * m * n + i * n + j] = (0..k).map(|p| a[oa + i * k + p] * b[ob + p * n + j]).sum();
+                    out[bi * m * n + i * n + j] =
+                        (0..k).map(|p| a[oa + i * k + p] * b[ob + p * n + j]).sum();
                 }
             }
         }
@@ -805,7 +943,9 @@ mod tests {
     }
 
     fn f32s(n: usize, seed: u64) -> Vec<f32> {
-        (0..n).map(|i| (((i as u64 * 7919 + seed * 104729) % 23) as f32 - 11.0) / 4.0).collect()
+        (0..n)
+            .map(|i| (((i as u64 * 7919 + seed * 104729) % 23) as f32 - 11.0) / 4.0)
+            .collect()
     }
 
     #[test]
@@ -824,11 +964,21 @@ mod tests {
     #[test]
     fn shape_errors_name_the_op_and_values() {
         let e = matmul_shape("matmul", &[3, 4], &[5, 2]).unwrap_err();
-        assert_eq!(e.to_string(), "matmul: a has shape [3, 4] and b has shape [5, 2]; 4 != 5");
+        assert_eq!(
+            e.to_string(),
+            "matmul: a has shape [3, 4] and b has shape [5, 2]; 4 != 5"
+        );
         let e = matmul_shape("matmul", &[], &[5, 2]).unwrap_err();
-        assert_eq!(e.to_string(), "matmul: a must have at least 1 dimension, got shape []");
+        assert_eq!(
+            e.to_string(),
+            "matmul: a must have at least 1 dimension, got shape []"
+        );
         let e = matmul_shape("matmul", &[2, 3, 4], &[3, 4, 5]).unwrap_err();
-        assert!(e.to_string().contains("batch dimensions [2] and [3] cannot be broadcast"), "{e}");
+        assert!(
+            e.to_string()
+                .contains("batch dimensions [2] and [3] cannot be broadcast"),
+            "{e}"
+        );
         assert_eq!(e.kind(), crate::ErrorKind::Shape);
         let big = usize::MAX / 2;
         assert!(matmul_shape("matmul", &[big, 1], &[1, big]).is_err());
@@ -848,9 +998,15 @@ mod tests {
         let m = Array::from_slice(&[1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0], &[3, 2]).unwrap();
         assert_eq!(matmul(&a, &a).unwrap().to_vec::<f32>().unwrap(), vec![14.0]);
         assert_eq!(matmul(&a, &a).unwrap().shape(), &[] as &[usize]);
-        assert_eq!(matmul(&a, &m).unwrap().to_vec::<f32>().unwrap(), vec![22.0, 28.0]);
+        assert_eq!(
+            matmul(&a, &m).unwrap().to_vec::<f32>().unwrap(),
+            vec![22.0, 28.0]
+        );
         let mt = Array::from_slice(&[1.0f32, 3.0, 5.0, 2.0, 4.0, 6.0], &[2, 3]).unwrap();
-        assert_eq!(matmul(&mt, &a).unwrap().to_vec::<f32>().unwrap(), vec![22.0, 28.0]);
+        assert_eq!(
+            matmul(&mt, &a).unwrap().to_vec::<f32>().unwrap(),
+            vec![22.0, 28.0]
+        );
     }
 
     #[test]
@@ -873,7 +1029,12 @@ mod tests {
             let got = y.astype(DType::Float64).unwrap().to_vec::<f64>().unwrap();
             let want: Vec<f64> = want
                 .iter()
-                .map(|&w| Array::from_slice(&[w], &[1]).unwrap().astype(dtype).unwrap())
+                .map(|&w| {
+                    Array::from_slice(&[w], &[1])
+                        .unwrap()
+                        .astype(dtype)
+                        .unwrap()
+                })
                 .map(|w| w.astype(DType::Float64).unwrap().to_vec::<f64>().unwrap()[0])
                 .collect();
             assert_eq!(got, want, "{dtype}");
@@ -892,7 +1053,10 @@ mod tests {
     fn bool_product_is_any_of_and() {
         let a = Array::from_slice(&[true, false, false, false], &[2, 2]).unwrap();
         let b = Array::from_slice(&[true, true, true, false], &[2, 2]).unwrap();
-        assert_eq!(matmul(&a, &b).unwrap().to_vec::<bool>().unwrap(), vec![true, true, false, false]);
+        assert_eq!(
+            matmul(&a, &b).unwrap().to_vec::<bool>().unwrap(),
+            vec![true, true, false, false]
+        );
     }
 
     #[test]
@@ -901,12 +1065,20 @@ mod tests {
         let b = crate::ones(&[2, 2], DType::Float16).unwrap();
         let y = matmul(&a, &b).unwrap();
         assert_eq!(y.dtype(), DType::Float16);
-        assert_eq!(y.astype(DType::Float32).unwrap().to_vec::<f32>().unwrap(), vec![2.0; 4]);
+        assert_eq!(
+            y.astype(DType::Float32).unwrap().to_vec::<f32>().unwrap(),
+            vec![2.0; 4]
+        );
     }
 
     #[test]
     fn empty_inner_dimension_gives_zeros() {
-        for dtype in [DType::Float32, DType::BFloat16, DType::Int64, DType::Complex64] {
+        for dtype in [
+            DType::Float32,
+            DType::BFloat16,
+            DType::Int64,
+            DType::Complex64,
+        ] {
             let a = crate::zeros(&[3, 0], dtype).unwrap();
             let b = crate::zeros(&[0, 2], dtype).unwrap();
             let y = matmul(&a, &b).unwrap().astype(DType::Float64).unwrap();
@@ -927,7 +1099,13 @@ mod tests {
         let b = strided(&bbase, &[4, 2], &[-2, 1], 6);
         let row = f32s(4, 3);
         let c = strided(&row, &[3, 4], &[0, 1], 0);
-        let dense = |x: &Array| x.to_vec::<f32>().unwrap().iter().map(|&v| v as f64).collect::<Vec<_>>();
+        let dense = |x: &Array| {
+            x.to_vec::<f32>()
+                .unwrap()
+                .iter()
+                .map(|&v| v as f64)
+                .collect::<Vec<_>>()
+        };
         for (l, r, lsh, rsh) in [(&a, &b, [3, 4], [4, 2]), (&c, &b, [3, 4], [4, 2])] {
             let (want, _) = naive(&dense(l), &lsh, &dense(r), &rsh);
             let got = matmul(l, r).unwrap().to_vec::<f32>().unwrap();
@@ -939,7 +1117,10 @@ mod tests {
         let ib: Vec<i32> = (0..12).collect();
         let at = strided(&ib, &[4, 3], &[1, 4], 0);
         let id = crate::identity(4, DType::Int32).unwrap();
-        assert_eq!(matmul(&id, &at).unwrap().to_vec::<i32>().unwrap(), at.to_vec::<i32>().unwrap());
+        assert_eq!(
+            matmul(&id, &at).unwrap().to_vec::<i32>().unwrap(),
+            at.to_vec::<i32>().unwrap()
+        );
     }
 
     #[test]
@@ -957,7 +1138,11 @@ mod tests {
         // The same with integer values through the integer loop.
         let ai: Vec<i64> = av.iter().map(|&v| (v * 4.0) as i64).collect();
         let bi: Vec<i64> = bv.iter().map(|&v| (v * 4.0) as i64).collect();
-        let y = matmul(&Array::from_slice(&ai, &ash).unwrap(), &Array::from_slice(&bi, &bsh).unwrap()).unwrap();
+        let y = matmul(
+            &Array::from_slice(&ai, &ash).unwrap(),
+            &Array::from_slice(&bi, &bsh).unwrap(),
+        )
+        .unwrap();
         let wi: Vec<i64> = want.iter().map(|&w| (w * 16.0) as i64).collect();
         assert_eq!(y.to_vec::<i64>().unwrap(), wi);
     }
@@ -970,9 +1155,20 @@ mod tests {
         let bv: Vec<f64> = (0..k * n).map(|i| ((i * 13) % 11) as f64 - 5.0).collect();
         let (want, _) = naive(&av, &[m, k], &bv, &[k, n]);
         for dtype in [DType::Float32, DType::Float64, DType::Int32, DType::Int64] {
-            let a = Array::from_slice(&av, &[m, k]).unwrap().astype(dtype).unwrap();
-            let b = Array::from_slice(&bv, &[k, n]).unwrap().astype(dtype).unwrap();
-            let got = matmul(&a, &b).unwrap().astype(DType::Float64).unwrap().to_vec::<f64>().unwrap();
+            let a = Array::from_slice(&av, &[m, k])
+                .unwrap()
+                .astype(dtype)
+                .unwrap();
+            let b = Array::from_slice(&bv, &[k, n])
+                .unwrap()
+                .astype(dtype)
+                .unwrap();
+            let got = matmul(&a, &b)
+                .unwrap()
+                .astype(DType::Float64)
+                .unwrap()
+                .to_vec::<f64>()
+                .unwrap();
             assert_eq!(got, want, "{dtype}");
         }
     }
@@ -987,35 +1183,77 @@ mod tests {
         let nan = Array::from_slice(&[f64::NAN], &[1]).unwrap();
         let y = addmm(&nan, &a, &a, 1.0, 0.0).unwrap();
         assert_eq!(y.to_vec::<f64>().unwrap(), vec![7.0, 10.0, 15.0, 22.0]);
-        for dtype in [DType::Float16, DType::BFloat16, DType::Float32, DType::Complex64] {
-            let y = addmm(&c.astype(dtype).unwrap(), &a.astype(dtype).unwrap(), &a.astype(dtype).unwrap(), 0.5, 3.0)
-                .unwrap();
+        for dtype in [
+            DType::Float16,
+            DType::BFloat16,
+            DType::Float32,
+            DType::Complex64,
+        ] {
+            let y = addmm(
+                &c.astype(dtype).unwrap(),
+                &a.astype(dtype).unwrap(),
+                &a.astype(dtype).unwrap(),
+                0.5,
+                3.0,
+            )
+            .unwrap();
             let y = y.astype(DType::Float64).unwrap().to_vec::<f64>().unwrap();
             assert_eq!(y, vec![6.5, 2.0, 10.5, 8.0], "{dtype}");
         }
         // Weak scalar c keeps the dtype.
         let h = a.astype(DType::Float16).unwrap();
-        assert_eq!(addmm(&Array::from(1.0), &h, &h, 1.0, 1.0).unwrap().dtype(), DType::Float16);
+        assert_eq!(
+            addmm(&Array::from(1.0), &h, &h, 1.0, 1.0).unwrap().dtype(),
+            DType::Float16
+        );
         // k == 0 with accumulation scales c.
         let e = crate::zeros(&[2, 0], DType::Float32).unwrap();
         let et = crate::zeros(&[0, 2], DType::Float32).unwrap();
         let c2 = crate::ones(&[2, 2], DType::Float32).unwrap();
-        assert_eq!(addmm(&c2, &e, &et, 1.0, 2.0).unwrap().to_vec::<f32>().unwrap(), vec![2.0; 4]);
+        assert_eq!(
+            addmm(&c2, &e, &et, 1.0, 2.0)
+                .unwrap()
+                .to_vec::<f32>()
+                .unwrap(),
+            vec![2.0; 4]
+        );
     }
 
     #[test]
     fn addmm_errors() {
         let a = crate::ones(&[2, 3], DType::Float32).unwrap();
         let b = crate::ones(&[3, 4], DType::Float32).unwrap();
-        let e = addmm(&crate::ones(&[3], DType::Float32).unwrap(), &a, &b, 1.0, 1.0).unwrap_err();
-        assert_eq!(e.to_string(), "addmm: c has shape [3], which does not broadcast to the shape [2, 4] of a @ b");
-        let e = addmm(&crate::ones(&[1, 2, 4], DType::Float32).unwrap(), &a, &b, 1.0, 1.0).unwrap_err();
+        let e = addmm(
+            &crate::ones(&[3], DType::Float32).unwrap(),
+            &a,
+            &b,
+            1.0,
+            1.0,
+        )
+        .unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "addmm: c has shape [3], which does not broadcast to the shape [2, 4] of a @ b"
+        );
+        let e = addmm(
+            &crate::ones(&[1, 2, 4], DType::Float32).unwrap(),
+            &a,
+            &b,
+            1.0,
+            1.0,
+        )
+        .unwrap_err();
         assert!(e.to_string().starts_with("addmm: c has shape [1, 2, 4]"));
         let i = crate::ones(&[2, 2], DType::Int32).unwrap();
         let e = addmm(&i, &i, &i, 1.0, 1.0).unwrap_err();
-        assert_eq!(e.to_string(), "addmm: only floating point and complex types are supported, got int32");
+        assert_eq!(
+            e.to_string(),
+            "addmm: only floating point and complex types are supported, got int32"
+        );
         let e = addmm(&a, &a, &a, 1.0, 1.0).unwrap_err();
-        assert!(e.to_string().starts_with("addmm: a has shape [2, 3] and b has shape [2, 3]; 3 != 2"));
+        assert!(e
+            .to_string()
+            .starts_with("addmm: a has shape [2, 3] and b has shape [2, 3]; 3 != 2"));
     }
 
     #[test]
@@ -1077,7 +1315,10 @@ mod tests {
                 best = best.min(t.elapsed().as_secs_f64());
             }
             let gflops = 2.0 * (n as f64).powi(3) / best / 1e9;
-            println!("matmul f32 {n}x{n}: best {:.3} ms, {gflops:.1} GFLOP/s", best * 1e3);
+            println!(
+                "matmul f32 {n}x{n}: best {:.3} ms, {gflops:.1} GFLOP/s",
+                best * 1e3
+            );
         }
     }
 }

@@ -685,7 +685,8 @@ mod tests {
         assert!(m[0].is_nan() && m[1] == 3.0);
         assert!(min(&a, None, false).unwrap().item::<f32>().unwrap().is_nan());
         assert_eq!(argmax(&a, None, false).unwrap().item::<u32>().unwrap(), 1);
-        assert_eq!(argmin(&a, Some(0), false).unwrap().to_vec::<u32>().unwrap(), vec![0, 1]);
+        // Column 1 is [NaN, 0]: the first NaN wins, as in numpy.
+        assert_eq!(argmin(&a, Some(0), false).unwrap().to_vec::<u32>().unwrap(), vec![0, 0]);
     }
 
     #[test]
@@ -704,14 +705,16 @@ mod tests {
         let v = var(&a, Some(&[1]), true, 0).unwrap();
         assert_eq!(v.shape(), &[2, 1]);
         let got = v.to_vec::<f32>().unwrap();
-        assert!((got[0] - 2.0 / 3.0).abs() < 1e-6 && (got[1] - 168.0 / 3.0).abs() < 1e-4, "{got:?}");
+        assert!((got[0] - 2.0 / 3.0).abs() < 1e-6 && (got[1] - 392.0 / 9.0).abs() < 1e-4, "{got:?}");
         let s = std(&a, Some(&[0]), false, 1).unwrap().to_vec::<f32>().unwrap();
         let want = [4.5f32.sqrt(), 32f32.sqrt(), 144.5f32.sqrt()];
         for (g, w) in s.iter().zip(want) {
             assert!((g - w).abs() < 1e-5, "{s:?}");
         }
-        // ddof >= n: 0/0 = NaN, like numpy.
-        assert!(var(&a, None, false, 6).unwrap().item::<f32>().unwrap().is_nan());
+        // ddof >= n divides by 0 like numpy: inf, or NaN for constant data.
+        assert_eq!(var(&a, None, false, 6).unwrap().item::<f32>().unwrap(), f32::INFINITY);
+        let c = crate::ones(&[3], DType::Float32).unwrap();
+        assert!(var(&c, None, false, 4).unwrap().item::<f32>().unwrap().is_nan());
         // Large offset: the two-pass algorithm keeps the precision.
         let b = Array::from_slice(&[1e6f32 + 1.0, 1e6 + 2.0, 1e6 + 3.0], &[3]).unwrap();
         assert!((var(&b, None, false, 0).unwrap().item::<f32>().unwrap() - 2.0 / 3.0).abs() < 1e-3);
@@ -765,11 +768,25 @@ mod tests {
     #[test]
     fn primitives_are_comparable() {
         let a = crate::ones(&[2, 2], DType::Float32).unwrap();
-        let (x, y) = (sum(&a, Some(&[0]), false).unwrap(), sum(&a, Some(&[-2]), true).unwrap());
+        let (x, y) = (sum(&a, Some(&[0]), false).unwrap(), sum(&a, Some(&[-2]), false).unwrap());
         let (px, py) = (x.primitive().unwrap(), y.primitive().unwrap());
         assert!(px.is_equivalent(py.as_ref()));
         let z = prod(&a, Some(&[0]), false).unwrap();
         assert!(!px.is_equivalent(z.primitive().unwrap().as_ref()));
         assert_eq!(px.name(), "sum");
+        let kept = sum(&a, Some(&[0]), true).unwrap();
+        assert!(!px.is_equivalent(kept.primitive().unwrap().as_ref()));
+    }
+
+    #[test]
+    fn output_shapes_for_other_input_shapes() {
+        let a = crate::ones(&[2, 3], DType::Float32).unwrap();
+        let s = sum(&a, Some(&[1]), true).unwrap();
+        let p = s.primitive().unwrap();
+        assert_eq!(p.output_shape(&[&[5, 7]]).unwrap().unwrap(), vec![5, 1]);
+        let m = max(&a, Some(&[0]), false).unwrap();
+        assert!(m.primitive().unwrap().output_shape(&[&[0, 7]]).unwrap().is_err());
+        let i = argmax(&a, None, true).unwrap();
+        assert_eq!(i.primitive().unwrap().output_shape(&[&[4, 4]]).unwrap().unwrap(), vec![1, 1]);
     }
 }

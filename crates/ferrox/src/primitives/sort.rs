@@ -15,9 +15,11 @@
 //! rayon's parallel sort. Argsorts break ties by position, which makes them
 //! stable while using the faster unstable sort.
 
-use super::indexing::strided::{for_each_segment, inner_strides, numel, par_blocks, par_chunks, zip_strides};
+use super::indexing::strided::{
+    for_each_segment, inner_strides, numel, par_blocks, par_chunks, zip_strides,
+};
 use super::shape_rules::normalize_axis;
-use super::{OutSpec, Operand, Primitive};
+use super::{Operand, OutSpec, Primitive};
 use crate::array::Data;
 use crate::backend::cpu::elementwise::out_storage;
 use crate::backend::cpu::parallel::worth_splitting;
@@ -148,9 +150,19 @@ impl Rows {
         let Some(axis) = axis else {
             let n = numel(a.shape);
             let strides = zip_strides([&a.data.strides]);
-            return Rows { shape: a.shape.to_vec(), strides, n, count: 1, outer: 1, inner: 1 };
+            return Rows {
+                shape: a.shape.to_vec(),
+                strides,
+                n,
+                count: 1,
+                outer: 1,
+                inner: 1,
+            };
         };
-        let order: Vec<usize> = (0..a.shape.len()).filter(|&d| d != axis).chain([axis]).collect();
+        let order: Vec<usize> = (0..a.shape.len())
+            .filter(|&d| d != axis)
+            .chain([axis])
+            .collect();
         Rows {
             shape: order.iter().map(|&d| a.shape[d]).collect(),
             strides: order.iter().map(|&d| [a.data.strides[d]]).collect(),
@@ -162,7 +174,12 @@ impl Rows {
     }
 }
 
-fn kernel<T: SortKey>(kind: SortKind, a: &Operand<'_>, rows: &Rows, out: OutSpec<'_>) -> Result<Data> {
+fn kernel<T: SortKey>(
+    kind: SortKind,
+    a: &Operand<'_>,
+    rows: &Rows,
+    out: OutSpec<'_>,
+) -> Result<Data> {
     let by_value = |x: &T, y: &T| T::sort_cmp(x, y);
     // Ties broken by position: a stable order from an unstable sort.
     let by_pair = |x: &(T, u32), y: &(T, u32)| T::sort_cmp(&x.0, &y.0).then(x.1.cmp(&y.1));
@@ -170,11 +187,51 @@ fn kernel<T: SortKey>(kind: SortKind, a: &Operand<'_>, rows: &Rows, out: OutSpec
     let pair = |x: T, i: u32| (x, i);
     let n = rows.n;
     match kind {
-        SortKind::Sort => run_rows(a, rows, n, out, value, |r, par| sort_row(r, par, by_value), |x| x),
-        SortKind::ArgSort => run_rows(a, rows, n, out, pair, |r, par| sort_row(r, par, by_pair), |x| x.1),
-        SortKind::Partition { kth } => run_rows(a, rows, n, out, value, |r, _| select(r, kth, by_value), |x| x),
-        SortKind::ArgPartition { kth } => run_rows(a, rows, n, out, pair, |r, _| select(r, kth, by_pair), |x| x.1),
-        SortKind::TopK { k } => run_rows(a, rows, k, out, value, |r, par| top_k(r, k, par, by_value), |x| x),
+        SortKind::Sort => run_rows(
+            a,
+            rows,
+            n,
+            out,
+            value,
+            |r, par| sort_row(r, par, by_value),
+            |x| x,
+        ),
+        SortKind::ArgSort => run_rows(
+            a,
+            rows,
+            n,
+            out,
+            pair,
+            |r, par| sort_row(r, par, by_pair),
+            |x| x.1,
+        ),
+        SortKind::Partition { kth } => run_rows(
+            a,
+            rows,
+            n,
+            out,
+            value,
+            |r, _| select(r, kth, by_value),
+            |x| x,
+        ),
+        SortKind::ArgPartition { kth } => run_rows(
+            a,
+            rows,
+            n,
+            out,
+            pair,
+            |r, _| select(r, kth, by_pair),
+            |x| x.1,
+        ),
+        SortKind::TopK { k } => run_rows(
+            a,
+            rows,
+            k,
+            out,
+            value,
+            |r, par| top_k(r, k, par, by_value),
+            |x| x,
+        ),
     }
 }
 
@@ -192,7 +249,12 @@ fn select<S>(row: &mut [S], kth: usize, cmp: impl Fn(&S, &S) -> Ordering) {
 }
 
 /// Moves the `k` largest values to the end of `row`, in ascending order.
-fn top_k<S: Send>(row: &mut [S], k: usize, parallel: bool, cmp: impl Fn(&S, &S) -> Ordering + Sync) {
+fn top_k<S: Send>(
+    row: &mut [S],
+    k: usize,
+    parallel: bool,
+    cmp: impl Fn(&S, &S) -> Ordering + Sync,
+) {
     let n = row.len();
     if k == 0 {
         return;
@@ -225,41 +287,62 @@ fn run_rows<T: SortKey, S: Copy + Send + Sync, O: Pod>(
     let mut scratch = vec![load(T::default(), 0); rows.count * n];
     let fill_and_work = |first_row: usize, chunk: &mut [S], parallel: bool| {
         let (mut k, mut pos) = (0, 0u32);
-        for_each_segment(&rows.shape, &rows.strides, [a.data.offset as isize], first_row * n, chunk.len(), |[o], count| {
-            for (t, s) in chunk[k..k + count].iter_mut().enumerate() {
-                *s = load(raw[(o + t as isize * step) as usize], pos);
-                // Chunks start at a row boundary; `n - 1` fits u32 (builder).
-                pos = if pos as usize + 1 == n { 0 } else { pos + 1 };
-            }
-            k += count;
-            Ok(())
-        })?;
-        chunk.chunks_exact_mut(n).for_each(|row| work(row, parallel));
+        for_each_segment(
+            &rows.shape,
+            &rows.strides,
+            [a.data.offset as isize],
+            first_row * n,
+            chunk.len(),
+            |[o], count| {
+                for (t, s) in chunk[k..k + count].iter_mut().enumerate() {
+                    *s = load(raw[(o + t as isize * step) as usize], pos);
+                    // Chunks start at a row boundary; `n - 1` fits u32 (builder).
+                    pos = if pos as usize + 1 == n { 0 } else { pos + 1 };
+                }
+                k += count;
+                Ok(())
+            },
+        )?;
+        chunk
+            .chunks_exact_mut(n)
+            .for_each(|row| work(row, parallel));
         Ok(())
     };
     if rows.count == 1 {
         fill_and_work(0, &mut scratch, worth_splitting(n))?;
     } else {
-        par_blocks(&mut scratch, n, |first_row, chunk| fill_and_work(first_row, chunk, false))?;
+        par_blocks(&mut scratch, n, |first_row, chunk| {
+            fill_and_work(first_row, chunk, false)
+        })?;
     }
     // out[o, j, i] = scratch[(o * inner + i) * n + (n - k_out) + j].
     let (shape, strides) = if rows.inner == 1 {
         (vec![rows.outer, k_out], vec![[n as isize], [1]])
     } else {
-        (vec![rows.outer, k_out, rows.inner], vec![[(rows.inner * n) as isize], [1], [n as isize]])
+        (
+            vec![rows.outer, k_out, rows.inner],
+            vec![[(rows.inner * n) as isize], [1], [n as isize]],
+        )
     };
     let [sstep] = inner_strides(&strides);
     let dst = storage.as_mut_slice::<O>();
     let scratch = &scratch;
     par_chunks(dst, |first, d| {
         let mut k = 0;
-        for_each_segment(&shape, &strides, [(n - k_out) as isize], first, d.len(), |[o], count| {
-            for (t, x) in d[k..k + count].iter_mut().enumerate() {
-                *x = emit(scratch[(o + t as isize * sstep) as usize]);
-            }
-            k += count;
-            Ok(())
-        })
+        for_each_segment(
+            &shape,
+            &strides,
+            [(n - k_out) as isize],
+            first,
+            d.len(),
+            |[o], count| {
+                for (t, x) in d[k..k + count].iter_mut().enumerate() {
+                    *x = emit(scratch[(o + t as isize * sstep) as usize]);
+                }
+                k += count;
+                Ok(())
+            },
+        )
     })?;
     Ok(Data::contiguous(storage, out.shape))
 }
@@ -291,15 +374,25 @@ fn sort_node(kind: SortKind, a: &Array, axis: Option<usize>, len: usize, dtype: 
 /// uint32 results must hold every position along the axis.
 fn check_index_range(op: &str, n: usize) -> Result<()> {
     if n as u64 > 1u64 << 32 {
-        return Err(Error::value(op, format!("an axis of {n} elements exceeds the range of uint32 indices")));
+        return Err(Error::value(
+            op,
+            format!("an axis of {n} elements exceeds the range of uint32 indices"),
+        ));
     }
     Ok(())
 }
 
 fn normalize_kth(op: &str, kth: isize, n: usize) -> Result<usize> {
-    let k = if kth < 0 { kth as i128 + n as i128 } else { kth as i128 };
+    let k = if kth < 0 {
+        kth as i128 + n as i128
+    } else {
+        kth as i128
+    };
     if k < 0 || k >= n as i128 {
-        return Err(Error::value(op, format!("kth {kth} is out of bounds for an axis of size {n}")));
+        return Err(Error::value(
+            op,
+            format!("kth {kth} is out of bounds for an axis of size {n}"),
+        ));
     }
     Ok(k as usize)
 }
@@ -359,7 +452,13 @@ pub fn argsort(a: &Array, axis: Option<isize>) -> Result<Array> {
 pub fn partition(a: &Array, kth: isize, axis: Option<isize>) -> Result<Array> {
     let (axis, n) = sort_axis("partition", a, axis)?;
     let kth = normalize_kth("partition", kth, n)?;
-    Ok(sort_node(SortKind::Partition { kth }, a, axis, n, a.dtype()))
+    Ok(sort_node(
+        SortKind::Partition { kth },
+        a,
+        axis,
+        n,
+        a.dtype(),
+    ))
 }
 
 /// The uint32 indices that [`partition`] `a` along `axis`.
@@ -375,7 +474,13 @@ pub fn argpartition(a: &Array, kth: isize, axis: Option<isize>) -> Result<Array>
     let (axis, n) = sort_axis("argpartition", a, axis)?;
     check_index_range("argpartition", n)?;
     let kth = normalize_kth("argpartition", kth, n)?;
-    Ok(sort_node(SortKind::ArgPartition { kth }, a, axis, n, DType::UInt32))
+    Ok(sort_node(
+        SortKind::ArgPartition { kth },
+        a,
+        axis,
+        n,
+        DType::UInt32,
+    ))
 }
 
 /// The `k` largest values of `a` along `axis` (`None`: flattened).
@@ -395,7 +500,13 @@ pub fn argpartition(a: &Array, kth: isize, axis: Option<isize>) -> Result<Array>
 pub fn topk(a: &Array, k: usize, axis: Option<isize>) -> Result<Array> {
     let (axis, n) = sort_axis("topk", a, axis)?;
     if k > n {
-        return Err(Error::value("topk", format!("k {k} is larger than the axis size {n} (shape {:?})", a.shape())));
+        return Err(Error::value(
+            "topk",
+            format!(
+                "k {k} is larger than the axis size {n} (shape {:?})",
+                a.shape()
+            ),
+        ));
     }
     Ok(sort_node(SortKind::TopK { k }, a, axis, k, a.dtype()))
 }
@@ -414,21 +525,43 @@ mod tests {
     #[test]
     fn sort_along_each_axis() {
         let a = Array::from_slice(&[3i32, 1, 2, 0, 5, 4], &[2, 3]).unwrap();
-        assert_eq!(sort(&a, Some(1)).unwrap().to_vec::<i32>().unwrap(), [1, 2, 3, 0, 4, 5]);
-        assert_eq!(sort(&a, Some(0)).unwrap().to_vec::<i32>().unwrap(), [0, 1, 2, 3, 5, 4]);
-        assert_eq!(sort(&a, None).unwrap().to_vec::<i32>().unwrap(), [0, 1, 2, 3, 4, 5]);
-        assert_eq!(argsort(&a, Some(0)).unwrap().to_vec::<u32>().unwrap(), [1, 0, 0, 0, 1, 1]);
-        assert_eq!(argsort(&a, None).unwrap().to_vec::<u32>().unwrap(), [3, 1, 2, 0, 5, 4]);
+        assert_eq!(
+            sort(&a, Some(1)).unwrap().to_vec::<i32>().unwrap(),
+            [1, 2, 3, 0, 4, 5]
+        );
+        assert_eq!(
+            sort(&a, Some(0)).unwrap().to_vec::<i32>().unwrap(),
+            [0, 1, 2, 3, 5, 4]
+        );
+        assert_eq!(
+            sort(&a, None).unwrap().to_vec::<i32>().unwrap(),
+            [0, 1, 2, 3, 4, 5]
+        );
+        assert_eq!(
+            argsort(&a, Some(0)).unwrap().to_vec::<u32>().unwrap(),
+            [1, 0, 0, 0, 1, 1]
+        );
+        assert_eq!(
+            argsort(&a, None).unwrap().to_vec::<u32>().unwrap(),
+            [3, 1, 2, 0, 5, 4]
+        );
     }
 
     #[test]
     fn nan_and_signed_zero_order() {
-        let a = Array::from_slice(&[f32::NAN, 1.0, -0.0, f32::NEG_INFINITY, -f32::NAN, 0.0], &[6]).unwrap();
+        let a = Array::from_slice(
+            &[f32::NAN, 1.0, -0.0, f32::NEG_INFINITY, -f32::NAN, 0.0],
+            &[6],
+        )
+        .unwrap();
         let s = f32s(&sort(&a, None).unwrap());
         assert_eq!(&s[..4], &[f32::NEG_INFINITY, -0.0, 0.0, 1.0]);
         assert!(s[4].is_nan() && s[5].is_nan());
         // Stable: -0.0 (index 2) before 0.0 (index 5); NaNs in input order.
-        assert_eq!(argsort(&a, None).unwrap().to_vec::<u32>().unwrap(), [3, 2, 5, 1, 0, 4]);
+        assert_eq!(
+            argsort(&a, None).unwrap().to_vec::<u32>().unwrap(),
+            [3, 2, 5, 1, 0, 4]
+        );
         let t = f32s(&topk(&a, 3, None).unwrap());
         assert_eq!(t[0], 1.0);
         assert!(t[1].is_nan() && t[2].is_nan());
@@ -437,11 +570,24 @@ mod tests {
     #[test]
     fn complex_bool_and_half_order() {
         let c = |re, im| Complex64::new(re, im);
-        let a = Array::from_slice(&[c(1.0, f32::NAN), c(1.0, 2.0), c(f32::NAN, 0.0), c(0.0, 9.0)], &[4]).unwrap();
-        assert_eq!(argsort(&a, None).unwrap().to_vec::<u32>().unwrap(), [3, 1, 0, 2]);
+        let a = Array::from_slice(
+            &[c(1.0, f32::NAN), c(1.0, 2.0), c(f32::NAN, 0.0), c(0.0, 9.0)],
+            &[4],
+        )
+        .unwrap();
+        assert_eq!(
+            argsort(&a, None).unwrap().to_vec::<u32>().unwrap(),
+            [3, 1, 0, 2]
+        );
         let b = Array::from_slice(&[true, false, true, false], &[4]).unwrap();
-        assert_eq!(argsort(&b, None).unwrap().to_vec::<u32>().unwrap(), [1, 3, 0, 2]);
-        let h = Array::from_slice(&[3.0f32, -1.0, 2.0], &[3]).unwrap().astype(DType::BFloat16).unwrap();
+        assert_eq!(
+            argsort(&b, None).unwrap().to_vec::<u32>().unwrap(),
+            [1, 3, 0, 2]
+        );
+        let h = Array::from_slice(&[3.0f32, -1.0, 2.0], &[3])
+            .unwrap()
+            .astype(DType::BFloat16)
+            .unwrap();
         let s = sort(&h, Some(0)).unwrap().astype(DType::Float32).unwrap();
         assert_eq!(f32s(&s), [-1.0, 2.0, 3.0]);
     }
@@ -449,7 +595,10 @@ mod tests {
     #[test]
     fn partition_and_topk() {
         let a = Array::from_slice(&[9i64, 3, 7, 1, 8, 2, 6, 4, 5, 0], &[2, 5]).unwrap();
-        let p = partition(&a, -2, Some(-1)).unwrap().to_vec::<i64>().unwrap();
+        let p = partition(&a, -2, Some(-1))
+            .unwrap()
+            .to_vec::<i64>()
+            .unwrap();
         for row in p.chunks(5) {
             let mut sorted = row.to_vec();
             sorted.sort();
@@ -459,23 +608,43 @@ mod tests {
         let ap = argpartition(&a, 0, Some(0)).unwrap();
         assert_eq!(ap.to_vec::<u32>().unwrap()[..5], [1, 0, 1, 0, 1]);
         // k equal to the axis size: every column, sorted.
-        assert_eq!(topk(&a, 2, Some(0)).unwrap().to_vec::<i64>().unwrap(), [2, 3, 4, 1, 0, 9, 6, 7, 5, 8]);
-        assert_eq!(topk(&a, 3, None).unwrap().to_vec::<i64>().unwrap(), [7, 8, 9]);
+        assert_eq!(
+            topk(&a, 2, Some(0)).unwrap().to_vec::<i64>().unwrap(),
+            [2, 3, 4, 1, 0, 9, 6, 7, 5, 8]
+        );
+        assert_eq!(
+            topk(&a, 3, None).unwrap().to_vec::<i64>().unwrap(),
+            [7, 8, 9]
+        );
         assert_eq!(topk(&a, 0, Some(1)).unwrap().shape(), &[2, 0]);
-        assert_eq!(topk(&a, 5, Some(1)).unwrap().to_vec::<i64>().unwrap(), [1, 3, 7, 8, 9, 0, 2, 4, 5, 6]);
+        assert_eq!(
+            topk(&a, 5, Some(1)).unwrap().to_vec::<i64>().unwrap(),
+            [1, 3, 7, 8, 9, 0, 2, 4, 5, 6]
+        );
     }
 
     #[test]
     fn validation() {
         let a = Array::from_slice(&[1.0f32, 2.0, 3.0], &[3]).unwrap();
         assert_eq!(sort(&a, Some(1)).unwrap_err().kind(), ErrorKind::Axis);
-        assert_eq!(argsort(&Array::scalar(1.0f32), Some(-1)).unwrap_err().kind(), ErrorKind::Axis);
+        assert_eq!(
+            argsort(&Array::scalar(1.0f32), Some(-1))
+                .unwrap_err()
+                .kind(),
+            ErrorKind::Axis
+        );
         let e = partition(&a, 3, Some(0)).unwrap_err();
-        assert_eq!(e.to_string(), "partition: kth 3 is out of bounds for an axis of size 3");
+        assert_eq!(
+            e.to_string(),
+            "partition: kth 3 is out of bounds for an axis of size 3"
+        );
         assert!(argpartition(&a, -4, None).is_err());
         assert!(argpartition(&a, -3, None).is_ok());
         let e = topk(&a, 4, Some(0)).unwrap_err();
-        assert_eq!(e.to_string(), "topk: k 4 is larger than the axis size 3 (shape [3])");
+        assert_eq!(
+            e.to_string(),
+            "topk: k 4 is larger than the axis size 3 (shape [3])"
+        );
         assert!(check_index_range("argsort", (1 << 32) + 1).is_err());
         assert!(check_index_range("argsort", 1 << 32).is_ok());
     }
@@ -484,28 +653,69 @@ mod tests {
     fn empty_and_scalar_inputs() {
         let e = Array::from_slice::<f32>(&[], &[0, 3]).unwrap();
         assert_eq!(sort(&e, Some(0)).unwrap().shape(), &[0, 3]);
-        assert_eq!(argsort(&e, Some(1)).unwrap().to_vec::<u32>().unwrap(), Vec::<u32>::new());
+        assert_eq!(
+            argsort(&e, Some(1)).unwrap().to_vec::<u32>().unwrap(),
+            Vec::<u32>::new()
+        );
         assert_eq!(sort(&e, None).unwrap().shape(), &[0]);
         assert!(partition(&e, 0, Some(0)).is_err());
-        assert_eq!(argsort(&Array::scalar(4i8), None).unwrap().to_vec::<u32>().unwrap(), [0]);
+        assert_eq!(
+            argsort(&Array::scalar(4i8), None)
+                .unwrap()
+                .to_vec::<u32>()
+                .unwrap(),
+            [0]
+        );
     }
 
     #[test]
     fn strided_operands() {
         // a = [[3, 1, 2], [0, 5, 4]] stored column-major.
         let (data, shape) = permuted(&[3i32, 0, 1, 5, 2, 4], &[3, 2], &[1, 0]);
-        let a = Operand { data: &data, shape: &shape, dtype: DType::Int32 };
-        let s = Sort { kind: SortKind::Sort, axis: Some(1) };
-        assert_eq!(eval_kernel::<i32>(&s, &[a], &[2, 3], DType::Int32).unwrap(), [1, 2, 3, 0, 4, 5]);
-        let s = Sort { kind: SortKind::ArgSort, axis: Some(0) };
-        assert_eq!(eval_kernel::<u32>(&s, &[a], &[2, 3], DType::UInt32).unwrap(), [1, 0, 0, 0, 1, 1]);
-        let s = Sort { kind: SortKind::TopK { k: 2 }, axis: None };
-        assert_eq!(eval_kernel::<i32>(&s, &[a], &[2], DType::Int32).unwrap(), [4, 5]);
+        let a = Operand {
+            data: &data,
+            shape: &shape,
+            dtype: DType::Int32,
+        };
+        let s = Sort {
+            kind: SortKind::Sort,
+            axis: Some(1),
+        };
+        assert_eq!(
+            eval_kernel::<i32>(&s, &[a], &[2, 3], DType::Int32).unwrap(),
+            [1, 2, 3, 0, 4, 5]
+        );
+        let s = Sort {
+            kind: SortKind::ArgSort,
+            axis: Some(0),
+        };
+        assert_eq!(
+            eval_kernel::<u32>(&s, &[a], &[2, 3], DType::UInt32).unwrap(),
+            [1, 0, 0, 0, 1, 1]
+        );
+        let s = Sort {
+            kind: SortKind::TopK { k: 2 },
+            axis: None,
+        };
+        assert_eq!(
+            eval_kernel::<i32>(&s, &[a], &[2], DType::Int32).unwrap(),
+            [4, 5]
+        );
         // [2.0, 3.0, 1.0] stored reversed.
         let (data, shape) = reversed(&[1.0f64, 3.0, 2.0], &[3]);
-        let r = Operand { data: &data, shape: &shape, dtype: DType::Float64 };
-        let s = Sort { kind: SortKind::ArgSort, axis: Some(0) };
-        assert_eq!(eval_kernel::<u32>(&s, &[r], &[3], DType::UInt32).unwrap(), [2, 0, 1]);
+        let r = Operand {
+            data: &data,
+            shape: &shape,
+            dtype: DType::Float64,
+        };
+        let s = Sort {
+            kind: SortKind::ArgSort,
+            axis: Some(0),
+        };
+        assert_eq!(
+            eval_kernel::<u32>(&s, &[r], &[3], DType::UInt32).unwrap(),
+            [2, 0, 1]
+        );
     }
 
     #[test]
@@ -514,7 +724,9 @@ mod tests {
         let v: Vec<f32> = (0..n).map(|i| ((i * 7919) % 1000) as f32).collect();
         let a = Array::from_slice(&v, &[n]).unwrap();
         let idx = argsort(&a, None).unwrap().to_vec::<u32>().unwrap();
-        assert!(idx.windows(2).all(|w| (v[w[0] as usize], w[0]) < (v[w[1] as usize], w[1])));
+        assert!(idx
+            .windows(2)
+            .all(|w| (v[w[0] as usize], w[0]) < (v[w[1] as usize], w[1])));
         let m = Array::from_slice(&v, &[n / 64, 64]).unwrap();
         let s = sort(&m, Some(0)).unwrap().to_vec::<f32>().unwrap();
         for c in 0..64 {

@@ -12,7 +12,7 @@
 
 use super::binary::{maximum, minimum, result_dtype};
 use super::shape_rules::{broadcast_many, broadcast_shapes};
-use super::{OutSpec, Operand, Primitive};
+use super::{Operand, OutSpec, Primitive};
 use crate::array::Data;
 use crate::backend::cpu::elementwise::{
     binary, broadcast_strides, for_each_offset2, out_storage, ternary, unary,
@@ -38,12 +38,18 @@ impl Primitive for Select {
     }
     fn eval_cpu(&self, inputs: &[Operand<'_>], out: OutSpec<'_>) -> Result<Data> {
         let [c, x, y] = inputs else {
-            return Err(Error::runtime("where", format!("expected 3 inputs, got {}", inputs.len())));
+            return Err(Error::runtime(
+                "where",
+                format!("expected 3 inputs, got {}", inputs.len()),
+            ));
         };
         if c.dtype != DType::Bool || x.dtype != out.dtype || y.dtype != out.dtype {
             return Err(Error::runtime(
                 "where",
-                format!("internal error: input dtypes {}, {}, {} for output {}", c.dtype, x.dtype, y.dtype, out.dtype),
+                format!(
+                    "internal error: input dtypes {}, {}, {} for output {}",
+                    c.dtype, x.dtype, y.dtype, out.dtype
+                ),
             ));
         }
         with_dtype!(out.dtype, T => select_kernel::<T>(c, x, y, out))
@@ -62,7 +68,11 @@ impl<'a, T: Pod> Lane<'a, T> {
     /// The operand as a lane of `out_shape`, if it is one.
     fn of(op: &Operand<'a>, out_shape: &[usize]) -> Option<Self> {
         if op.shape.iter().product::<usize>() == 1 {
-            return op.data.raw::<T>().get(op.data.offset).map(|&v| Lane::Splat(v));
+            return op
+                .data
+                .raw::<T>()
+                .get(op.data.offset)
+                .map(|&v| Lane::Splat(v));
         }
         if op.shape != out_shape {
             return None;
@@ -71,9 +81,22 @@ impl<'a, T: Pod> Lane<'a, T> {
     }
 }
 
-fn select_kernel<T: Pod>(c: &Operand<'_>, x: &Operand<'_>, y: &Operand<'_>, out: OutSpec<'_>) -> Result<Data> {
-    let cond = if c.shape == out.shape { c.data.as_contiguous::<bool>(c.shape) } else { None };
-    let (Some(cond), Some(xl), Some(yl)) = (cond, Lane::<T>::of(x, out.shape), Lane::<T>::of(y, out.shape)) else {
+fn select_kernel<T: Pod>(
+    c: &Operand<'_>,
+    x: &Operand<'_>,
+    y: &Operand<'_>,
+    out: OutSpec<'_>,
+) -> Result<Data> {
+    let cond = if c.shape == out.shape {
+        c.data.as_contiguous::<bool>(c.shape)
+    } else {
+        None
+    };
+    let (Some(cond), Some(xl), Some(yl)) = (
+        cond,
+        Lane::<T>::of(x, out.shape),
+        Lane::<T>::of(y, out.shape),
+    ) else {
         return ternary(c, x, y, out, |c: bool, x: T, y: T| if c { x } else { y });
     };
     let mut storage = out_storage(out)?;
@@ -138,7 +161,11 @@ fn chunked<T: Pod>(cond: &[bool], dst: &mut [T], body: impl Fn(&[bool], usize, &
 pub fn r#where(condition: &Array, x: &Array, y: &Array) -> Result<Array> {
     let shape = broadcast_many("where", &[condition, x, y])?;
     let dtype = result_dtype(x, y);
-    let inputs = vec![condition.astype(DType::Bool)?, x.astype(dtype)?, y.astype(dtype)?];
+    let inputs = vec![
+        condition.astype(DType::Bool)?,
+        x.astype(dtype)?,
+        y.astype(dtype)?,
+    ];
     Ok(Array::from_op(shape, dtype, Select, inputs))
 }
 
@@ -167,7 +194,10 @@ pub fn clip(a: &Array, min: Option<&Array>, max: Option<&Array>) -> Result<Array
     match max {
         Some(hi) => minimum(&lower, hi),
         None if min.is_some() => Ok(lower),
-        None => Err(Error::value("clip", "at least one of min and max must be given")),
+        None => Err(Error::value(
+            "clip",
+            "at least one of min and max must be given",
+        )),
     }
 }
 
@@ -202,7 +232,11 @@ impl Closeness {
     #[inline(always)]
     fn test<T: Element>(self, a: T, b: T) -> bool {
         match self {
-            Closeness::Close { rtol, atol, equal_nan } => {
+            Closeness::Close {
+                rtol,
+                atol,
+                equal_nan,
+            } => {
                 if T::DTYPE == DType::Complex64 {
                     close_complex(a.to_c64(), b.to_c64(), rtol, atol, equal_nan)
                 } else {
@@ -274,7 +308,12 @@ impl Primitive for AllPairs {
     primitive_common!();
 }
 
-fn all_pairs<T: Element + Pod>(a: &Operand<'_>, b: &Operand<'_>, shape: &[usize], test: Closeness) -> bool {
+fn all_pairs<T: Element + Pod>(
+    a: &Operand<'_>,
+    b: &Operand<'_>,
+    shape: &[usize],
+    test: Closeness,
+) -> bool {
     let (ra, rb) = (a.data.raw::<T>(), b.data.raw::<T>());
     let (sa, sb) = (broadcast_strides(a, shape), broadcast_strides(b, shape));
     let mut all = true;
@@ -284,10 +323,16 @@ fn all_pairs<T: Element + Pod>(a: &Operand<'_>, b: &Operand<'_>, shape: &[usize]
     all
 }
 
-fn same_dtype_pair<'a, 'b>(op: &str, inputs: &'b [Operand<'a>]) -> Result<(&'b Operand<'a>, &'b Operand<'a>)> {
+fn same_dtype_pair<'a, 'b>(
+    op: &str,
+    inputs: &'b [Operand<'a>],
+) -> Result<(&'b Operand<'a>, &'b Operand<'a>)> {
     match inputs {
         [a, b] if a.dtype == b.dtype => Ok((a, b)),
-        _ => Err(Error::runtime(op, "internal error: expected two inputs of one dtype")),
+        _ => Err(Error::runtime(
+            op,
+            "internal error: expected two inputs of one dtype",
+        )),
     }
 }
 
@@ -314,7 +359,16 @@ fn promote_pair(op: &str, a: &Array, b: &Array) -> Result<(Vec<usize>, Array, Ar
 /// ```
 pub fn isclose(a: &Array, b: &Array, rtol: f64, atol: f64, equal_nan: bool) -> Result<Array> {
     let (shape, a, b) = promote_pair("isclose", a, b)?;
-    Ok(Array::from_op(shape, DType::Bool, IsClose(Closeness::Close { rtol, atol, equal_nan }), vec![a, b]))
+    Ok(Array::from_op(
+        shape,
+        DType::Bool,
+        IsClose(Closeness::Close {
+            rtol,
+            atol,
+            equal_nan,
+        }),
+        vec![a, b],
+    ))
 }
 
 /// True (a 0-d bool array, like MLX) if [`isclose`] holds everywhere.
@@ -329,8 +383,17 @@ pub fn isclose(a: &Array, b: &Array, rtol: f64, atol: f64, equal_nan: bool) -> R
 /// ```
 pub fn allclose(a: &Array, b: &Array, rtol: f64, atol: f64, equal_nan: bool) -> Result<Array> {
     let (_, a, b) = promote_pair("allclose", a, b)?;
-    let test = Closeness::Close { rtol, atol, equal_nan };
-    Ok(Array::from_op(vec![], DType::Bool, AllPairs(test), vec![a, b]))
+    let test = Closeness::Close {
+        rtol,
+        atol,
+        equal_nan,
+    };
+    Ok(Array::from_op(
+        vec![],
+        DType::Bool,
+        AllPairs(test),
+        vec![a, b],
+    ))
 }
 
 /// True (a 0-d bool array) if `a` and `b` have the same shape and equal
@@ -350,7 +413,12 @@ pub fn array_equal(a: &Array, b: &Array, equal_nan: bool) -> Result<Array> {
         return Ok(Array::scalar(false));
     }
     let (_, a, b) = promote_pair("array_equal", a, b)?;
-    Ok(Array::from_op(vec![], DType::Bool, AllPairs(Closeness::Equal { equal_nan }), vec![a, b]))
+    Ok(Array::from_op(
+        vec![],
+        DType::Bool,
+        AllPairs(Closeness::Equal { equal_nan }),
+        vec![a, b],
+    ))
 }
 
 // ---------------------------------------------------------------------------
@@ -389,7 +457,10 @@ impl Primitive for NanToNum {
     }
     fn eval_cpu(&self, inputs: &[Operand<'_>], out: OutSpec<'_>) -> Result<Data> {
         let [x] = inputs else {
-            return Err(Error::runtime("nan_to_num", format!("expected 1 input, got {}", inputs.len())));
+            return Err(Error::runtime(
+                "nan_to_num",
+                format!("expected 1 input, got {}", inputs.len()),
+            ));
         };
         match x.dtype {
             DType::Complex64 => unary(x, out, |v: Complex64| {
@@ -399,15 +470,26 @@ impl Primitive for NanToNum {
             DType::BFloat16 => replace_kernel::<half::bf16>(self, x, out),
             DType::Float32 => replace_kernel::<f32>(self, x, out),
             DType::Float64 => replace_kernel::<f64>(self, x, out),
-            other => Err(Error::runtime("nan_to_num", format!("internal error: dtype {other}"))),
+            other => Err(Error::runtime(
+                "nan_to_num",
+                format!("internal error: dtype {other}"),
+            )),
         }
     }
     primitive_common!();
 }
 
-fn replace_kernel<T: Element + Pod>(r: &NanToNum, x: &Operand<'_>, out: OutSpec<'_>) -> Result<Data> {
+fn replace_kernel<T: Element + Pod>(
+    r: &NanToNum,
+    x: &Operand<'_>,
+    out: OutSpec<'_>,
+) -> Result<Data> {
     // Replacements are converted once; finite values pass through untouched.
-    let (nan, pos, neg) = (T::from_f64(r.nan), T::from_f64(r.posinf), T::from_f64(r.neginf));
+    let (nan, pos, neg) = (
+        T::from_f64(r.nan),
+        T::from_f64(r.posinf),
+        T::from_f64(r.neginf),
+    );
     unary(x, out, move |v: T| {
         let f = v.to_f64();
         if f.is_nan() {
@@ -448,8 +530,17 @@ pub fn nan_to_num(a: &Array, nan: f64, posinf: Option<f64>, neginf: Option<f64>)
         return Ok(a.clone());
     }
     let max = finite_max(a.dtype());
-    let op = NanToNum { nan, posinf: posinf.unwrap_or(max), neginf: neginf.unwrap_or(-max) };
-    Ok(Array::from_op(a.shape().to_vec(), a.dtype(), op, vec![a.clone()]))
+    let op = NanToNum {
+        nan,
+        posinf: posinf.unwrap_or(max),
+        neginf: neginf.unwrap_or(-max),
+    };
+    Ok(Array::from_op(
+        a.shape().to_vec(),
+        a.dtype(),
+        op,
+        vec![a.clone()],
+    ))
 }
 
 impl Array {
@@ -485,5 +576,405 @@ impl Array {
     /// ```
     pub fn allclose(&self, other: &Array, rtol: f64, atol: f64, equal_nan: bool) -> Result<Array> {
         allclose(self, other, rtol, atol, equal_nan)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ErrorKind;
+    use proptest::prelude::*;
+    use std::sync::Arc;
+
+    fn arr<T: Element + Pod>(v: &[T], shape: &[usize]) -> Array {
+        Array::from_slice(v, shape).unwrap()
+    }
+
+    #[test]
+    fn where_broadcasts_and_promotes() {
+        let c = arr(&[true, false], &[2, 1]);
+        let x = arr(&[1i8, 2, 3], &[3]);
+        let r = r#where(&c, &x, &Array::from(2.5)).unwrap();
+        assert_eq!((r.shape(), r.dtype()), (&[2usize, 3][..], DType::Float32));
+        assert_eq!(
+            r.to_vec::<f32>().unwrap(),
+            vec![1.0, 2.0, 3.0, 2.5, 2.5, 2.5]
+        );
+        // A non-bool condition is cast: non-zero is true.
+        let c = arr(&[0.0f32, -0.5, f32::NAN], &[3]);
+        let r = r#where(&c, &x, &Array::from(0)).unwrap();
+        assert_eq!(
+            (r.dtype(), r.to_vec::<i8>().unwrap()),
+            (DType::Int8, vec![0, 2, 3])
+        );
+        let e = r#where(&arr(&[true; 2], &[2]), &x, &x).unwrap_err();
+        assert_eq!((e.kind(), e.op()), (ErrorKind::Shape, "where"));
+    }
+
+    #[test]
+    fn where_fast_paths_match_the_general_path() {
+        // Large enough to split over cores; every value-operand combination.
+        let n = 100_003;
+        let cond: Vec<bool> = (0..n).map(|i| i % 3 == 0 || i % 7 == 0).collect();
+        let xs: Vec<f32> = (0..n).map(|i| i as f32).collect();
+        let ys: Vec<f32> = (0..n).map(|i| -(i as f32)).collect();
+        let (c, x, y) = (arr(&cond, &[n]), arr(&xs, &[n]), arr(&ys, &[n]));
+        let sx = arr(&[7.0f32], &[1]);
+        let sy = arr(&[-7.0f32], &[]);
+        let pick = |xv: &dyn Fn(usize) -> f32, yv: &dyn Fn(usize) -> f32| -> Vec<f32> {
+            (0..n)
+                .map(|i| if cond[i] { xv(i) } else { yv(i) })
+                .collect()
+        };
+        let (fx, fy) = (|i: usize| xs[i], |i: usize| ys[i]);
+        assert_eq!(
+            r#where(&c, &x, &y).unwrap().to_vec::<f32>().unwrap(),
+            pick(&fx, &fy)
+        );
+        assert_eq!(
+            r#where(&c, &x, &sy).unwrap().to_vec::<f32>().unwrap(),
+            pick(&fx, &|_| -7.0)
+        );
+        assert_eq!(
+            r#where(&c, &sx, &y).unwrap().to_vec::<f32>().unwrap(),
+            pick(&|_| 7.0, &fy)
+        );
+        assert_eq!(
+            r#where(&c, &sx, &sy).unwrap().to_vec::<f32>().unwrap(),
+            pick(&|_| 7.0, &|_| -7.0)
+        );
+    }
+
+    /// A 2-d operand whose storage holds the transpose (column-major).
+    fn transposed<T: Pod>(values: &[T], rows: usize, cols: usize) -> Data {
+        let mut storage =
+            crate::runtime::memory::Storage::new(std::mem::size_of_val(values), false).unwrap();
+        let dst = storage.as_mut_slice::<T>();
+        for r in 0..rows {
+            for c in 0..cols {
+                dst[c * rows + r] = values[r * cols + c];
+            }
+        }
+        Data {
+            storage: Arc::new(storage),
+            strides: vec![1, rows as isize],
+            offset: 0,
+        }
+    }
+
+    #[test]
+    fn where_and_isclose_on_transposed_operands() {
+        let shape = [3usize, 4];
+        let cond: Vec<bool> = (0..12).map(|i| i % 2 == 0).collect();
+        let xs: Vec<i64> = (0..12).collect();
+        let ys: Vec<i64> = (0..12).map(|i| 100 + i).collect();
+        let (dc, dx, dy) = (
+            transposed(&cond, 3, 4),
+            transposed(&xs, 3, 4),
+            transposed(&ys, 3, 4),
+        );
+        let ops = [
+            Operand {
+                data: &dc,
+                shape: &shape,
+                dtype: DType::Bool,
+            },
+            Operand {
+                data: &dx,
+                shape: &shape,
+                dtype: DType::Int64,
+            },
+            Operand {
+                data: &dy,
+                shape: &shape,
+                dtype: DType::Int64,
+            },
+        ];
+        let out = Select
+            .eval_cpu(
+                &ops,
+                OutSpec {
+                    shape: &shape,
+                    dtype: DType::Int64,
+                },
+            )
+            .unwrap();
+        let want: Vec<i64> = (0..12)
+            .map(|i| if cond[i] { xs[i] } else { ys[i] })
+            .collect();
+        assert_eq!(out.to_vec::<i64>(&shape), want);
+
+        let a: Vec<f32> = (0..12).map(|i| i as f32).collect();
+        let b: Vec<f32> = (0..12)
+            .map(|i| i as f32 + if i % 3 == 0 { 1e-7 } else { 0.1 })
+            .collect();
+        let (da, db) = (transposed(&a, 3, 4), transposed(&b, 3, 4));
+        let ops = [
+            Operand {
+                data: &da,
+                shape: &shape,
+                dtype: DType::Float32,
+            },
+            Operand {
+                data: &db,
+                shape: &shape,
+                dtype: DType::Float32,
+            },
+        ];
+        let test = Closeness::Close {
+            rtol: 1e-5,
+            atol: 1e-6,
+            equal_nan: false,
+        };
+        let out = IsClose(test)
+            .eval_cpu(
+                &ops,
+                OutSpec {
+                    shape: &shape,
+                    dtype: DType::Bool,
+                },
+            )
+            .unwrap();
+        let want: Vec<bool> = (0..12).map(|i| i % 3 == 0).collect();
+        assert_eq!(out.to_vec::<bool>(&shape), want);
+        let all = AllPairs(test)
+            .eval_cpu(
+                &ops,
+                OutSpec {
+                    shape: &[],
+                    dtype: DType::Bool,
+                },
+            )
+            .unwrap();
+        assert_eq!(all.to_vec::<bool>(&[]), vec![false]);
+        let same = [ops[0], ops[0]];
+        let all = AllPairs(test)
+            .eval_cpu(
+                &same,
+                OutSpec {
+                    shape: &[],
+                    dtype: DType::Bool,
+                },
+            )
+            .unwrap();
+        assert_eq!(all.to_vec::<bool>(&[]), vec![true]);
+    }
+
+    #[test]
+    fn clip_needs_a_bound_and_composes_maximum_minimum() {
+        let a = arr(&[-3i32, 0, 3, 9], &[4]);
+        let lo = arr(&[-1i32, 1, 1, 1], &[4]);
+        assert_eq!(
+            clip(&a, Some(&lo), None).unwrap().to_vec::<i32>().unwrap(),
+            vec![-1, 1, 3, 9]
+        );
+        assert_eq!(
+            clip(&a, None, Some(&Array::from(2)))
+                .unwrap()
+                .to_vec::<i32>()
+                .unwrap(),
+            vec![-3, 0, 2, 2]
+        );
+        // min > max gives max, as numpy.
+        let r = clip(&a, Some(&Array::from(5)), Some(&Array::from(2))).unwrap();
+        assert_eq!(r.to_vec::<i32>().unwrap(), vec![2; 4]);
+        let f = clip(&a, Some(&Array::from(0.5)), None).unwrap();
+        assert_eq!(f.dtype(), DType::Float32);
+        let e = clip(&a, None, None).unwrap_err();
+        assert_eq!(
+            (e.kind(), e.to_string().as_str()),
+            (
+                ErrorKind::Value,
+                "clip: at least one of min and max must be given"
+            )
+        );
+        let nan = clip(
+            &arr(&[f32::NAN], &[1]),
+            Some(&Array::from(0.0)),
+            Some(&Array::from(1.0)),
+        )
+        .unwrap();
+        assert!(nan.to_vec::<f32>().unwrap()[0].is_nan());
+        let c = arr(&[crate::Complex64::new(1.0, 1.0)], &[1]);
+        assert_eq!(
+            clip(&c, Some(&Array::from(0.0)), None).unwrap_err().kind(),
+            ErrorKind::Dtype
+        );
+    }
+
+    #[test]
+    fn isclose_follows_numpy() {
+        let inf = f64::INFINITY;
+        let t = |a: f64, b: f64, nan: bool| close_real(a, b, 1e-5, 1e-8, nan);
+        assert!(t(1.0, 1.0 + 1e-6, false));
+        assert!(!t(1.0, 1.001, false));
+        assert!(t(inf, inf, false) && t(-inf, -inf, false));
+        assert!(!t(inf, -inf, false) && !t(inf, 1e300, false) && !t(1.0, inf, false));
+        assert!(
+            !t(f64::NAN, f64::NAN, false) && t(f64::NAN, f64::NAN, true) && !t(f64::NAN, 1.0, true)
+        );
+        // Equal values are close even with negative tolerances (numpy).
+        assert!(close_real(2.0, 2.0, -1.0, -1.0, false));
+        // Asymmetric: the tolerance scales with |b|.
+        assert!(!close_real(0.0, 10.0, 0.1, 0.0, false));
+        assert!(close_real(9.0, 10.0, 0.1, 0.0, false));
+        assert!(!close_real(10.0, 9.0, 0.1, 0.0, false));
+        let c = crate::Complex64::new;
+        assert!(close_complex(
+            c(1.0, 1.0),
+            c(1.0, 1.000001),
+            1e-5,
+            0.0,
+            false
+        ));
+        assert!(!close_complex(
+            c(1.0, f32::NAN),
+            c(1.0, f32::NAN),
+            1e-5,
+            0.0,
+            false
+        ));
+        assert!(close_complex(
+            c(1.0, f32::NAN),
+            c(f32::NAN, 0.0),
+            1e-5,
+            0.0,
+            true
+        ));
+        assert!(close_complex(
+            c(f32::INFINITY, 0.0),
+            c(f32::INFINITY, 0.0),
+            1e-5,
+            0.0,
+            false
+        ));
+        // Integers compare exactly in f64 (no wrapping subtraction).
+        let a = arr(&[i64::MIN, 5], &[2]);
+        let b = arr(&[i64::MAX, 5], &[2]);
+        assert_eq!(
+            isclose(&a, &b, 0.0, 0.0, false)
+                .unwrap()
+                .to_vec::<bool>()
+                .unwrap(),
+            vec![false, true]
+        );
+    }
+
+    #[test]
+    fn allclose_and_array_equal_are_0d_bools() {
+        let a = arr(&[1.0f32, f32::NAN], &[2]);
+        let r = allclose(&a, &a, 1e-5, 1e-8, false).unwrap();
+        assert_eq!((r.shape(), r.dtype()), (&[][..], DType::Bool));
+        assert!(!r.item::<bool>().unwrap());
+        assert!(allclose(&a, &a, 1e-5, 1e-8, true)
+            .unwrap()
+            .item::<bool>()
+            .unwrap());
+        let row = arr(&[1.0f32, f32::NAN], &[1, 2]);
+        let grid = arr(&[1.0f32, f32::NAN, 1.0, f32::NAN], &[2, 2]);
+        assert!(allclose(&row, &grid, 0.0, 0.0, true)
+            .unwrap()
+            .item::<bool>()
+            .unwrap());
+        assert_eq!(
+            allclose(&a, &arr(&[1.0f32; 3], &[3]), 0.0, 0.0, false)
+                .unwrap_err()
+                .kind(),
+            ErrorKind::Shape
+        );
+        assert!(!array_equal(&a, &a, false).unwrap().item::<bool>().unwrap());
+        assert!(array_equal(&a, &a, true).unwrap().item::<bool>().unwrap());
+        assert!(!array_equal(&row, &grid, true)
+            .unwrap()
+            .item::<bool>()
+            .unwrap());
+        assert!(!array_equal(&a, &row, true).unwrap().item::<bool>().unwrap());
+        let empty = crate::zeros(&[0], DType::Int8).unwrap();
+        assert!(
+            array_equal(&empty, &crate::zeros(&[0], DType::Float16).unwrap(), false)
+                .unwrap()
+                .item::<bool>()
+                .unwrap()
+        );
+        assert!(allclose(&empty, &empty, 0.0, 0.0, false)
+            .unwrap()
+            .item::<bool>()
+            .unwrap());
+        let big = arr(&[1i64 << 60], &[1]);
+        let near = arr(&[(1i64 << 60) + 1], &[1]);
+        assert!(!array_equal(&big, &near, false)
+            .unwrap()
+            .item::<bool>()
+            .unwrap());
+    }
+
+    #[test]
+    fn nan_to_num_defaults_to_the_dtype_range() {
+        let h = half::f16::from_f32;
+        let a = arr(
+            &[
+                half::f16::NAN,
+                half::f16::INFINITY,
+                half::f16::NEG_INFINITY,
+                h(1.5),
+            ],
+            &[4],
+        );
+        let r = nan_to_num(&a, 0.0, None, None)
+            .unwrap()
+            .to_vec::<half::f16>()
+            .unwrap();
+        assert_eq!(r, vec![h(0.0), half::f16::MAX, half::f16::MIN, h(1.5)]);
+        let b = arr(&[f64::NAN, f64::INFINITY, -f64::INFINITY], &[3]);
+        let r = nan_to_num(&b, -1.0, Some(1e300), None)
+            .unwrap()
+            .to_vec::<f64>()
+            .unwrap();
+        assert_eq!(r, vec![-1.0, 1e300, f64::MIN]);
+        let c = arr(&[crate::Complex64::new(f32::NAN, f32::INFINITY)], &[1]);
+        let r = nan_to_num(&c, 2.0, None, None)
+            .unwrap()
+            .to_vec::<crate::Complex64>()
+            .unwrap();
+        assert_eq!(r, vec![crate::Complex64::new(2.0, f32::MAX)]);
+        let i = arr(&[1i32], &[1]);
+        assert_eq!(nan_to_num(&i, 0.0, None, None).unwrap().id(), i.id());
+        let bf = arr(&[half::bf16::INFINITY], &[1]);
+        assert_eq!(
+            nan_to_num(&bf, 0.0, None, None)
+                .unwrap()
+                .to_vec::<half::bf16>()
+                .unwrap(),
+            vec![half::bf16::MAX]
+        );
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+
+        #[test]
+        fn where_matches_a_naive_loop(
+            rows in 1usize..5, cols in 1usize..6,
+            bits in prop::collection::vec(any::<bool>(), 30),
+            cond_row in any::<bool>(), x_col in any::<bool>(),
+        ) {
+            // cond broadcast along rows or full; x a column or full; y scalar.
+            let cshape = if cond_row { vec![cols] } else { vec![rows, cols] };
+            let xshape = if x_col { vec![rows, 1] } else { vec![rows, cols] };
+            let cn: usize = cshape.iter().product();
+            let xn: usize = xshape.iter().product();
+            let cond: Vec<bool> = bits[..cn].to_vec();
+            let xs: Vec<i32> = (0..xn as i32).collect();
+            let r = r#where(&arr(&cond, &cshape), &arr(&xs, &xshape), &Array::from(-1)).unwrap();
+            let mut want = vec![];
+            for i in 0..rows {
+                for j in 0..cols {
+                    let c = if cond_row { cond[j] } else { cond[i * cols + j] };
+                    let x = if x_col { xs[i] } else { xs[i * cols + j] };
+                    want.push(if c { x } else { -1 });
+                }
+            }
+            prop_assert_eq!(r.to_vec::<i32>().unwrap(), want);
+        }
     }
 }

@@ -21,7 +21,7 @@ mod tests;
 
 pub use ops::*;
 
-use super::{OutSpec, Operand, Primitive};
+use super::{Operand, OutSpec, Primitive};
 use crate::array::Data;
 use crate::{Error, Result};
 
@@ -143,7 +143,10 @@ impl Primitive for Unary {
     }
     fn eval_cpu(&self, inputs: &[Operand<'_>], out: OutSpec<'_>) -> Result<Data> {
         let [x] = inputs else {
-            return Err(Error::runtime(self.name(), format!("expected 1 input, got {}", inputs.len())));
+            return Err(Error::runtime(
+                self.name(),
+                format!("expected 1 input, got {}", inputs.len()),
+            ));
         };
         kernels::eval(self.0, x, out)
     }

@@ -15,27 +15,38 @@ mod strides;
 #[cfg(test)]
 mod tests;
 
-pub(crate) use copy::{copy_to_storage, place, with_elem_size, Strided};
 pub use copy::{copy_to_contiguous, ensure_contiguous};
+pub(crate) use copy::{copy_to_storage, place, with_elem_size, Strided};
 pub use index::SliceArg;
 pub(crate) use strides::slice_axis;
 
 use super::shape_rules::{broadcast_many, normalize_axes, normalize_axis};
-use super::{OutSpec, Operand, Primitive};
+use super::{Operand, OutSpec, Primitive};
 use crate::array::{checked_numel, Data};
 use crate::{Array, Error, Result};
 use std::sync::Arc;
 
 /// A `Data` over `input`'s storage with the given layout. `offset` is only
 /// meaningful (and checked) when the view has elements.
-fn view_of(op: &str, input: &Operand<'_>, strides: Vec<isize>, offset: isize, out: OutSpec<'_>) -> Result<Data> {
+fn view_of(
+    op: &str,
+    input: &Operand<'_>,
+    strides: Vec<isize>,
+    offset: isize,
+    out: OutSpec<'_>,
+) -> Result<Data> {
     let offset = if out.shape.contains(&0) {
         input.data.offset
     } else {
-        usize::try_from(offset)
-            .map_err(|_| Error::runtime(op, format!("view offset {offset} lies before its storage")))?
+        usize::try_from(offset).map_err(|_| {
+            Error::runtime(op, format!("view offset {offset} lies before its storage"))
+        })?
     };
-    Ok(Data { storage: Arc::clone(&input.data.storage), strides, offset })
+    Ok(Data {
+        storage: Arc::clone(&input.data.storage),
+        strides,
+        offset,
+    })
 }
 
 // ---------------------------------------------------------------- reshape
@@ -75,18 +86,29 @@ fn infer_shape(op: &str, from: &[usize], size: usize, shape: &[isize]) -> Result
     for (i, &d) in shape.iter().enumerate() {
         if d == -1 {
             if unknown.is_some() {
-                return Err(Error::shape(op, format!("can only specify one unknown dimension, got shape {shape:?}")));
+                return Err(Error::shape(
+                    op,
+                    format!("can only specify one unknown dimension, got shape {shape:?}"),
+                ));
             }
             unknown = Some(i);
         } else if d < 0 {
-            return Err(Error::value(op, format!("invalid dimension {d} in shape {shape:?}")));
+            return Err(Error::value(
+                op,
+                format!("invalid dimension {d} in shape {shape:?}"),
+            ));
         } else {
-            known = known
-                .checked_mul(d as usize)
-                .ok_or_else(|| Error::value(op, format!("shape {shape:?} has too many elements")))?;
+            known = known.checked_mul(d as usize).ok_or_else(|| {
+                Error::value(op, format!("shape {shape:?} has too many elements"))
+            })?;
         }
     }
-    let mismatch = || Error::shape(op, format!("cannot reshape array of shape {from:?} into shape {shape:?}"));
+    let mismatch = || {
+        Error::shape(
+            op,
+            format!("cannot reshape array of shape {from:?} into shape {shape:?}"),
+        )
+    };
     let mut out: Vec<usize> = shape.iter().map(|&d| d.max(0) as usize).collect();
     match unknown {
         Some(i) => {
@@ -186,13 +208,19 @@ pub fn squeeze(a: &Array, axes: Option<&[isize]>) -> Result<Array> {
             if let Some(&bad) = drop.iter().find(|&&i| sh[i] != 1) {
                 return Err(Error::shape(
                     "squeeze",
-                    format!("cannot squeeze axis {bad} of size {} (shape {sh:?})", sh[bad]),
+                    format!(
+                        "cannot squeeze axis {bad} of size {} (shape {sh:?})",
+                        sh[bad]
+                    ),
                 ));
             }
             drop
         }
     };
-    let out = (0..sh.len()).filter(|i| !drop.contains(i)).map(|i| sh[i]).collect();
+    let out = (0..sh.len())
+        .filter(|i| !drop.contains(i))
+        .map(|i| sh[i])
+        .collect();
     Ok(reshape_to(a, out))
 }
 
@@ -208,7 +236,15 @@ pub fn expand_dims(a: &Array, axes: &[isize]) -> Result<Array> {
     let nd = a.ndim() + axes.len();
     let new = normalize_axes("expand_dims", Some(axes), nd)?;
     let mut rest = a.shape().iter();
-    let out = (0..nd).map(|i| if new.contains(&i) { 1 } else { rest.next().copied().unwrap_or(1) }).collect();
+    let out = (0..nd)
+        .map(|i| {
+            if new.contains(&i) {
+                1
+            } else {
+                rest.next().copied().unwrap_or(1)
+            }
+        })
+        .collect();
     Ok(reshape_to(a, out))
 }
 
@@ -255,7 +291,9 @@ pub fn transpose(a: &Array, axes: Option<&[usize]>) -> Result<Array> {
         Some(ax) => {
             let mut seen = vec![false; nd];
             let valid = ax.len() == nd
-                && ax.iter().all(|&i| i < nd && !std::mem::replace(&mut seen[i], true));
+                && ax
+                    .iter()
+                    .all(|&i| i < nd && !std::mem::replace(&mut seen[i], true));
             if !valid {
                 return Err(Error::axis(
                     "transpose",
@@ -337,7 +375,10 @@ impl Primitive for Broadcast {
 pub fn broadcast_to(a: &Array, shape: &[usize]) -> Result<Array> {
     let sh = a.shape();
     let fits = sh.len() <= shape.len()
-        && sh.iter().zip(&shape[shape.len() - sh.len()..]).all(|(&d, &o)| d == o || d == 1);
+        && sh
+            .iter()
+            .zip(&shape[shape.len() - sh.len()..])
+            .all(|(&d, &o)| d == o || d == 1);
     if !fits {
         return Err(Error::shape(
             "broadcast_to",
@@ -348,7 +389,14 @@ pub fn broadcast_to(a: &Array, shape: &[usize]) -> Result<Array> {
         return Ok(a.clone());
     }
     checked_numel("broadcast_to", shape)?;
-    Ok(Array::from_op(shape.to_vec(), a.dtype(), Broadcast { shape: shape.to_vec() }, vec![a.clone()]))
+    Ok(Array::from_op(
+        shape.to_vec(),
+        a.dtype(),
+        Broadcast {
+            shape: shape.to_vec(),
+        },
+        vec![a.clone()],
+    ))
 }
 
 /// Broadcasts arrays against each other. Views.
@@ -386,7 +434,13 @@ impl Primitive for Slice {
     fn eval_cpu(&self, inputs: &[Operand<'_>], out: OutSpec<'_>) -> Result<Data> {
         let x = &inputs[0];
         let s = &x.data.strides;
-        let offset = x.data.offset as isize + self.start.iter().zip(s).map(|(&b, &st)| b * st).sum::<isize>();
+        let offset = x.data.offset as isize
+            + self
+                .start
+                .iter()
+                .zip(s)
+                .map(|(&b, &st)| b * st)
+                .sum::<isize>();
         let strides = self.step.iter().zip(s).map(|(&k, &st)| k * st).collect();
         view_of("slice", x, strides, offset, out)
     }
@@ -396,7 +450,10 @@ impl Primitive for Slice {
 /// Builds a slice node from per-axis (start, len, step); returns `a` itself
 /// when every axis is selected whole.
 pub(crate) fn slice_parts(a: &Array, parts: &[(isize, usize, isize)]) -> Array {
-    let whole = parts.iter().zip(a.shape()).all(|(&(b, n, k), &d)| b == 0 && n == d && k == 1);
+    let whole = parts
+        .iter()
+        .zip(a.shape())
+        .all(|(&(b, n, k), &d)| b == 0 && n == d && k == 1);
     if whole {
         return a.clone();
     }
@@ -431,7 +488,10 @@ pub fn slice(a: &Array, start: &[isize], stop: &[isize], strides: &[isize]) -> R
     let mut parts = Vec::with_capacity(nd);
     for ax in 0..nd {
         if strides[ax] == 0 {
-            return Err(Error::value("slice", format!("step cannot be zero (axis {ax}, strides {strides:?})")));
+            return Err(Error::value(
+                "slice",
+                format!("step cannot be zero (axis {ax}, strides {strides:?})"),
+            ));
         }
         let (b, n) = slice_axis(a.shape()[ax], Some(start[ax]), Some(stop[ax]), strides[ax]);
         parts.push((b, n, strides[ax]));
@@ -461,10 +521,16 @@ impl Primitive for Diagonal {
         let x = &inputs[0];
         let s = &x.data.strides;
         let (s1, s2) = (s[self.axis1], s[self.axis2]);
-        let mut strides: Vec<isize> =
-            (0..s.len()).filter(|&i| i != self.axis1 && i != self.axis2).map(|i| s[i]).collect();
+        let mut strides: Vec<isize> = (0..s.len())
+            .filter(|&i| i != self.axis1 && i != self.axis2)
+            .map(|i| s[i])
+            .collect();
         strides.push(s1 + s2);
-        let start = if self.offset >= 0 { self.offset * s2 } else { -self.offset * s1 };
+        let start = if self.offset >= 0 {
+            self.offset * s2
+        } else {
+            -self.offset * s1
+        };
         view_of("diagonal", x, strides, x.data.offset as isize + start, out)
     }
     primitive_common!();
@@ -484,7 +550,10 @@ pub fn diagonal(a: &Array, offset: isize, axis1: isize, axis2: isize) -> Result<
     if a.ndim() < 2 {
         return Err(Error::shape(
             "diagonal",
-            format!("array must have at least 2 dimensions, got shape {:?}", a.shape()),
+            format!(
+                "array must have at least 2 dimensions, got shape {:?}",
+                a.shape()
+            ),
         ));
     }
     let i = normalize_axis("diagonal", axis1, a.ndim())?;
@@ -498,12 +567,23 @@ pub fn diagonal(a: &Array, offset: isize, axis1: isize, axis2: isize) -> Result<
     let (n1, n2) = (a.shape()[i] as i128, a.shape()[j] as i128);
     let k = offset as i128;
     let len = (n1 - (-k).max(0)).min(n2 - k.max(0)).max(0) as usize;
-    let mut shape: Vec<usize> =
-        (0..a.ndim()).filter(|&d| d != i && d != j).map(|d| a.shape()[d]).collect();
+    let mut shape: Vec<usize> = (0..a.ndim())
+        .filter(|&d| d != i && d != j)
+        .map(|d| a.shape()[d])
+        .collect();
     shape.push(len);
     // An empty diagonal never reads its start, so any in-range offset will do.
     let offset = if len == 0 { 0 } else { offset };
-    Ok(Array::from_op(shape, a.dtype(), Diagonal { offset, axis1: i, axis2: j }, vec![a.clone()]))
+    Ok(Array::from_op(
+        shape,
+        a.dtype(),
+        Diagonal {
+            offset,
+            axis1: i,
+            axis2: j,
+        },
+        vec![a.clone()],
+    ))
 }
 
 // ------------------------------------------------------------- contiguous
@@ -531,7 +611,12 @@ impl Primitive for Contiguous {
 /// # Ok::<(), ferrox::Error>(())
 /// ```
 pub fn contiguous(a: &Array) -> Result<Array> {
-    Ok(Array::from_op(a.shape().to_vec(), a.dtype(), Contiguous, vec![a.clone()]))
+    Ok(Array::from_op(
+        a.shape().to_vec(),
+        a.dtype(),
+        Contiguous,
+        vec![a.clone()],
+    ))
 }
 
 // ---------------------------------------------------------------- methods

@@ -23,13 +23,19 @@ impl Rng {
     /// A random f64 array of `shape`, values in [lo, hi).
     pub fn array(&mut self, shape: &[usize], lo: f64, hi: f64) -> Array {
         let n = shape.iter().product();
-        let v: Vec<f64> = self.vec(n).into_iter().map(|x| lo + (x + 1.0) / 2.0 * (hi - lo)).collect();
+        let v: Vec<f64> = self
+            .vec(n)
+            .into_iter()
+            .map(|x| lo + (x + 1.0) / 2.0 * (hi - lo))
+            .collect();
         Array::from_slice(&v, shape).expect("array")
     }
 }
 
 fn f64s(a: &Array) -> Vec<f64> {
-    a.astype(DType::Float64).and_then(|a| a.to_vec::<f64>()).expect("values")
+    a.astype(DType::Float64)
+        .and_then(|a| a.to_vec::<f64>())
+        .expect("values")
 }
 
 fn shifted(xs: &[Array], dirs: &[Vec<f64>], eps: f64) -> Vec<Array> {
@@ -55,14 +61,27 @@ fn assert_close(what: &str, got: f64, want: f64, tol: f64) {
 
 /// Checks `vjp(f)` and `jvp(f)` at `xs` (float64 inputs) against central
 /// differences along random directions.
-pub fn check_derivatives(name: &str, f: &dyn Fn(&[Array]) -> Result<Vec<Array>>, xs: &[Array], seed: u64) {
+pub fn check_derivatives(
+    name: &str,
+    f: &dyn Fn(&[Array]) -> Result<Vec<Array>>,
+    xs: &[Array],
+    seed: u64,
+) {
     let eps = 1e-6;
     let tol = 1e-5;
     let mut rng = Rng::new(seed);
     let outs = f(xs).expect("forward");
-    let cots: Vec<Array> = outs.iter().map(|o| rng.array(o.shape(), -1.0, 1.0).astype(o.dtype()).expect("cot")).collect();
+    let cots: Vec<Array> = outs
+        .iter()
+        .map(|o| {
+            rng.array(o.shape(), -1.0, 1.0)
+                .astype(o.dtype())
+                .expect("cot")
+        })
+        .collect();
     let dirs: Vec<Vec<f64>> = xs.iter().map(|x| rng.vec(x.size())).collect();
-    let (_, grads) = ferrox::vjp(|a| f(a), xs, &cots).unwrap_or_else(|e| panic!("{name}: vjp failed: {e}"));
+    let (_, grads) =
+        ferrox::vjp(|a| f(a), xs, &cots).unwrap_or_else(|e| panic!("{name}: vjp failed: {e}"));
     for (g, x) in grads.iter().zip(xs) {
         assert_eq!(g.shape(), x.shape(), "{name}: cotangent shape");
     }
@@ -71,19 +90,32 @@ pub fn check_derivatives(name: &str, f: &dyn Fn(&[Array]) -> Result<Vec<Array>>,
     // <u, J v> by differences and by the vjp: <J^T u, v>.
     let mut fd = 0.0;
     for ((p, m), c) in plus.iter().zip(&minus).zip(&cots) {
-        let diff: Vec<f64> = f64s(p).iter().zip(f64s(m)).map(|(a, b)| (a - b) / (2.0 * eps)).collect();
+        let diff: Vec<f64> = f64s(p)
+            .iter()
+            .zip(f64s(m))
+            .map(|(a, b)| (a - b) / (2.0 * eps))
+            .collect();
         fd += dot(&diff, &f64s(c));
     }
     let an: f64 = grads.iter().zip(&dirs).map(|(g, d)| dot(&f64s(g), d)).sum();
     assert_close(&format!("{name}: vjp"), an, fd, tol);
     // jvp: J v elementwise.
-    let tans: Vec<Array> =
-        xs.iter().zip(&dirs).map(|(x, d)| Array::from_slice(d, x.shape()).expect("tangent")).collect();
-    let (_, jv) = ferrox::jvp(|a| f(a), xs, &tans).unwrap_or_else(|e| panic!("{name}: jvp failed: {e}"));
+    let tans: Vec<Array> = xs
+        .iter()
+        .zip(&dirs)
+        .map(|(x, d)| Array::from_slice(d, x.shape()).expect("tangent"))
+        .collect();
+    let (_, jv) =
+        ferrox::jvp(|a| f(a), xs, &tans).unwrap_or_else(|e| panic!("{name}: jvp failed: {e}"));
     for ((t, p), m) in jv.iter().zip(&plus).zip(&minus) {
         let (t, p, m) = (f64s(t), f64s(p), f64s(m));
         for i in 0..t.len() {
-            assert_close(&format!("{name}: jvp element {i}"), t[i], (p[i] - m[i]) / (2.0 * eps), tol);
+            assert_close(
+                &format!("{name}: jvp element {i}"),
+                t[i],
+                (p[i] - m[i]) / (2.0 * eps),
+                tol,
+            );
         }
     }
 }
@@ -101,7 +133,10 @@ pub fn example(x: &Array, axis: usize, b: usize) -> Array {
     }
     let mut s = shape.to_vec();
     s.remove(axis);
-    Array::from_slice(&out, &s).expect("example").astype(x.dtype()).expect("astype")
+    Array::from_slice(&out, &s)
+        .expect("example")
+        .astype(x.dtype())
+        .expect("astype")
 }
 
 /// Checks `vmap(f, in_axes, [0; outputs])` against calling `f` per example.
@@ -111,11 +146,21 @@ pub fn check_vmap(
     xs: &[Array],
     in_axes: &[Option<isize>],
 ) {
-    let n_out = f(&xs.iter().zip(in_axes).map(|(x, a)| match a {
-        Some(a) => example(x, *a as usize, 0),
-        None => x.clone(),
-    }).collect::<Vec<_>>()).expect("forward").len();
-    let batch = xs.iter().zip(in_axes).find_map(|(x, a)| a.map(|a| x.shape()[a as usize])).expect("a batched input");
+    let n_out = f(&xs
+        .iter()
+        .zip(in_axes)
+        .map(|(x, a)| match a {
+            Some(a) => example(x, *a as usize, 0),
+            None => x.clone(),
+        })
+        .collect::<Vec<_>>())
+    .expect("forward")
+    .len();
+    let batch = xs
+        .iter()
+        .zip(in_axes)
+        .find_map(|(x, a)| a.map(|a| x.shape()[a as usize]))
+        .expect("a batched input");
     let vf = ferrox::transforms::vmap::vmap(f.clone(), in_axes, &vec![Some(0); n_out]);
     let got = vf(xs).unwrap_or_else(|e| panic!("{name}: vmap failed: {e}"));
     for b in 0..batch {
@@ -130,11 +175,16 @@ pub fn check_vmap(
         let want = f(&args).expect("example forward");
         for (j, (g, w)) in got.iter().zip(&want).enumerate() {
             let gb = example(g, 0, b);
-            assert_eq!(gb.shape(), w.shape(), "{name}: output {j} example {b} shape");
+            assert_eq!(
+                gb.shape(),
+                w.shape(),
+                "{name}: output {j} example {b} shape"
+            );
             let (gv, wv) = (f64s(&gb), f64s(w));
             for i in 0..gv.len() {
                 assert!(
-                    (gv[i] - wv[i]).abs() <= 1e-9 * (1.0 + wv[i].abs()) || (gv[i].is_nan() && wv[i].is_nan()),
+                    (gv[i] - wv[i]).abs() <= 1e-9 * (1.0 + wv[i].abs())
+                        || (gv[i].is_nan() && wv[i].is_nan()),
                     "{name}: output {j} example {b} element {i}: vmap {} loop {}",
                     gv[i],
                     wv[i]

@@ -39,7 +39,12 @@ fn num(v: &Value) -> f64 {
 }
 
 fn tensor(v: &Value) -> Tensor {
-    let shape = v["shape"].as_array().expect("shape").iter().map(|d| d.as_u64().expect("dim") as usize).collect();
+    let shape = v["shape"]
+        .as_array()
+        .expect("shape")
+        .iter()
+        .map(|d| d.as_u64().expect("dim") as usize)
+        .collect();
     let dtype = DType::from_name(v["dtype"].as_str().expect("dtype")).expect("known dtype");
     let (mut data, mut imag) = (vec![], vec![]);
     for x in v["data"].as_array().expect("data") {
@@ -51,7 +56,12 @@ fn tensor(v: &Value) -> Tensor {
             other => data.push(num(other)),
         }
     }
-    Tensor { shape, dtype, data, imag }
+    Tensor {
+        shape,
+        dtype,
+        data,
+        imag,
+    }
 }
 
 /// Loads `tests/fixtures/<file>`.
@@ -66,7 +76,12 @@ pub fn load(file: &str) -> Vec<Case> {
             name: c["name"].as_str().unwrap_or("").to_string(),
             op: c["op"].as_str().expect("op").to_string(),
             params: c["params"].clone(),
-            inputs: c["inputs"].as_array().expect("inputs").iter().map(tensor).collect(),
+            inputs: c["inputs"]
+                .as_array()
+                .expect("inputs")
+                .iter()
+                .map(tensor)
+                .collect(),
             output: tensor(&c["output"]),
         })
         .collect()
@@ -87,12 +102,19 @@ pub fn array(t: &Tensor) -> Array {
         DType::Int16 => Array::from_slice(&d.iter().map(|&x| x as i16).collect::<Vec<_>>(), s),
         DType::Int32 => Array::from_slice(&d.iter().map(|&x| x as i32).collect::<Vec<_>>(), s),
         DType::Int64 => Array::from_slice(&d.iter().map(|&x| x as i64).collect::<Vec<_>>(), s),
-        DType::Float16 => Array::from_slice(&d.iter().map(|&x| f16::from_f64(x)).collect::<Vec<_>>(), s),
-        DType::BFloat16 => Array::from_slice(&d.iter().map(|&x| bf16::from_f64(x)).collect::<Vec<_>>(), s),
+        DType::Float16 => {
+            Array::from_slice(&d.iter().map(|&x| f16::from_f64(x)).collect::<Vec<_>>(), s)
+        }
+        DType::BFloat16 => {
+            Array::from_slice(&d.iter().map(|&x| bf16::from_f64(x)).collect::<Vec<_>>(), s)
+        }
         DType::Float32 => Array::from_slice(&d.iter().map(|&x| x as f32).collect::<Vec<_>>(), s),
         DType::Float64 => Array::from_slice(d, s),
         DType::Complex64 => Array::from_slice(
-            &d.iter().zip(&t.imag).map(|(&a, &b)| ferrox::Complex64::new(a as f32, b as f32)).collect::<Vec<_>>(),
+            &d.iter()
+                .zip(&t.imag)
+                .map(|(&a, &b)| ferrox::Complex64::new(a as f32, b as f32))
+                .collect::<Vec<_>>(),
             s,
         ),
     };
@@ -103,7 +125,10 @@ pub fn array(t: &Tensor) -> Array {
 pub fn values(a: &Array) -> (Vec<f64>, Vec<f64>) {
     use ferrox::dtype::Element;
     let re_im = |v: Vec<ferrox::Complex64>| {
-        (v.iter().map(|c| c.re as f64).collect(), v.iter().map(|c| c.im as f64).collect())
+        (
+            v.iter().map(|c| c.re as f64).collect(),
+            v.iter().map(|c| c.im as f64).collect(),
+        )
     };
     if a.dtype() == DType::Complex64 {
         return re_im(a.to_vec::<ferrox::Complex64>().expect("values"));
@@ -126,10 +151,16 @@ pub fn assert_matches(case: &str, actual: &Array, want: &Tensor, rtol: f64, atol
     assert_eq!(actual.dtype(), want.dtype, "{case}: dtype");
     let (re, im) = values(actual);
     for (i, (&a, &b)) in re.iter().zip(&want.data).enumerate() {
-        assert!(close(a, b, rtol, atol), "{case}: element {i}: got {a}, want {b}");
+        assert!(
+            close(a, b, rtol, atol),
+            "{case}: element {i}: got {a}, want {b}"
+        );
     }
     for (i, (&a, &b)) in im.iter().zip(&want.imag).enumerate() {
-        assert!(close(a, b, rtol, atol), "{case}: element {i} (imag): got {a}, want {b}");
+        assert!(
+            close(a, b, rtol, atol),
+            "{case}: element {i} (imag): got {a}, want {b}"
+        );
     }
 }
 

@@ -49,8 +49,8 @@ pub use exp_log::{exp_f32, expm1_f32, log10_f32, log1p_f32, log2_f32, log_f32};
 pub use half_conv::{bf16_to_f32, f16_to_f32, f32_to_bf16, f32_to_f16};
 pub use hyperbolic::{acosh_f32, asinh_f32, atanh_f32, cosh_f32, sigmoid_f32, sinh_f32, tanh_f32};
 pub use trig::{
-    acos_f32, asin_f32, atan_f32, cos_f32, cos_f32_medium, sin_f32, sin_f32_medium, tan_f32, tan_f32_medium,
-    TRIG_MEDIUM_LIMIT,
+    acos_f32, asin_f32, atan_f32, cos_f32, cos_f32_medium, sin_f32, sin_f32_medium, tan_f32,
+    tan_f32_medium, TRIG_MEDIUM_LIMIT,
 };
 
 /// `if c { a } else { b }` for `f32`, written to become a blend.

@@ -1534,8 +1534,9 @@ mod tests {
         #[test]
         fn integer_sums_match_naive_loops((mut shape, axes, perm, big) in case()) {
             if big {
-                // Push some cases past the parallel thresholds.
-                shape[0] *= 4099;
+                // Push some cases past the parallel thresholds (2^16 elements).
+                let n: usize = shape.iter().product();
+                shape[0] *= 70_000usize.div_ceil(n);
             }
             let n: usize = shape.iter().product();
             let values: Vec<i32> = (0..n).map(|i| (i as i32).wrapping_mul(2654435761u32 as i32) >> 20).collect();
@@ -1552,8 +1553,8 @@ mod tests {
         #[test]
         fn float_sums_match_naive_loops_within_tolerance((mut shape, axes, perm, big) in case()) {
             if big {
-                let last = shape.len() - 1;
-                shape[last] *= 2053;
+                let (n, last) = (shape.iter().product::<usize>(), shape.len() - 1);
+                shape[last] *= 70_000usize.div_ceil(n);
             }
             let n: usize = shape.iter().product();
             let values: Vec<f32> = (0..n).map(|i| ((i * 7919) % 1013) as f32 / 101.0 - 5.0).collect();

@@ -101,14 +101,22 @@ impl Array {
         if indices.len() > self.ndim() {
             return Err(Error::index(
                 "at",
-                format!("too many index arrays ({}) for an array with {} dimensions", indices.len(), self.ndim()),
+                format!(
+                    "too many index arrays ({}) for an array with {} dimensions",
+                    indices.len(),
+                    self.ndim()
+                ),
             ));
         }
         for idx in &indices {
             require_indices("at", idx)?;
         }
         let index_shape = index_shape("at", &indices)?;
-        Ok(ArrayAt { array: self.clone(), indices, index_shape })
+        Ok(ArrayAt {
+            array: self.clone(),
+            indices,
+            index_shape,
+        })
     }
 }
 
@@ -122,7 +130,11 @@ impl ArrayAt {
     /// # Ok::<(), ferrox::Error>(())
     /// ```
     pub fn shape(&self) -> Vec<usize> {
-        [&self.index_shape[..], &self.array.shape()[self.indices.len()..]].concat()
+        [
+            &self.index_shape[..],
+            &self.array.shape()[self.indices.len()..],
+        ]
+        .concat()
     }
 
     fn apply(&self, mode: ScatterMode, values: &Array) -> Result<Array> {
@@ -130,12 +142,25 @@ impl ArrayAt {
         if !broadcasts_to(values.shape(), &target) {
             return Err(Error::shape(
                 mode.name(),
-                format!("values with shape {:?} cannot be broadcast to the selection shape {target:?}", values.shape()),
+                format!(
+                    "values with shape {:?} cannot be broadcast to the selection shape {target:?}",
+                    values.shape()
+                ),
             ));
         }
         let k = self.indices.len();
-        let slice = std::iter::repeat_n(1, k).chain(self.array.shape()[k..].iter().copied()).collect();
-        scatter_node(mode, &self.array, &self.indices, values, (0..k).collect(), slice, UpdatesLayout::Squeezed)
+        let slice = std::iter::repeat_n(1, k)
+            .chain(self.array.shape()[k..].iter().copied())
+            .collect();
+        scatter_node(
+            mode,
+            &self.array,
+            &self.indices,
+            values,
+            (0..k).collect(),
+            slice,
+            UpdatesLayout::Squeezed,
+        )
     }
 
     /// `a[idx] = values` (the last of duplicate indices wins).
@@ -178,7 +203,10 @@ impl ArrayAt {
     pub fn subtract(&self, values: impl Into<Array>) -> Result<Array> {
         let dtype = self.array.dtype();
         if dtype == DType::Bool {
-            return Err(Error::dtype("subtract", "bool arrays do not support subtraction; use a logical op"));
+            return Err(Error::dtype(
+                "subtract",
+                "bool arrays do not support subtraction; use a logical op",
+            ));
         }
         // Negating in a's dtype (integers wrap) keeps `a - v` exact.
         let negated = multiply(&values.into().astype(dtype)?, &Array::weak_i64(-1))?;
@@ -244,7 +272,10 @@ mod tests {
         let rows = arr(&[2, 0], &[2]);
         // Values [2] broadcast to the selection [2, 2, 2].
         let b = a.at(&rows).unwrap().add(arr(&[1, 2], &[2])).unwrap();
-        assert_eq!(b.to_vec::<i32>().unwrap(), [1, 2, 1, 2, 0, 0, 0, 0, 1, 2, 1, 2]);
+        assert_eq!(
+            b.to_vec::<i32>().unwrap(),
+            [1, 2, 1, 2, 0, 0, 0, 0, 1, 2, 1, 2]
+        );
         // Two index arrays broadcast ([2, 1] with [3] -> [2, 3]): selection [2, 3, 2].
         let r = arr(&[0, 2], &[2, 1]);
         let c = arr(&[1, 0, 1], &[3]);
@@ -252,7 +283,10 @@ mod tests {
         assert_eq!(at.shape(), vec![2, 3, 2]);
         let b = at.add(1).unwrap();
         // a[0,1] gets 2 per element (two duplicates), a[0,0] 1, same for row 2.
-        assert_eq!(b.to_vec::<i32>().unwrap(), [1, 1, 2, 2, 0, 0, 0, 0, 1, 1, 2, 2]);
+        assert_eq!(
+            b.to_vec::<i32>().unwrap(),
+            [1, 1, 2, 2, 0, 0, 0, 0, 1, 1, 2, 2]
+        );
     }
 
     #[test]
@@ -260,15 +294,39 @@ mod tests {
         let a = Array::from_slice(&[5u8, 5, 5], &[3]).unwrap();
         let i = arr(&[0, 0, 2], &[3]);
         let at = a.at(&i).unwrap();
-        assert_eq!(at.subtract(6).unwrap().to_vec::<u8>().unwrap(), [249, 5, 255]);
+        assert_eq!(
+            at.subtract(6).unwrap().to_vec::<u8>().unwrap(),
+            [249, 5, 255]
+        );
         assert_eq!(at.multiply(2).unwrap().to_vec::<u8>().unwrap(), [20, 5, 10]);
-        assert_eq!(at.set(arr(&[1, 2, 3], &[3])).unwrap().to_vec::<u8>().unwrap(), [2, 5, 3]);
-        assert_eq!(at.maximum(arr(&[9, 1, 1], &[3])).unwrap().to_vec::<u8>().unwrap(), [9, 5, 5]);
-        assert_eq!(at.minimum(arr(&[9, 1, 1], &[3])).unwrap().to_vec::<u8>().unwrap(), [1, 5, 1]);
+        assert_eq!(
+            at.set(arr(&[1, 2, 3], &[3]))
+                .unwrap()
+                .to_vec::<u8>()
+                .unwrap(),
+            [2, 5, 3]
+        );
+        assert_eq!(
+            at.maximum(arr(&[9, 1, 1], &[3]))
+                .unwrap()
+                .to_vec::<u8>()
+                .unwrap(),
+            [9, 5, 5]
+        );
+        assert_eq!(
+            at.minimum(arr(&[9, 1, 1], &[3]))
+                .unwrap()
+                .to_vec::<u8>()
+                .unwrap(),
+            [1, 5, 1]
+        );
         let h = crate::ones(&[2], DType::Float16).unwrap();
-        let b = h.at(&arr(&[1, 1], &[2])).unwrap().add(0.5).unwrap();
+        let b = h.at(arr(&[1, 1], &[2])).unwrap().add(0.5).unwrap();
         assert_eq!(b.dtype(), DType::Float16);
-        assert_eq!(b.astype(DType::Float32).unwrap().to_vec::<f32>().unwrap(), [1.0, 2.0]);
+        assert_eq!(
+            b.astype(DType::Float32).unwrap().to_vec::<f32>().unwrap(),
+            [1.0, 2.0]
+        );
     }
 
     #[test]
@@ -276,14 +334,41 @@ mod tests {
         let a = zeros(&[2, 2], DType::Float32).unwrap();
         let i = arr(&[0], &[1]);
         assert_eq!(a.at([&i, &i, &i]).unwrap_err().kind(), ErrorKind::Index);
-        assert_eq!(a.at(zeros(&[1], DType::Float32).unwrap()).unwrap_err().kind(), ErrorKind::Dtype);
-        assert_eq!(a.at([&arr(&[0, 1], &[2]), &arr(&[0, 1, 1], &[3])]).unwrap_err().kind(), ErrorKind::Shape);
+        assert_eq!(
+            a.at(zeros(&[1], DType::Float32).unwrap())
+                .unwrap_err()
+                .kind(),
+            ErrorKind::Dtype
+        );
+        assert_eq!(
+            a.at([&arr(&[0, 1], &[2]), &arr(&[0, 1, 1], &[3])])
+                .unwrap_err()
+                .kind(),
+            ErrorKind::Shape
+        );
         let at = a.at(&i).unwrap();
-        assert_eq!(at.add(zeros(&[3], DType::Float32).unwrap()).unwrap_err().kind(), ErrorKind::Shape);
-        let err = a.at(&arr(&[2], &[1])).unwrap().add(1.0).unwrap().eval().unwrap_err();
-        assert_eq!(err.to_string(), "scatter_add: index 2 is out of bounds for axis 0 with size 2");
+        assert_eq!(
+            at.add(zeros(&[3], DType::Float32).unwrap())
+                .unwrap_err()
+                .kind(),
+            ErrorKind::Shape
+        );
+        let err = a
+            .at(arr(&[2], &[1]))
+            .unwrap()
+            .add(1.0)
+            .unwrap()
+            .eval()
+            .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "scatter_add: index 2 is out of bounds for axis 0 with size 2"
+        );
         let b = Array::from_slice(&[true], &[1]).unwrap();
-        assert_eq!(b.at(&i).unwrap().subtract(true).unwrap_err().kind(), ErrorKind::Dtype);
+        assert_eq!(
+            b.at(&i).unwrap().subtract(true).unwrap_err().kind(),
+            ErrorKind::Dtype
+        );
         // No index arrays: the whole array is the selection.
         let all = a.at(Vec::new()).unwrap().add(2.0).unwrap();
         assert_eq!(all.to_vec::<f32>().unwrap(), [2.0; 4]);

@@ -4,7 +4,7 @@ use super::strided::{par_blocks, par_chunks, with_size, zip_strides, Runs};
 use super::{index_axes, index_shape, require_indices, slice_starts};
 use crate::array::{checked_numel, Data};
 use crate::backend::cpu::elementwise::out_storage;
-use crate::primitives::{OutSpec, Operand, Primitive};
+use crate::primitives::{Operand, OutSpec, Primitive};
 use crate::runtime::memory::Pod;
 use crate::{Array, Error, Result};
 
@@ -51,7 +51,12 @@ impl Primitive for Gather {
 
 /// Output block `i` (one slice of `a`) is copied from storage offset
 /// `starts[i]`; runs that are contiguous in `a` are memcpys.
-fn gather_slices<T: Pod>(a: &Operand<'_>, starts: &[isize], slice: &[usize], out: OutSpec<'_>) -> Result<Data> {
+fn gather_slices<T: Pod>(
+    a: &Operand<'_>,
+    starts: &[isize],
+    slice: &[usize],
+    out: OutSpec<'_>,
+) -> Result<Data> {
     let mut storage = out_storage(out)?;
     let dst = storage.as_mut_slice::<T>();
     let raw = a.data.raw::<T>();
@@ -99,7 +104,12 @@ fn gather_slices<T: Pod>(a: &Operand<'_>, starts: &[isize], slice: &[usize], out
 /// assert_eq!(g.to_vec::<i32>()?, vec![8, 9, 0, 1]);
 /// # Ok::<(), ferrox::Error>(())
 /// ```
-pub fn gather(a: &Array, indices: &[Array], axes: &[isize], slice_sizes: &[usize]) -> Result<Array> {
+pub fn gather(
+    a: &Array,
+    indices: &[Array],
+    axes: &[isize],
+    slice_sizes: &[usize],
+) -> Result<Array> {
     let op = "gather";
     for idx in indices {
         require_indices(op, idx)?;
@@ -108,8 +118,18 @@ pub fn gather(a: &Array, indices: &[Array], axes: &[isize], slice_sizes: &[usize
     check_slice_sizes(op, a.shape(), slice_sizes)?;
     let shape = [index_shape(op, indices)?, slice_sizes.to_vec()].concat();
     checked_numel(op, &shape)?;
-    let inputs = std::iter::once(a.clone()).chain(indices.iter().cloned()).collect();
-    Ok(Array::from_op(shape, a.dtype(), Gather { axes, slice_sizes: slice_sizes.to_vec() }, inputs))
+    let inputs = std::iter::once(a.clone())
+        .chain(indices.iter().cloned())
+        .collect();
+    Ok(Array::from_op(
+        shape,
+        a.dtype(),
+        Gather {
+            axes,
+            slice_sizes: slice_sizes.to_vec(),
+        },
+        inputs,
+    ))
 }
 
 /// One slice size per axis of `shape`, none larger than its axis.
@@ -117,13 +137,18 @@ pub(super) fn check_slice_sizes(op: &str, shape: &[usize], slice: &[usize]) -> R
     if slice.len() != shape.len() {
         return Err(Error::shape(
             op,
-            format!("slice sizes {slice:?} must have one entry per dimension of a (shape {shape:?})"),
+            format!(
+                "slice sizes {slice:?} must have one entry per dimension of a (shape {shape:?})"
+            ),
         ));
     }
     if let Some(d) = (0..shape.len()).find(|&d| slice[d] > shape[d]) {
         return Err(Error::shape(
             op,
-            format!("slice size {} along axis {d} exceeds a's size {} there (shape {shape:?})", slice[d], shape[d]),
+            format!(
+                "slice size {} along axis {d} exceeds a's size {} there (shape {shape:?})",
+                slice[d], shape[d]
+            ),
         ));
     }
     Ok(())
@@ -154,7 +179,10 @@ mod tests {
     fn gather_without_indices_is_a_corner_slice() {
         let a = arr(&(0..12).collect::<Vec<_>>(), &[3, 4]);
         let g = gather(&a, &[], &[], &[2, 2]).unwrap();
-        assert_eq!((g.shape(), g.to_vec::<i32>().unwrap()), (&[2usize, 2][..], vec![0, 1, 4, 5]));
+        assert_eq!(
+            (g.shape(), g.to_vec::<i32>().unwrap()),
+            (&[2usize, 2][..], vec![0, 1, 4, 5])
+        );
     }
 
     #[test]
@@ -162,18 +190,60 @@ mod tests {
         let a = arr(&(0..12).collect::<Vec<_>>(), &[3, 4]);
         let i = arr(&[0], &[1]);
         let f = Array::from_slice(&[0.5f32], &[1]).unwrap();
-        assert_eq!(gather(&a, &[f], &[0], &[1, 4]).unwrap_err().kind(), ErrorKind::Dtype);
-        assert_eq!(gather(&a, std::slice::from_ref(&i), &[0, 1], &[1, 4]).unwrap_err().kind(), ErrorKind::Value);
-        assert_eq!(gather(&a, &[i.clone(), i.clone()], &[0, -2], &[1, 4]).unwrap_err().kind(), ErrorKind::Axis);
-        assert_eq!(gather(&a, std::slice::from_ref(&i), &[2], &[1, 4]).unwrap_err().kind(), ErrorKind::Axis);
-        assert_eq!(gather(&a, std::slice::from_ref(&i), &[0], &[1]).unwrap_err().kind(), ErrorKind::Shape);
-        assert_eq!(gather(&a, std::slice::from_ref(&i), &[0], &[1, 5]).unwrap_err().kind(), ErrorKind::Shape);
+        assert_eq!(
+            gather(&a, &[f], &[0], &[1, 4]).unwrap_err().kind(),
+            ErrorKind::Dtype
+        );
+        assert_eq!(
+            gather(&a, std::slice::from_ref(&i), &[0, 1], &[1, 4])
+                .unwrap_err()
+                .kind(),
+            ErrorKind::Value
+        );
+        assert_eq!(
+            gather(&a, &[i.clone(), i.clone()], &[0, -2], &[1, 4])
+                .unwrap_err()
+                .kind(),
+            ErrorKind::Axis
+        );
+        assert_eq!(
+            gather(&a, std::slice::from_ref(&i), &[2], &[1, 4])
+                .unwrap_err()
+                .kind(),
+            ErrorKind::Axis
+        );
+        assert_eq!(
+            gather(&a, std::slice::from_ref(&i), &[0], &[1])
+                .unwrap_err()
+                .kind(),
+            ErrorKind::Shape
+        );
+        assert_eq!(
+            gather(&a, std::slice::from_ref(&i), &[0], &[1, 5])
+                .unwrap_err()
+                .kind(),
+            ErrorKind::Shape
+        );
         let j = arr(&[0, 1], &[2]);
-        assert_eq!(gather(&a, &[arr(&[0, 1, 2], &[3]), j], &[0, 1], &[1, 1]).unwrap_err().kind(), ErrorKind::Shape);
+        assert_eq!(
+            gather(&a, &[arr(&[0, 1, 2], &[3]), j], &[0, 1], &[1, 1])
+                .unwrap_err()
+                .kind(),
+            ErrorKind::Shape
+        );
         // The slice must fit after the start index.
-        let err = gather(&a, &[arr(&[2], &[1])], &[0], &[2, 4]).unwrap().eval().unwrap_err();
-        assert_eq!(err.to_string(), "gather: index 2 is out of bounds for axis 0 with size 3 and slice size 2");
-        assert!(gather(&a, &[arr(&[-2], &[1])], &[0], &[2, 4]).unwrap().eval().is_ok());
+        let err = gather(&a, &[arr(&[2], &[1])], &[0], &[2, 4])
+            .unwrap()
+            .eval()
+            .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "gather: index 2 is out of bounds for axis 0 with size 3 and slice size 2"
+        );
+        assert!(gather(&a, &[arr(&[-2], &[1])], &[0], &[2, 4])
+            .unwrap()
+            .eval()
+            .is_ok());
     }
 
     #[test]
@@ -181,11 +251,28 @@ mod tests {
         // a = [[0, 1, 2], [3, 4, 5]] stored column-major.
         let (a_data, a_shape) = permuted(&[0i32, 3, 1, 4, 2, 5], &[3, 2], &[1, 0]);
         let i_data = contiguous(&[2i64, 1], &[2]);
-        let a = Operand { data: &a_data, shape: &a_shape, dtype: DType::Int32 };
-        let i = Operand { data: &i_data, shape: &[2], dtype: DType::Int64 };
-        let g = Gather { axes: vec![1], slice_sizes: vec![2, 1] };
-        assert_eq!(eval_kernel::<i32>(&g, &[a, i], &[2, 2, 1], DType::Int32).unwrap(), [2, 5, 1, 4]);
-        let g = Gather { axes: vec![1], slice_sizes: vec![2, 2] };
+        let a = Operand {
+            data: &a_data,
+            shape: &a_shape,
+            dtype: DType::Int32,
+        };
+        let i = Operand {
+            data: &i_data,
+            shape: &[2],
+            dtype: DType::Int64,
+        };
+        let g = Gather {
+            axes: vec![1],
+            slice_sizes: vec![2, 1],
+        };
+        assert_eq!(
+            eval_kernel::<i32>(&g, &[a, i], &[2, 2, 1], DType::Int32).unwrap(),
+            [2, 5, 1, 4]
+        );
+        let g = Gather {
+            axes: vec![1],
+            slice_sizes: vec![2, 2],
+        };
         assert!(eval_kernel::<i32>(&g, &[a, i], &[2, 2, 2], DType::Int32).is_err());
     }
 

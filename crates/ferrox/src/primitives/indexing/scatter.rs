@@ -1,5 +1,5 @@
-//! The scatter family — MLX's `scatter`, `scatter_add`, `scatter_prod`,
-//! `scatter_max`, `scatter_min` — and `put_along_axis`.
+//! The scatter family: MLX's `scatter`, `scatter_add`, `scatter_prod`,
+//! `scatter_max` and `scatter_min`.
 //!
 //! Scatters are functional: the output is a copy of `a` with the updates
 //! applied. They run serially in row-major index order, so duplicate indices
@@ -7,17 +7,13 @@
 //! keeps the last one. (Splitting over cores would need the destination
 //! partitioned by position, which duplicate and overlapping slices defeat.)
 
-use super::strided::{
-    broadcast_strides_to, broadcasts_to, contiguous_strides_to, copy_into, for_each_segment, inner_strides, numel,
-    offsets, with_size, zip_strides, Runs,
-};
-use super::take::along_axis_shape;
-use super::{index_axes, index_shape, positions, require_indices, slice_starts, IndexBound};
+use super::strided::{broadcast_strides_to, copy_into, offsets, with_size, zip_strides, Runs};
+use super::{index_axes, index_shape, require_indices, slice_starts};
 use crate::array::{row_major_strides, Data};
 use crate::backend::cpu::elementwise::out_storage;
 use crate::dtype::Element;
-use crate::primitives::shape_rules::{broadcast_shapes, normalize_axis};
-use crate::primitives::{OutSpec, Operand, Primitive};
+use crate::primitives::shape_rules::broadcast_shapes;
+use crate::primitives::{Operand, OutSpec, Primitive};
 use crate::runtime::memory::Pod;
 use crate::{with_dtype, Array, Complex64, Error, Result};
 
@@ -107,7 +103,16 @@ impl Primitive for Scatter {
             index_shape = broadcast_shapes(op, &index_shape, idx.shape)?;
         }
         let out_strides = row_major_strides(a.shape);
-        let starts = slice_starts(op, indices, &self.axes, &index_shape, a.shape, &out_strides, &self.slice, 0)?;
+        let starts = slice_starts(
+            op,
+            indices,
+            &self.axes,
+            &index_shape,
+            a.shape,
+            &out_strides,
+            &self.slice,
+            0,
+        )?;
         let plan = Plan {
             index_shape: &index_shape,
             starts: &starts,
@@ -116,7 +121,9 @@ impl Primitive for Scatter {
             update_strides: self.update_strides(updates, &index_shape),
         };
         match self.mode {
-            ScatterMode::Set => with_size!(a.dtype.size(), T => scatter_with::<T>(a, updates, &plan, out, |_, u| u)),
+            ScatterMode::Set => {
+                with_size!(a.dtype.size(), T => scatter_with::<T>(a, updates, &plan, out, |_, u| u))
+            }
             mode => with_dtype!(a.dtype, T => combine::<T>(mode, a, updates, &plan, out)),
         }
     }
@@ -128,16 +135,28 @@ impl Scatter {
     fn update_strides(&self, updates: &Operand<'_>, index_shape: &[usize]) -> Vec<isize> {
         let grid = [index_shape, &self.slice].concat();
         match self.layout {
-            UpdatesLayout::Full => broadcast_strides_to(updates.shape, &updates.data.strides, &grid),
+            UpdatesLayout::Full => {
+                broadcast_strides_to(updates.shape, &updates.data.strides, &grid)
+            }
             UpdatesLayout::Squeezed => {
-                let kept: Vec<usize> = (0..self.slice.len()).filter(|d| !self.axes.contains(d)).collect();
-                let target: Vec<usize> =
-                    index_shape.iter().copied().chain(kept.iter().map(|&d| self.slice[d])).collect();
+                let kept: Vec<usize> = (0..self.slice.len())
+                    .filter(|d| !self.axes.contains(d))
+                    .collect();
+                let target: Vec<usize> = index_shape
+                    .iter()
+                    .copied()
+                    .chain(kept.iter().map(|&d| self.slice[d]))
+                    .collect();
                 let squeezed = broadcast_strides_to(updates.shape, &updates.data.strides, &target);
                 let (index_part, slice_part) = squeezed.split_at(index_shape.len());
                 let mut kept_strides = slice_part.iter();
-                let slice_strides = (0..self.slice.len())
-                    .map(|d| if self.axes.contains(&d) { 0 } else { kept_strides.next().copied().unwrap_or(0) });
+                let slice_strides = (0..self.slice.len()).map(|d| {
+                    if self.axes.contains(&d) {
+                        0
+                    } else {
+                        kept_strides.next().copied().unwrap_or(0)
+                    }
+                });
                 index_part.iter().copied().chain(slice_strides).collect()
             }
         }
@@ -172,7 +191,11 @@ fn scatter_with<T: Pod>(
     let (index_part, slice_part) = plan.update_strides.split_at(plan.index_shape.len());
     let runs = Runs::new(plan.slice, &zip_strides([plan.out_strides, slice_part]));
     let [ds, us] = runs.run_strides;
-    let update_starts = offsets(plan.index_shape, &zip_strides([index_part]), [updates.data.offset as isize]);
+    let update_starts = offsets(
+        plan.index_shape,
+        &zip_strides([index_part]),
+        [updates.data.offset as isize],
+    );
     for (&start, [update_start]) in plan.starts.iter().zip(update_starts) {
         for r in &runs.rows {
             let (d0, u0) = (start + r[0], update_start + r[1]);
@@ -301,12 +324,31 @@ pub(super) fn scatter_node(
     layout: UpdatesLayout,
 ) -> Result<Array> {
     let updates = updates.astype(a.dtype())?;
-    let inputs = std::iter::once(a.clone()).chain(indices.iter().cloned()).chain([updates]).collect();
-    Ok(Array::from_op(a.shape().to_vec(), a.dtype(), Scatter { mode, axes, slice, layout }, inputs))
+    let inputs = std::iter::once(a.clone())
+        .chain(indices.iter().cloned())
+        .chain([updates])
+        .collect();
+    Ok(Array::from_op(
+        a.shape().to_vec(),
+        a.dtype(),
+        Scatter {
+            mode,
+            axes,
+            slice,
+            layout,
+        },
+        inputs,
+    ))
 }
 
 /// MLX's scatter signature, shared by the five modes.
-fn scatter_mode(mode: ScatterMode, a: &Array, indices: &[Array], updates: &Array, axes: &[isize]) -> Result<Array> {
+fn scatter_mode(
+    mode: ScatterMode,
+    a: &Array,
+    indices: &[Array],
+    updates: &Array,
+    axes: &[isize],
+) -> Result<Array> {
     let op = mode.name();
     for idx in indices {
         require_indices(op, idx)?;
@@ -328,7 +370,10 @@ fn scatter_mode(mode: ScatterMode, a: &Array, indices: &[Array], updates: &Array
     if let Some(d) = (0..a.ndim()).find(|&d| slice[d] > a.shape()[d]) {
         return Err(Error::shape(
             op,
-            format!("update slices {slice:?} are larger than a (shape {:?}) along axis {d}", a.shape()),
+            format!(
+                "update slices {slice:?} are larger than a (shape {:?}) along axis {d}",
+                a.shape()
+            ),
         ));
     }
     scatter_node(mode, a, indices, updates, axes, slice, UpdatesLayout::Full)
@@ -381,7 +426,12 @@ pub fn scatter_add(a: &Array, indices: &[Array], updates: &Array, axes: &[isize]
 /// assert_eq!(scatter_prod(&a, &[idx], &upd, &[0])?.to_vec::<i32>()?, vec![1, 15]);
 /// # Ok::<(), ferrox::Error>(())
 /// ```
-pub fn scatter_prod(a: &Array, indices: &[Array], updates: &Array, axes: &[isize]) -> Result<Array> {
+pub fn scatter_prod(
+    a: &Array,
+    indices: &[Array],
+    updates: &Array,
+    axes: &[isize],
+) -> Result<Array> {
     scatter_mode(ScatterMode::Prod, a, indices, updates, axes)
 }
 
@@ -414,129 +464,6 @@ pub fn scatter_min(a: &Array, indices: &[Array], updates: &Array, axes: &[isize]
     scatter_mode(ScatterMode::Min, a, indices, updates, axes)
 }
 
-/// Writes `values` into a copy of `a` at `indices` along an axis.
-///
-/// ```
-/// use ferrox::{put_along_axis, zeros, Array, DType};
-/// let p = put_along_axis(&zeros(&[2], DType::Int32)?, &Array::from_slice(&[1i32], &[1])?, &Array::from(5), None)?;
-/// assert_eq!(p.primitive().unwrap().name(), "put_along_axis");
-/// # Ok::<(), ferrox::Error>(())
-/// ```
-#[derive(Debug, Clone, PartialEq)]
-pub struct PutAlongAxis {
-    /// The axis (normalised); `None` for flattened `a` and 1-d indices.
-    pub axis: Option<usize>,
-}
-
-impl Primitive for PutAlongAxis {
-    fn name(&self) -> &'static str {
-        "put_along_axis"
-    }
-    fn eval_cpu(&self, inputs: &[Operand<'_>], out: OutSpec<'_>) -> Result<Data> {
-        let (a, idx, values) = (&inputs[0], &inputs[1], &inputs[2]);
-        let op = "put_along_axis";
-        let rows = row_major_strides(a.shape);
-        // The index grid, the output strides over it (0 along `axis`, where
-        // positions come from the indices) and the step per position.
-        let (grid, out_strides, step) = match self.axis {
-            None => (idx.shape.to_vec(), vec![0], 1),
-            Some(axis) => {
-                let grid = along_axis_shape(op, a.shape, idx.shape, axis as isize)?;
-                let mut s = broadcast_strides_to(a.shape, &rows, &grid);
-                s[axis] = 0;
-                (grid, s, rows[axis])
-            }
-        };
-        let size = match self.axis {
-            None => numel(a.shape),
-            Some(axis) => a.shape[axis],
-        };
-        let pos = positions(idx, IndexBound::new(op, self.axis, size))?;
-        let walk = Walk {
-            grid: &grid,
-            strides: zip_strides([
-                &out_strides,
-                &contiguous_strides_to(idx.shape, &grid),
-                &broadcast_strides_to(values.shape, &values.data.strides, &grid),
-            ]),
-            values_offset: values.data.offset as isize,
-            step,
-        };
-        with_size!(a.dtype.size(), T => put_along::<T>(a, values, &pos, &walk, out))
-    }
-    primitive_common!();
-}
-
-/// The walk of `put_along_axis` over its index grid: offsets into the output
-/// (minus the indexed position), the positions, and the values.
-struct Walk<'a> {
-    grid: &'a [usize],
-    strides: Vec<[isize; 3]>,
-    values_offset: isize,
-    step: isize,
-}
-
-fn put_along<T: Pod>(a: &Operand<'_>, values: &Operand<'_>, pos: &[usize], w: &Walk<'_>, out: OutSpec<'_>) -> Result<Data> {
-    let mut storage = out_storage(out)?;
-    let dst = storage.as_mut_slice::<T>();
-    copy_into(a, dst)?;
-    let raw = values.data.raw::<T>();
-    let [so, sp, sv] = inner_strides(&w.strides);
-    for_each_segment(w.grid, &w.strides, [0, 0, w.values_offset], 0, numel(w.grid), |[o, p, v], count| {
-        for t in 0..count as isize {
-            let at = o + t * so + pos[(p + t * sp) as usize] as isize * w.step;
-            dst[at as usize] = raw[(v + t * sv) as usize];
-        }
-        Ok(())
-    })?;
-    Ok(Data::contiguous(storage, out.shape))
-}
-
-/// Returns a copy of `a` with `values` written at `indices` along `axis`:
-/// the inverse of [`take_along_axis`](crate::take_along_axis) (numpy's
-/// `put_along_axis`, functional as in MLX).
-///
-/// `indices` has as many dimensions as `a` and broadcasts with it on the
-/// other axes; `values` broadcasts to that index shape and is cast to `a`'s
-/// dtype. With `axis = None`, `a` is treated as flattened and `indices`
-/// must be 1-d. Of duplicate indices the last value (row-major) wins.
-///
-/// ```
-/// use ferrox::{put_along_axis, zeros, Array, DType};
-/// let a = zeros(&[2, 3], DType::Float32)?;
-/// let idx = Array::from_slice(&[2i32, 0], &[2, 1])?;
-/// let p = put_along_axis(&a, &idx, &Array::from(1.0), Some(1))?;
-/// assert_eq!(p.to_vec::<f32>()?, vec![0.0, 0.0, 1.0, 1.0, 0.0, 0.0]);
-/// # Ok::<(), ferrox::Error>(())
-/// ```
-pub fn put_along_axis(a: &Array, indices: &Array, values: &Array, axis: Option<isize>) -> Result<Array> {
-    let op = "put_along_axis";
-    require_indices(op, indices)?;
-    let (grid, axis) = match axis {
-        None if indices.ndim() != 1 => {
-            return Err(Error::shape(
-                op,
-                format!("with axis None the indices must be 1-d, got shape {:?}", indices.shape()),
-            ))
-        }
-        None => (indices.shape().to_vec(), None),
-        Some(ax) => (along_axis_shape(op, a.shape(), indices.shape(), ax)?, Some(normalize_axis(op, ax, a.ndim())?)),
-    };
-    if !broadcasts_to(values.shape(), &grid) {
-        return Err(Error::shape(
-            op,
-            format!("values with shape {:?} cannot be broadcast to the index shape {grid:?}", values.shape()),
-        ));
-    }
-    let values = values.astype(a.dtype())?;
-    Ok(Array::from_op(
-        a.shape().to_vec(),
-        a.dtype(),
-        PutAlongAxis { axis },
-        vec![a.clone(), indices.clone(), values],
-    ))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -553,7 +480,13 @@ mod tests {
         let a = zeros(&[3, 2], DType::Int32).unwrap();
         let rows = arr(&[2, -3], &[2]);
         let upd = arr(&[1, 2, 3, 4], &[2, 1, 2]);
-        assert_eq!(scatter(&a, std::slice::from_ref(&rows), &upd, &[0]).unwrap().to_vec::<i32>().unwrap(), [3, 4, 0, 0, 1, 2]);
+        assert_eq!(
+            scatter(&a, std::slice::from_ref(&rows), &upd, &[0])
+                .unwrap()
+                .to_vec::<i32>()
+                .unwrap(),
+            [3, 4, 0, 0, 1, 2]
+        );
         let cols = arr(&[1, 0], &[2]);
         let upd = arr(&[5, 6], &[2, 1, 1]);
         let s = scatter(&a, &[rows, cols], &upd, &[0, 1]).unwrap();
@@ -566,7 +499,10 @@ mod tests {
         let idx = arr(&[0, 2, 0, 0], &[4]);
         let upd = arr(&[2, 3, 4, 5], &[4, 1]);
         let run = |f: fn(&Array, &[Array], &Array, &[isize]) -> Result<Array>| {
-            f(&a, std::slice::from_ref(&idx), &upd, &[0]).unwrap().to_vec::<i32>().unwrap()
+            f(&a, std::slice::from_ref(&idx), &upd, &[0])
+                .unwrap()
+                .to_vec::<i32>()
+                .unwrap()
         };
         assert_eq!(run(scatter), [5, 1, 3]);
         assert_eq!(run(scatter_add), [12, 1, 4]);
@@ -580,19 +516,46 @@ mod tests {
         let a = Array::from_slice(&[0.0f32, f32::NAN], &[2]).unwrap();
         let idx = arr(&[0, 1, 0], &[3]);
         let upd = Array::from_slice(&[f32::NAN, 1.0, 2.0], &[3, 1]).unwrap();
-        let m = scatter_max(&a, std::slice::from_ref(&idx), &upd, &[0]).unwrap().to_vec::<f32>().unwrap();
+        let m = scatter_max(&a, std::slice::from_ref(&idx), &upd, &[0])
+            .unwrap()
+            .to_vec::<f32>()
+            .unwrap();
         assert!(m[0].is_nan() && m[1].is_nan());
         let c = |re, im| Complex64::new(re, im);
         let a = Array::from_slice(&[c(1.0, 5.0)], &[1]).unwrap();
         let upd = Array::from_slice(&[c(1.0, 6.0), c(0.0, 9.0)], &[2, 1]).unwrap();
         let i = arr(&[0, 0], &[2]);
-        assert_eq!(scatter_max(&a, std::slice::from_ref(&i), &upd, &[0]).unwrap().to_vec::<Complex64>().unwrap(), [c(1.0, 6.0)]);
-        assert_eq!(scatter_min(&a, std::slice::from_ref(&i), &upd, &[0]).unwrap().to_vec::<Complex64>().unwrap(), [c(0.0, 9.0)]);
+        assert_eq!(
+            scatter_max(&a, std::slice::from_ref(&i), &upd, &[0])
+                .unwrap()
+                .to_vec::<Complex64>()
+                .unwrap(),
+            [c(1.0, 6.0)]
+        );
+        assert_eq!(
+            scatter_min(&a, std::slice::from_ref(&i), &upd, &[0])
+                .unwrap()
+                .to_vec::<Complex64>()
+                .unwrap(),
+            [c(0.0, 9.0)]
+        );
         let b = Array::from_slice(&[false, true], &[2]).unwrap();
         let upd = Array::from_slice(&[true, false], &[2, 1]).unwrap();
         let i = arr(&[0, 1], &[2]);
-        assert_eq!(scatter_add(&b, std::slice::from_ref(&i), &upd, &[0]).unwrap().to_vec::<bool>().unwrap(), [true, true]);
-        assert_eq!(scatter_prod(&b, &[i], &upd, &[0]).unwrap().to_vec::<bool>().unwrap(), [false, false]);
+        assert_eq!(
+            scatter_add(&b, std::slice::from_ref(&i), &upd, &[0])
+                .unwrap()
+                .to_vec::<bool>()
+                .unwrap(),
+            [true, true]
+        );
+        assert_eq!(
+            scatter_prod(&b, &[i], &upd, &[0])
+                .unwrap()
+                .to_vec::<bool>()
+                .unwrap(),
+            [false, false]
+        );
     }
 
     #[test]
@@ -601,22 +564,64 @@ mod tests {
         let i = arr(&[0], &[1]);
         let ok = zeros(&[1, 1, 2], DType::Float32).unwrap();
         let one = std::slice::from_ref(&i);
-        assert_eq!(scatter(&a, one, &zeros(&[1, 2], DType::Float32).unwrap(), &[0]).unwrap_err().kind(), ErrorKind::Shape);
-        assert_eq!(scatter(&a, one, &zeros(&[2, 1, 2], DType::Float32).unwrap(), &[0]).unwrap_err().kind(), ErrorKind::Shape);
-        assert_eq!(scatter(&a, one, &zeros(&[1, 1, 3], DType::Float32).unwrap(), &[0]).unwrap_err().kind(), ErrorKind::Shape);
-        assert_eq!(scatter(&a, one, &ok, &[2]).unwrap_err().kind(), ErrorKind::Axis);
-        assert_eq!(scatter(&a, one, &ok, &[]).unwrap_err().kind(), ErrorKind::Value);
+        assert_eq!(
+            scatter(&a, one, &zeros(&[1, 2], DType::Float32).unwrap(), &[0])
+                .unwrap_err()
+                .kind(),
+            ErrorKind::Shape
+        );
+        assert_eq!(
+            scatter(&a, one, &zeros(&[2, 1, 2], DType::Float32).unwrap(), &[0])
+                .unwrap_err()
+                .kind(),
+            ErrorKind::Shape
+        );
+        assert_eq!(
+            scatter(&a, one, &zeros(&[1, 1, 3], DType::Float32).unwrap(), &[0])
+                .unwrap_err()
+                .kind(),
+            ErrorKind::Shape
+        );
+        assert_eq!(
+            scatter(&a, one, &ok, &[2]).unwrap_err().kind(),
+            ErrorKind::Axis
+        );
+        assert_eq!(
+            scatter(&a, one, &ok, &[]).unwrap_err().kind(),
+            ErrorKind::Value
+        );
         let f = Array::from_slice(&[0.0f32], &[1]).unwrap();
-        assert_eq!(scatter(&a, &[f], &ok, &[0]).unwrap_err().kind(), ErrorKind::Dtype);
-        let err = scatter_add(&a, &[arr(&[3], &[1])], &ok, &[0]).unwrap().eval().unwrap_err();
-        assert_eq!(err.to_string(), "scatter_add: index 3 is out of bounds for axis 0 with size 3");
-        let err = scatter(&a, &[arr(&[-4], &[1])], &ok, &[0]).unwrap().eval().unwrap_err();
+        assert_eq!(
+            scatter(&a, &[f], &ok, &[0]).unwrap_err().kind(),
+            ErrorKind::Dtype
+        );
+        let err = scatter_add(&a, &[arr(&[3], &[1])], &ok, &[0])
+            .unwrap()
+            .eval()
+            .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "scatter_add: index 3 is out of bounds for axis 0 with size 3"
+        );
+        let err = scatter(&a, &[arr(&[-4], &[1])], &ok, &[0])
+            .unwrap()
+            .eval()
+            .unwrap_err();
         assert_eq!(err.kind(), ErrorKind::Index);
         // A slice of 2 rows fits only at rows 0 and 1.
         let two = zeros(&[1, 2, 2], DType::Float32).unwrap();
-        assert!(scatter(&a, &[arr(&[1], &[1])], &two, &[0]).unwrap().eval().is_ok());
-        let err = scatter(&a, &[arr(&[2], &[1])], &two, &[0]).unwrap().eval().unwrap_err();
-        assert!(err.to_string().ends_with("with size 3 and slice size 2"), "{err}");
+        assert!(scatter(&a, &[arr(&[1], &[1])], &two, &[0])
+            .unwrap()
+            .eval()
+            .is_ok());
+        let err = scatter(&a, &[arr(&[2], &[1])], &two, &[0])
+            .unwrap()
+            .eval()
+            .unwrap_err();
+        assert!(
+            err.to_string().ends_with("with size 3 and slice size 2"),
+            "{err}"
+        );
     }
 
     #[test]
@@ -626,31 +631,33 @@ mod tests {
         let i_data = contiguous(&[2i32, 0], &[2]);
         let (u_data, u_shape) = reversed(&[20i32, 10, 2, 1], &[2, 2, 1]);
         let ops = [
-            Operand { data: &a_data, shape: &a_shape, dtype: DType::Int32 },
-            Operand { data: &i_data, shape: &[2], dtype: DType::Int32 },
-            Operand { data: &u_data, shape: &u_shape, dtype: DType::Int32 },
+            Operand {
+                data: &a_data,
+                shape: &a_shape,
+                dtype: DType::Int32,
+            },
+            Operand {
+                data: &i_data,
+                shape: &[2],
+                dtype: DType::Int32,
+            },
+            Operand {
+                data: &u_data,
+                shape: &u_shape,
+                dtype: DType::Int32,
+            },
         ];
         // updates = [[[1], [2]], [[10], [20]]]: column 2 += [1, 2], column 0 += [10, 20].
-        let s = Scatter { mode: ScatterMode::Add, axes: vec![1], slice: vec![2, 1], layout: UpdatesLayout::Full };
-        assert_eq!(eval_kernel::<i32>(&s, &ops, &[2, 3], DType::Int32).unwrap(), [10, 1, 3, 23, 4, 7]);
-    }
-
-    #[test]
-    fn put_along_axis_cases() {
-        let a = zeros(&[2, 3], DType::Int32).unwrap();
-        let idx = arr(&[0, 2, 1, 1], &[2, 2]);
-        let vals = arr(&[1, 2, 3, 4], &[2, 2]);
-        let p = put_along_axis(&a, &idx, &vals, Some(-1)).unwrap();
-        assert_eq!(p.to_vec::<i32>().unwrap(), [1, 0, 2, 0, 4, 0]);
-        let err = put_along_axis(&a, &arr(&[4, -1], &[2]), &vals, None).unwrap_err();
-        assert_eq!(err.kind(), ErrorKind::Shape, "values [2, 2] do not broadcast to [2]");
-        let p = put_along_axis(&a, &arr(&[4, -6], &[2]), &arr(&[7, 8], &[2]), None).unwrap();
-        assert_eq!(p.to_vec::<i32>().unwrap(), [8, 0, 0, 0, 7, 0]);
-        let p = put_along_axis(&a, &arr(&[1, 1, 1], &[1, 3]), &Array::from(9), Some(0)).unwrap();
-        assert_eq!(p.to_vec::<i32>().unwrap(), [0, 0, 0, 9, 9, 9]);
-        let err = put_along_axis(&a, &arr(&[2, 0, 0], &[1, 3]), &Array::from(9), Some(0)).unwrap().eval().unwrap_err();
-        assert_eq!(err.to_string(), "put_along_axis: index 2 is out of bounds for axis 0 with size 2");
-        assert_eq!(put_along_axis(&a, &arr(&[0], &[1]), &Array::from(1), Some(0)).unwrap_err().kind(), ErrorKind::Shape);
+        let s = Scatter {
+            mode: ScatterMode::Add,
+            axes: vec![1],
+            slice: vec![2, 1],
+            layout: UpdatesLayout::Full,
+        };
+        assert_eq!(
+            eval_kernel::<i32>(&s, &ops, &[2, 3], DType::Int32).unwrap(),
+            [10, 1, 3, 23, 4, 7]
+        );
     }
 
     proptest! {

@@ -1,9 +1,11 @@
 //! `slice_update`: a copy of an array with a strided slice replaced.
 
-use super::strided::{broadcast_strides_to, broadcasts_to, copy_into, for_each_segment, numel, with_size, zip_strides};
+use super::strided::{
+    broadcast_strides_to, broadcasts_to, copy_into, for_each_segment, numel, with_size, zip_strides,
+};
 use crate::array::{row_major_strides, Data};
 use crate::backend::cpu::elementwise::out_storage;
-use crate::primitives::{OutSpec, Operand, Primitive};
+use crate::primitives::{Operand, OutSpec, Primitive};
 use crate::runtime::memory::Pod;
 use crate::{Array, Error, Result};
 
@@ -38,29 +40,51 @@ impl Primitive for SliceUpdate {
 }
 
 impl SliceUpdate {
-    fn kernel<T: Pod>(&self, a: &Operand<'_>, update: &Operand<'_>, out: OutSpec<'_>) -> Result<Data> {
+    fn kernel<T: Pod>(
+        &self,
+        a: &Operand<'_>,
+        update: &Operand<'_>,
+        out: OutSpec<'_>,
+    ) -> Result<Data> {
         let mut storage = out_storage(out)?;
         let dst = storage.as_mut_slice::<T>();
         copy_into(a, dst)?;
         let rows = row_major_strides(a.shape);
-        let base: isize = self.start.iter().zip(&rows).map(|(&s, &r)| s as isize * r).sum();
-        let dst_strides: Vec<isize> = self.strides.iter().zip(&rows).map(|(&s, &r)| s * r).collect();
+        let base: isize = self
+            .start
+            .iter()
+            .zip(&rows)
+            .map(|(&s, &r)| s as isize * r)
+            .sum();
+        let dst_strides: Vec<isize> = self
+            .strides
+            .iter()
+            .zip(&rows)
+            .map(|(&s, &r)| s * r)
+            .collect();
         let src_strides = broadcast_strides_to(update.shape, &update.data.strides, &self.shape);
         let strides = zip_strides([&dst_strides, &src_strides]);
         let [ds, us] = strides.last().copied().unwrap_or([1, 1]);
         let raw = update.data.raw::<T>();
         let start = [base, update.data.offset as isize];
-        for_each_segment(&self.shape, &strides, start, 0, numel(&self.shape), |[d0, u0], count| {
-            if ds == 1 && us == 1 {
-                let (d0, u0) = (d0 as usize, u0 as usize);
-                dst[d0..d0 + count].copy_from_slice(&raw[u0..u0 + count]);
-            } else {
-                for t in 0..count as isize {
-                    dst[(d0 + t * ds) as usize] = raw[(u0 + t * us) as usize];
+        for_each_segment(
+            &self.shape,
+            &strides,
+            start,
+            0,
+            numel(&self.shape),
+            |[d0, u0], count| {
+                if ds == 1 && us == 1 {
+                    let (d0, u0) = (d0 as usize, u0 as usize);
+                    dst[d0..d0 + count].copy_from_slice(&raw[u0..u0 + count]);
+                } else {
+                    for t in 0..count as isize {
+                        dst[(d0 + t * ds) as usize] = raw[(u0 + t * us) as usize];
+                    }
                 }
-            }
-            Ok(())
-        })?;
+                Ok(())
+            },
+        )?;
         Ok(Data::contiguous(storage, out.shape))
     }
 }
@@ -130,19 +154,35 @@ pub fn slice_update(
         ));
     }
     if let Some(d) = strides.iter().position(|&s| s == 0) {
-        return Err(Error::value(op, format!("stride 0 at axis {d} is not allowed")));
+        return Err(Error::value(
+            op,
+            format!("stride 0 at axis {d} is not allowed"),
+        ));
     }
-    let (first, shape): (Vec<usize>, Vec<usize>) =
-        (0..nd).map(|d| normalize_slice(a.shape()[d], start[d], stop[d], strides[d])).unzip();
+    let (first, shape): (Vec<usize>, Vec<usize>) = (0..nd)
+        .map(|d| normalize_slice(a.shape()[d], start[d], stop[d], strides[d]))
+        .unzip();
     if !broadcasts_to(update.shape(), &shape) {
         return Err(Error::shape(
             op,
-            format!("update with shape {:?} cannot be broadcast to the slice shape {shape:?}", update.shape()),
+            format!(
+                "update with shape {:?} cannot be broadcast to the slice shape {shape:?}",
+                update.shape()
+            ),
         ));
     }
     let update = update.astype(a.dtype())?;
-    let prim = SliceUpdate { start: first, strides: strides.to_vec(), shape };
-    Ok(Array::from_op(a.shape().to_vec(), a.dtype(), prim, vec![a.clone(), update]))
+    let prim = SliceUpdate {
+        start: first,
+        strides: strides.to_vec(),
+        shape,
+    };
+    Ok(Array::from_op(
+        a.shape().to_vec(),
+        a.dtype(),
+        prim,
+        vec![a.clone(), update],
+    ))
 }
 
 #[cfg(test)]
@@ -161,20 +201,43 @@ mod tests {
         assert_eq!(normalize_slice(5, 3, 3, 1), (0, 0));
         assert_eq!(normalize_slice(5, 1, 4, -1), (0, 0));
         assert_eq!(normalize_slice(0, 0, 1, -1), (0, 0));
-        assert_eq!(normalize_slice(5, isize::MIN, isize::MAX, isize::MIN), (0, 0));
-        assert_eq!(normalize_slice(5, isize::MAX, isize::MIN, isize::MIN), (4, 1));
+        assert_eq!(
+            normalize_slice(5, isize::MIN, isize::MAX, isize::MIN),
+            (0, 0)
+        );
+        assert_eq!(
+            normalize_slice(5, isize::MAX, isize::MIN, isize::MIN),
+            (4, 1)
+        );
     }
 
     #[test]
     fn slice_update_validates() {
         let a = zeros(&[2, 3], DType::Float32).unwrap();
         let u = Array::from(1.0);
-        assert_eq!(slice_update(&a, &u, &[0], &[1], None).unwrap_err().kind(), ErrorKind::Value);
-        assert_eq!(slice_update(&a, &u, &[0, 0], &[1, 1], Some(&[1, 0])).unwrap_err().kind(), ErrorKind::Value);
+        assert_eq!(
+            slice_update(&a, &u, &[0], &[1], None).unwrap_err().kind(),
+            ErrorKind::Value
+        );
+        assert_eq!(
+            slice_update(&a, &u, &[0, 0], &[1, 1], Some(&[1, 0]))
+                .unwrap_err()
+                .kind(),
+            ErrorKind::Value
+        );
         let big = zeros(&[2, 2], DType::Float32).unwrap();
-        assert_eq!(slice_update(&a, &big, &[0, 0], &[2, 3], None).unwrap_err().kind(), ErrorKind::Shape);
+        assert_eq!(
+            slice_update(&a, &big, &[0, 0], &[2, 3], None)
+                .unwrap_err()
+                .kind(),
+            ErrorKind::Shape
+        );
         let s = slice_update(&a, &big, &[1, 1], &[1, 1], None);
-        assert_eq!(s.unwrap_err().kind(), ErrorKind::Shape, "[2, 2] does not broadcast to [0, 0]");
+        assert_eq!(
+            s.unwrap_err().kind(),
+            ErrorKind::Shape,
+            "[2, 2] does not broadcast to [0, 0]"
+        );
         // An empty slice leaves `a` as it was.
         let s = slice_update(&a, &u, &[1, 1], &[1, 1], None).unwrap();
         assert_eq!(s.to_vec::<f32>().unwrap(), [0.0; 6]);
@@ -186,12 +249,27 @@ mod tests {
         let (a_data, a_shape) = permuted(&[0i32, 3, 1, 4, 2, 5], &[3, 2], &[1, 0]);
         let (u_data, u_shape) = reversed(&[20i32, 10], &[1, 2]);
         let ops = [
-            Operand { data: &a_data, shape: &a_shape, dtype: DType::Int32 },
-            Operand { data: &u_data, shape: &u_shape, dtype: DType::Int32 },
+            Operand {
+                data: &a_data,
+                shape: &a_shape,
+                dtype: DType::Int32,
+            },
+            Operand {
+                data: &u_data,
+                shape: &u_shape,
+                dtype: DType::Int32,
+            },
         ];
         // a[:, ::2] = [[10, 20]] broadcast over both rows.
-        let p = SliceUpdate { start: vec![0, 0], strides: vec![1, 2], shape: vec![2, 2] };
-        assert_eq!(eval_kernel::<i32>(&p, &ops, &[2, 3], DType::Int32).unwrap(), [10, 1, 20, 10, 4, 20]);
+        let p = SliceUpdate {
+            start: vec![0, 0],
+            strides: vec![1, 2],
+            shape: vec![2, 2],
+        };
+        assert_eq!(
+            eval_kernel::<i32>(&p, &ops, &[2, 3], DType::Int32).unwrap(),
+            [10, 1, 20, 10, 4, 20]
+        );
     }
 
     proptest! {

@@ -119,11 +119,17 @@ pub(crate) fn inner_strides<const K: usize>(strides: &[[isize; K]]) -> [isize; K
 /// Zips K stride vectors (one per buffer) into per-dimension stride sets.
 pub(crate) fn zip_strides<const K: usize>(per_buffer: [&[isize]; K]) -> Vec<[isize; K]> {
     let nd = per_buffer.first().map_or(0, |s| s.len());
-    (0..nd).map(|d| std::array::from_fn(|k| per_buffer[k][d])).collect()
+    (0..nd)
+        .map(|d| std::array::from_fn(|k| per_buffer[k][d]))
+        .collect()
 }
 
 /// Offsets of every element of a walk over `shape`, in row-major order.
-pub(crate) fn offsets<const K: usize>(shape: &[usize], strides: &[[isize; K]], base: [isize; K]) -> Vec<[isize; K]> {
+pub(crate) fn offsets<const K: usize>(
+    shape: &[usize],
+    strides: &[[isize; K]],
+    base: [isize; K],
+) -> Vec<[isize; K]> {
     let n = numel(shape);
     let step = inner_strides(strides);
     let mut out = Vec::with_capacity(n);
@@ -139,9 +145,17 @@ pub(crate) fn offsets<const K: usize>(shape: &[usize], strides: &[[isize; K]], b
 /// right-aligned) to `target`: 0 where it has size 1 or no dimension.
 /// Leading dimensions beyond `target`'s rank must have size 1 (checked by the
 /// builders) and are ignored.
-pub(crate) fn broadcast_strides_to(shape: &[usize], strides: &[isize], target: &[usize]) -> Vec<isize> {
+pub(crate) fn broadcast_strides_to(
+    shape: &[usize],
+    strides: &[isize],
+    target: &[usize],
+) -> Vec<isize> {
     let mut out = vec![0isize; target.len()];
-    for (o, (&n, &s)) in out.iter_mut().rev().zip(shape.iter().rev().zip(strides.iter().rev())) {
+    for (o, (&n, &s)) in out
+        .iter_mut()
+        .rev()
+        .zip(shape.iter().rev().zip(strides.iter().rev()))
+    {
         if n != 1 {
             *o = s;
         }
@@ -158,7 +172,11 @@ pub(crate) fn contiguous_strides_to(shape: &[usize], target: &[usize]) -> Vec<is
 pub(crate) fn broadcasts_to(from: &[usize], to: &[usize]) -> bool {
     let pad = from.len().saturating_sub(to.len());
     from[..pad].iter().all(|&d| d == 1)
-        && from[pad..].iter().rev().zip(to.iter().rev()).all(|(&f, &t)| f == t || f == 1)
+        && from[pad..]
+            .iter()
+            .rev()
+            .zip(to.iter().rev())
+            .all(|(&f, &t)| f == t || f == 1)
 }
 
 /// Runs `f(first, chunk)` over `dst`, split into chunks on the rayon pool
@@ -169,7 +187,9 @@ pub(crate) fn par_chunks<T: Send>(
 ) -> Result<()> {
     if worth_splitting(dst.len()) {
         let c = chunk_len(dst.len());
-        dst.par_chunks_mut(c).enumerate().try_for_each(|(i, d)| f(i * c, d))
+        dst.par_chunks_mut(c)
+            .enumerate()
+            .try_for_each(|(i, d)| f(i * c, d))
     } else {
         f(0, dst)
     }
@@ -187,7 +207,9 @@ pub(crate) fn par_blocks<T: Send>(
     }
     if worth_splitting(dst.len()) {
         let blocks = (chunk_len(dst.len()) / block).max(1);
-        dst.par_chunks_mut(blocks * block).enumerate().try_for_each(|(i, d)| f(i * blocks, d))
+        dst.par_chunks_mut(blocks * block)
+            .enumerate()
+            .try_for_each(|(i, d)| f(i * blocks, d))
     } else {
         f(0, dst)
     }
@@ -206,11 +228,18 @@ pub(crate) fn copy_into<T: Pod>(src: &Operand<'_>, dst: &mut [T]) -> Result<()> 
     let [step] = inner_strides(&strides);
     par_chunks(dst, |first, d| {
         let mut k = 0;
-        for_each_segment(src.shape, &strides, [src.data.offset as isize], first, d.len(), |[o], count| {
-            copy_run(raw, o, step, &mut d[k..k + count]);
-            k += count;
-            Ok(())
-        })
+        for_each_segment(
+            src.shape,
+            &strides,
+            [src.data.offset as isize],
+            first,
+            d.len(),
+            |[o], count| {
+                copy_run(raw, o, step, &mut d[k..k + count]);
+                k += count;
+                Ok(())
+            },
+        )
     })
 }
 
@@ -243,7 +272,11 @@ pub(crate) struct Runs<const K: usize> {
 impl<const K: usize> Runs<K> {
     pub fn new(shape: &[usize], strides: &[[isize; K]]) -> Runs<K> {
         if shape.contains(&0) {
-            return Runs { rows: vec![], run: 0, run_strides: [0; K] };
+            return Runs {
+                rows: vec![],
+                run: 0,
+                run_strides: [0; K],
+            };
         }
         let mut dims: Vec<(usize, [isize; K])> = vec![];
         for (&n, &s) in shape.iter().zip(strides) {
@@ -261,7 +294,11 @@ impl<const K: usize> Runs<K> {
         let (run, run_strides) = dims.pop().unwrap_or((1, [1; K]));
         let outer: Vec<usize> = dims.iter().map(|d| d.0).collect();
         let outer_strides: Vec<[isize; K]> = dims.iter().map(|d| d.1).collect();
-        Runs { rows: offsets(&outer, &outer_strides, [0; K]), run, run_strides }
+        Runs {
+            rows: offsets(&outer, &outer_strides, [0; K]),
+            run,
+            run_strides,
+        }
     }
 
     /// Elements in the block.
@@ -292,7 +329,11 @@ pub(crate) struct Unravel<'a> {
 
 impl<'a> Unravel<'a> {
     pub fn new(op: &Operand<'a>) -> Unravel<'a> {
-        Unravel { shape: op.shape, strides: &op.data.strides, offset: op.data.offset as isize }
+        Unravel {
+            shape: op.shape,
+            strides: &op.data.strides,
+            offset: op.data.offset as isize,
+        }
     }
 
     /// The storage offset of the element at flat position `p < numel`.
@@ -325,7 +366,10 @@ mod tests {
     #[test]
     fn segments_of_a_transposed_walk() {
         let all = offsets(&[3, 2], &[[1], [3]], [0]);
-        assert_eq!(all.iter().map(|o| o[0]).collect::<Vec<_>>(), vec![0, 3, 1, 4, 2, 5]);
+        assert_eq!(
+            all.iter().map(|o| o[0]).collect::<Vec<_>>(),
+            vec![0, 3, 1, 4, 2, 5]
+        );
     }
 
     #[test]
@@ -333,7 +377,10 @@ mod tests {
         let r = Runs::<1>::new(&[2, 1, 3], &[[3], [99], [1]]);
         assert_eq!((r.rows.len(), r.run, r.run_strides), (1, 6, [1]));
         let r = Runs::<1>::new(&[2, 3], &[[1], [2]]);
-        assert_eq!((r.rows.clone(), r.run, r.run_strides), (vec![[0], [1]], 3, [2]));
+        assert_eq!(
+            (r.rows.clone(), r.run, r.run_strides),
+            (vec![[0], [1]], 3, [2])
+        );
         assert_eq!(Runs::<1>::new(&[], &[]).len(), 1);
         assert_eq!(Runs::<1>::new(&[2, 0], &[[1], [1]]).len(), 0);
     }
@@ -350,9 +397,20 @@ mod tests {
     #[test]
     fn unravel_follows_strides() {
         let st = crate::runtime::memory::Storage::new(6 * 4, false).unwrap();
-        let data = crate::array::Data { storage: std::sync::Arc::new(st), strides: vec![1, 3], offset: 0 };
-        let op = Operand { data: &data, shape: &[3, 2], dtype: crate::DType::Float32 };
+        let data = crate::array::Data {
+            storage: std::sync::Arc::new(st),
+            strides: vec![1, 3],
+            offset: 0,
+        };
+        let op = Operand {
+            data: &data,
+            shape: &[3, 2],
+            dtype: crate::DType::Float32,
+        };
         let u = Unravel::new(&op);
-        assert_eq!((0..6).map(|p| u.offset(p)).collect::<Vec<_>>(), vec![0, 3, 1, 4, 2, 5]);
+        assert_eq!(
+            (0..6).map(|p| u.offset(p)).collect::<Vec<_>>(),
+            vec![0, 3, 1, 4, 2, 5]
+        );
     }
 }

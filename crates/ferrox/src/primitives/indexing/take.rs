@@ -1,14 +1,14 @@
 //! `take` and `take_along_axis`.
 
 use super::strided::{
-    broadcast_strides_to, contiguous_strides_to, for_each_segment, inner_strides, numel, offsets, par_blocks,
-    par_chunks, with_size, zip_strides, Runs, Unravel,
+    broadcast_strides_to, contiguous_strides_to, for_each_segment, inner_strides, numel, offsets,
+    par_blocks, par_chunks, with_size, zip_strides, Runs, Unravel,
 };
 use super::{positions, require_indices, IndexBound};
 use crate::array::{checked_numel, Data};
 use crate::backend::cpu::elementwise::out_storage;
 use crate::primitives::shape_rules::normalize_axis;
-use crate::primitives::{OutSpec, Operand, Primitive};
+use crate::primitives::{Operand, OutSpec, Primitive};
 use crate::runtime::memory::Pod;
 use crate::{Array, Error, Result};
 
@@ -66,13 +66,24 @@ fn take_flat<T: Pod>(a: &Operand<'_>, pos: &[usize], out: OutSpec<'_>) -> Result
 /// `out[o, j, i] = a[o, pos[j], i]` with `o`/`i` the dimensions before and
 /// after `axis`: each `(o, j)` copies one inner block (a memcpy when `a` is
 /// contiguous there).
-fn take_axis<T: Pod>(a: &Operand<'_>, pos: &[usize], axis: usize, out: OutSpec<'_>) -> Result<Data> {
+fn take_axis<T: Pod>(
+    a: &Operand<'_>,
+    pos: &[usize],
+    axis: usize,
+    out: OutSpec<'_>,
+) -> Result<Data> {
     let mut storage = out_storage(out)?;
     let dst = storage.as_mut_slice::<T>();
     let raw = a.data.raw::<T>();
     let st = &a.data.strides;
-    let outer: Vec<isize> =
-        offsets(&a.shape[..axis], &zip_strides([&st[..axis]]), [a.data.offset as isize]).into_iter().map(|[o]| o).collect();
+    let outer: Vec<isize> = offsets(
+        &a.shape[..axis],
+        &zip_strides([&st[..axis]]),
+        [a.data.offset as isize],
+    )
+    .into_iter()
+    .map(|[o]| o)
+    .collect();
     let block = Runs::new(&a.shape[axis + 1..], &zip_strides([&st[axis + 1..]]));
     let (step, n_idx) = (st[axis], pos.len());
     let start = |b: usize| outer[b / n_idx] + pos[b % n_idx] as isize * step;
@@ -124,7 +135,12 @@ pub fn take(a: &Array, indices: &Array, axis: Option<isize>) -> Result<Array> {
         }
     };
     checked_numel("take", &shape)?;
-    Ok(Array::from_op(shape, a.dtype(), Take { axis }, vec![a.clone(), indices.clone()]))
+    Ok(Array::from_op(
+        shape,
+        a.dtype(),
+        Take { axis },
+        vec![a.clone(), indices.clone()],
+    ))
 }
 
 /// Picks one entry of `a` along an axis per entry of `indices`
@@ -175,15 +191,22 @@ fn take_along<T: Pod>(
     let step = a.data.strides[axis];
     par_chunks(dst, |first, d| {
         let mut k = 0;
-        for_each_segment(out.shape, &strides, [a.data.offset as isize, 0], first, d.len(), |[oa, op], count| {
-            for (t, x) in d[k..k + count].iter_mut().enumerate() {
-                let t = t as isize;
-                let p = pos[(op + t * sp) as usize] as isize;
-                *x = raw[(oa + t * sa + p * step) as usize];
-            }
-            k += count;
-            Ok(())
-        })
+        for_each_segment(
+            out.shape,
+            &strides,
+            [a.data.offset as isize, 0],
+            first,
+            d.len(),
+            |[oa, op], count| {
+                for (t, x) in d[k..k + count].iter_mut().enumerate() {
+                    let t = t as isize;
+                    let p = pos[(op + t * sp) as usize] as isize;
+                    *x = raw[(oa + t * sa + p * step) as usize];
+                }
+                k += count;
+                Ok(())
+            },
+        )
     })?;
     Ok(Data::contiguous(storage, out.shape))
 }
@@ -212,7 +235,10 @@ pub fn take_along_axis(a: &Array, indices: &Array, axis: Option<isize>) -> Resul
         if indices.ndim() != 1 {
             return Err(Error::shape(
                 op,
-                format!("with axis None the indices must be 1-d, got shape {:?}", indices.shape()),
+                format!(
+                    "with axis None the indices must be 1-d, got shape {:?}",
+                    indices.shape()
+                ),
             ));
         }
         return Ok(Array::from_op(
@@ -225,12 +251,22 @@ pub fn take_along_axis(a: &Array, indices: &Array, axis: Option<isize>) -> Resul
     let shape = along_axis_shape(op, a.shape(), indices.shape(), ax)?;
     let axis = normalize_axis(op, ax, a.ndim())?;
     checked_numel(op, &shape)?;
-    Ok(Array::from_op(shape, a.dtype(), TakeAlongAxis { axis: Some(axis) }, vec![a.clone(), indices.clone()]))
+    Ok(Array::from_op(
+        shape,
+        a.dtype(),
+        TakeAlongAxis { axis: Some(axis) },
+        vec![a.clone(), indices.clone()],
+    ))
 }
 
 /// The index grid of `*_along_axis`: `a_shape` and `idx_shape` (of equal
 /// rank) broadcast on every axis but `axis`, where `idx_shape` counts.
-pub(super) fn along_axis_shape(op: &str, a_shape: &[usize], idx_shape: &[usize], axis: isize) -> Result<Vec<usize>> {
+pub(super) fn along_axis_shape(
+    op: &str,
+    a_shape: &[usize],
+    idx_shape: &[usize],
+    axis: isize,
+) -> Result<Vec<usize>> {
     if a_shape.len() != idx_shape.len() {
         return Err(Error::shape(
             op,
@@ -273,9 +309,18 @@ mod tests {
     fn take_rows_cols_and_flat() {
         let a = arr_i32(&(0..12).collect::<Vec<_>>(), &[3, 4]);
         let i = arr_i32(&[2, 0, -1], &[3]);
-        assert_eq!(take(&a, &i, Some(0)).unwrap().to_vec::<i32>().unwrap(), [8, 9, 10, 11, 0, 1, 2, 3, 8, 9, 10, 11]);
-        assert_eq!(take(&a, &i, Some(-1)).unwrap().to_vec::<i32>().unwrap(), [2, 0, 3, 6, 4, 7, 10, 8, 11]);
-        assert_eq!(take(&a, &i, None).unwrap().to_vec::<i32>().unwrap(), [2, 0, 11]);
+        assert_eq!(
+            take(&a, &i, Some(0)).unwrap().to_vec::<i32>().unwrap(),
+            [8, 9, 10, 11, 0, 1, 2, 3, 8, 9, 10, 11]
+        );
+        assert_eq!(
+            take(&a, &i, Some(-1)).unwrap().to_vec::<i32>().unwrap(),
+            [2, 0, 3, 6, 4, 7, 10, 8, 11]
+        );
+        assert_eq!(
+            take(&a, &i, None).unwrap().to_vec::<i32>().unwrap(),
+            [2, 0, 11]
+        );
     }
 
     #[test]
@@ -295,27 +340,68 @@ mod tests {
         let a = arr_i32(&[1, 2, 3], &[3]);
         let f = Array::from_slice(&[0.0f32], &[1]).unwrap();
         assert_eq!(take(&a, &f, None).unwrap_err().kind(), ErrorKind::Dtype);
-        assert_eq!(take(&a, &arr_i32(&[0], &[1]), Some(1)).unwrap_err().kind(), ErrorKind::Axis);
-        for (bad, msg) in [(3, "index 3 is out of bounds for axis 0 with size 3"), (-4, "index -4 is out")] {
-            let err = take(&a, &arr_i32(&[0, bad], &[2]), Some(0)).unwrap().eval().unwrap_err();
+        assert_eq!(
+            take(&a, &arr_i32(&[0], &[1]), Some(1)).unwrap_err().kind(),
+            ErrorKind::Axis
+        );
+        for (bad, msg) in [
+            (3, "index 3 is out of bounds for axis 0 with size 3"),
+            (-4, "index -4 is out"),
+        ] {
+            let err = take(&a, &arr_i32(&[0, bad], &[2]), Some(0))
+                .unwrap()
+                .eval()
+                .unwrap_err();
             assert_eq!(err.kind(), ErrorKind::Index);
-            assert!(err.to_string().starts_with(&format!("take: {msg}")), "{err}");
+            assert!(
+                err.to_string().starts_with(&format!("take: {msg}")),
+                "{err}"
+            );
         }
-        let err = take(&a, &arr_i32(&[5], &[1]), None).unwrap().eval().unwrap_err();
-        assert_eq!(err.to_string(), "take: index 5 is out of bounds for the flattened array with size 3");
+        let err = take(&a, &arr_i32(&[5], &[1]), None)
+            .unwrap()
+            .eval()
+            .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "take: index 5 is out of bounds for the flattened array with size 3"
+        );
         let big = Array::from_slice(&[u64::MAX], &[1]).unwrap();
         assert!(take(&a, &big, None).unwrap().eval().is_err());
         let empty = Array::from_slice::<i32>(&[], &[0]).unwrap();
-        let err = take(&empty, &arr_i32(&[0], &[1]), Some(0)).unwrap().eval().unwrap_err();
-        assert_eq!(err.to_string(), "take: index 0 is out of bounds for axis 0 with size 0");
-        assert_eq!(take(&empty, &Array::from_slice::<i32>(&[], &[0]).unwrap(), Some(0)).unwrap().size(), 0);
+        let err = take(&empty, &arr_i32(&[0], &[1]), Some(0))
+            .unwrap()
+            .eval()
+            .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "take: index 0 is out of bounds for axis 0 with size 0"
+        );
+        assert_eq!(
+            take(
+                &empty,
+                &Array::from_slice::<i32>(&[], &[0]).unwrap(),
+                Some(0)
+            )
+            .unwrap()
+            .size(),
+            0
+        );
     }
 
     #[test]
     fn take_every_element_size() {
         let i = arr_i32(&[1, 0], &[2]);
-        for dt in [DType::Bool, DType::Float16, DType::Float32, DType::Complex64] {
-            let a = crate::arange(0.0, 2.0, 1.0, DType::Float32).unwrap().astype(dt).unwrap();
+        for dt in [
+            DType::Bool,
+            DType::Float16,
+            DType::Float32,
+            DType::Complex64,
+        ] {
+            let a = crate::arange(0.0, 2.0, 1.0, DType::Float32)
+                .unwrap()
+                .astype(dt)
+                .unwrap();
             let t = take(&a, &i, None).unwrap().astype(DType::Float32).unwrap();
             assert_eq!(t.to_vec::<f32>().unwrap(), [1.0, 0.0], "{dt}");
         }
@@ -326,18 +412,33 @@ mod tests {
         // a = [[0, 1, 2], [3, 4, 5]] stored transposed (column-major).
         let (a_data, a_shape) = permuted(&[0i32, 3, 1, 4, 2, 5], &[3, 2], &[1, 0]);
         let idx_data = contiguous(&[2i32, 0], &[2]);
-        let a = Operand { data: &a_data, shape: &a_shape, dtype: DType::Int32 };
-        let i = Operand { data: &idx_data, shape: &[2], dtype: DType::Int32 };
-        let got = eval_kernel::<i32>(&Take { axis: Some(1) }, &[a, i], &[2, 2], DType::Int32).unwrap();
+        let a = Operand {
+            data: &a_data,
+            shape: &a_shape,
+            dtype: DType::Int32,
+        };
+        let i = Operand {
+            data: &idx_data,
+            shape: &[2],
+            dtype: DType::Int32,
+        };
+        let got =
+            eval_kernel::<i32>(&Take { axis: Some(1) }, &[a, i], &[2, 2], DType::Int32).unwrap();
         assert_eq!(got, [2, 0, 5, 3]);
         let got = eval_kernel::<i32>(&Take { axis: None }, &[a, i], &[2], DType::Int32).unwrap();
         assert_eq!(got, [2, 0]);
-        let err = eval_kernel::<i32>(&Take { axis: Some(0) }, &[a, i], &[2, 3], DType::Int32).unwrap_err();
+        let err = eval_kernel::<i32>(&Take { axis: Some(0) }, &[a, i], &[2, 3], DType::Int32)
+            .unwrap_err();
         assert_eq!(err.kind(), ErrorKind::Index);
         // Reversed indices (negative stride) along a transposed `a`.
         let (i_data, _) = reversed(&[0i32, 2, 1], &[3]);
-        let i = Operand { data: &i_data, shape: &[3], dtype: DType::Int32 };
-        let got = eval_kernel::<i32>(&TakeAlongAxis { axis: None }, &[a, i], &[3], DType::Int32).unwrap();
+        let i = Operand {
+            data: &i_data,
+            shape: &[3],
+            dtype: DType::Int32,
+        };
+        let got =
+            eval_kernel::<i32>(&TakeAlongAxis { axis: None }, &[a, i], &[3], DType::Int32).unwrap();
         assert_eq!(got, [1, 2, 0]);
     }
 
@@ -346,30 +447,85 @@ mod tests {
         let a = arr_i32(&[0, 1, 2, 3, 4, 5], &[2, 3]);
         let i = arr_i32(&[2, 0], &[2, 1]);
         let t = take_along_axis(&a, &i, Some(1)).unwrap();
-        assert_eq!((t.shape(), t.to_vec::<i32>().unwrap()), (&[2usize, 1][..], vec![2, 3]));
+        assert_eq!(
+            (t.shape(), t.to_vec::<i32>().unwrap()),
+            (&[2usize, 1][..], vec![2, 3])
+        );
         let row = arr_i32(&[1, 0, 1], &[1, 3]);
-        assert_eq!(take_along_axis(&a, &row, Some(0)).unwrap().to_vec::<i32>().unwrap(), [3, 1, 5]);
+        assert_eq!(
+            take_along_axis(&a, &row, Some(0))
+                .unwrap()
+                .to_vec::<i32>()
+                .unwrap(),
+            [3, 1, 5]
+        );
         // `a` broadcasts too (size 1 along a non-axis dimension).
         let col = arr_i32(&[7, 8], &[1, 2]);
         let j = arr_i32(&[1, 0, 0, 1, 1, 1], &[3, 2]);
-        assert_eq!(take_along_axis(&col, &j, Some(1)).unwrap().to_vec::<i32>().unwrap(), [8, 7, 7, 8, 8, 8]);
-        assert_eq!(take_along_axis(&a, &arr_i32(&[5, -1], &[2]), None).unwrap().to_vec::<i32>().unwrap(), [5, 5]);
-        assert_eq!(take_along_axis(&a, &i, None).unwrap_err().kind(), ErrorKind::Shape);
-        assert_eq!(take_along_axis(&a, &arr_i32(&[0], &[1]), Some(0)).unwrap_err().kind(), ErrorKind::Shape);
-        assert_eq!(take_along_axis(&a, &arr_i32(&[0, 0], &[1, 2]), Some(0)).unwrap_err().kind(), ErrorKind::Shape);
-        let err = take_along_axis(&a, &arr_i32(&[0, 3], &[2, 1]), Some(1)).unwrap().eval().unwrap_err();
-        assert_eq!(err.to_string(), "take_along_axis: index 3 is out of bounds for axis 1 with size 3");
+        assert_eq!(
+            take_along_axis(&col, &j, Some(1))
+                .unwrap()
+                .to_vec::<i32>()
+                .unwrap(),
+            [8, 7, 7, 8, 8, 8]
+        );
+        assert_eq!(
+            take_along_axis(&a, &arr_i32(&[5, -1], &[2]), None)
+                .unwrap()
+                .to_vec::<i32>()
+                .unwrap(),
+            [5, 5]
+        );
+        assert_eq!(
+            take_along_axis(&a, &i, None).unwrap_err().kind(),
+            ErrorKind::Shape
+        );
+        assert_eq!(
+            take_along_axis(&a, &arr_i32(&[0], &[1]), Some(0))
+                .unwrap_err()
+                .kind(),
+            ErrorKind::Shape
+        );
+        assert_eq!(
+            take_along_axis(&a, &arr_i32(&[0, 0], &[1, 2]), Some(0))
+                .unwrap_err()
+                .kind(),
+            ErrorKind::Shape
+        );
+        let err = take_along_axis(&a, &arr_i32(&[0, 3], &[2, 1]), Some(1))
+            .unwrap()
+            .eval()
+            .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "take_along_axis: index 3 is out of bounds for axis 1 with size 3"
+        );
     }
 
     #[test]
     fn large_take_runs_in_parallel_chunks() {
         let n = 1 << 17;
         let a = crate::arange(0.0, n as f64, 1.0, DType::Float32).unwrap();
-        let idx: Vec<i64> = (0..n as i64).map(|i| (i * 7919) % n as i64 - n as i64).collect();
-        let t = take(&a, &Array::from_slice(&idx, &[n]).unwrap(), Some(0)).unwrap().to_vec::<f32>().unwrap();
-        assert!(t.iter().zip(&idx).all(|(&v, &i)| v == (i + n as i64) as f32));
-        let rows = Array::from_slice(&(0..n * 2).map(|v| v as f32).collect::<Vec<_>>(), &[n / 2, 4]).unwrap();
-        let r = take(&rows, &arr_i32(&[3, 0], &[2]), Some(1)).unwrap().to_vec::<f32>().unwrap();
+        let idx: Vec<i64> = (0..n as i64)
+            .map(|i| (i * 7919) % n as i64 - n as i64)
+            .collect();
+        let t = take(&a, &Array::from_slice(&idx, &[n]).unwrap(), Some(0))
+            .unwrap()
+            .to_vec::<f32>()
+            .unwrap();
+        assert!(t
+            .iter()
+            .zip(&idx)
+            .all(|(&v, &i)| v == (i + n as i64) as f32));
+        let rows = Array::from_slice(
+            &(0..n * 2).map(|v| v as f32).collect::<Vec<_>>(),
+            &[n / 2, 4],
+        )
+        .unwrap();
+        let r = take(&rows, &arr_i32(&[3, 0], &[2]), Some(1))
+            .unwrap()
+            .to_vec::<f32>()
+            .unwrap();
         assert_eq!(&r[..4], &[3.0, 0.0, 7.0, 4.0]);
         assert_eq!(r.len(), n);
     }

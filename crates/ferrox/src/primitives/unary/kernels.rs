@@ -15,7 +15,7 @@ use super::UnaryOp;
 use crate::array::Data;
 use crate::backend::cpu::elementwise::out_storage;
 use crate::backend::cpu::parallel::{chunk_len, simd, worth_splitting};
-use crate::primitives::{OutSpec, Operand};
+use crate::primitives::{Operand, OutSpec};
 use crate::runtime::memory::Pod;
 use crate::{Complex64, DType, Error, Result};
 use half::{bf16, f16};
@@ -28,7 +28,10 @@ pub(super) fn eval(op: UnaryOp, x: &Operand<'_>, out: OutSpec<'_>) -> Result<Dat
     if want != Some(out.dtype) {
         return Err(Error::runtime(
             op.name(),
-            format!("cannot compute a {} output from a {} input", out.dtype, x.dtype),
+            format!(
+                "cannot compute a {} output from a {} input",
+                out.dtype, x.dtype
+            ),
         ));
     }
     match x.dtype {
@@ -76,14 +79,20 @@ fn map_slices<I: Pod, O: Pod>(src: &[I], dst: &mut [O], f: impl Fn(I) -> O + Syn
     };
     if worth_splitting(dst.len()) {
         let c = chunk_len(dst.len());
-        dst.par_chunks_mut(c).zip(src.par_chunks(c)).for_each(|(d, s)| body(s, d));
+        dst.par_chunks_mut(c)
+            .zip(src.par_chunks(c))
+            .for_each(|(d, s)| body(s, d));
     } else {
         body(src, dst);
     }
 }
 
 /// Maps `f` over the elements of `x` into a new contiguous array.
-fn map<I: Pod, O: Pod>(x: &Operand<'_>, out: OutSpec<'_>, f: impl Fn(I) -> O + Sync + Send + Copy) -> Result<Data> {
+fn map<I: Pod, O: Pod>(
+    x: &Operand<'_>,
+    out: OutSpec<'_>,
+    f: impl Fn(I) -> O + Sync + Send + Copy,
+) -> Result<Data> {
     let mut storage = out_storage(out)?;
     map_slices(&elements::<I>(x), storage.as_mut_slice::<O>(), f);
     Ok(Data::contiguous(storage, out.shape))
@@ -100,7 +109,10 @@ fn trig<T: FloatElement>(
     let src = elements::<T>(x);
     let beyond = simd(
         #[inline(always)]
-        || src.iter().fold(false, |acc, &v| acc | v.beyond_trig_medium()),
+        || {
+            src.iter()
+                .fold(false, |acc, &v| acc | v.beyond_trig_medium())
+        },
     );
     let mut storage = out_storage(out)?;
     if beyond {
@@ -179,7 +191,9 @@ fn boolean(op: UnaryOp, x: &Operand<'_>, out: OutSpec<'_>) -> Result<Data> {
     use UnaryOp::*;
     match op {
         LogicalNot | BitwiseInvert => map(x, out, |v: bool| !v),
-        Abs | Sign | Square | Floor | Ceil | Round(_) | Real | Conjugate => map(x, out, |v: bool| v),
+        Abs | Sign | Square | Floor | Ceil | Round(_) | Real | Conjugate => {
+            map(x, out, |v: bool| v)
+        }
         Imag | IsNan | IsInf => map(x, out, |_: bool| false),
         IsFinite => map(x, out, |_: bool| true),
         _ => Err(unsupported(op, x.dtype)),

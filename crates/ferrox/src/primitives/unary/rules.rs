@@ -50,27 +50,42 @@ pub(super) fn plan(op: UnaryOp, dtype: DType) -> Result<Plan> {
     let complex = dtype == Complex64;
     let exact = !dtype.is_inexact(); // bool or integer
     let unsigned_or_bool = dtype == Bool || dtype.category() == crate::dtype::Category::Unsigned;
-    let same = Plan::Node { input: dtype, output: dtype };
-    let float = Plan::Node { input: at_least_float(dtype), output: at_least_float(dtype) };
+    let same = Plan::Node {
+        input: dtype,
+        output: dtype,
+    };
+    let float = Plan::Node {
+        input: at_least_float(dtype),
+        output: at_least_float(dtype),
+    };
     Ok(match op {
-        Abs if complex => Plan::Node { input: dtype, output: Float32 },
+        Abs if complex => Plan::Node {
+            input: dtype,
+            output: Float32,
+        },
         Abs if unsigned_or_bool => Plan::Identity,
         Abs | Square => same,
         Negative if dtype == Bool => {
-            return Err(Error::dtype("negative", "not supported for bool, use logical_not instead"));
+            return Err(Error::dtype(
+                "negative",
+                "not supported for bool, use logical_not instead",
+            ));
         }
         Negative => same,
         Sign if dtype == Bool => Plan::Identity,
         Sign => same,
-        Sqrt | Rsqrt | Reciprocal | Exp | Log | Log2 | Log10 | Sin | Cos | Tan | ArcSin | ArcCos | ArcTan
-        | Sinh | Cosh | Tanh | ArcSinh | ArcCosh | ArcTanh => float,
+        Sqrt | Rsqrt | Reciprocal | Exp | Log | Log2 | Log10 | Sin | Cos | Tan | ArcSin
+        | ArcCos | ArcTan | Sinh | Cosh | Tanh | ArcSinh | ArcCosh | ArcTanh => float,
         Expm1 | Log1p | Sigmoid | Erf | ErfInv if complex => return Err(not_supported(op, dtype)),
         Expm1 | Log1p | Sigmoid | Erf | ErfInv => float,
         Floor | Ceil | Round(_) if complex => return Err(not_supported(op, dtype)),
         Round(d) if dtype.is_integer() && d < 0 => same,
         Floor | Ceil | Round(_) if exact => Plan::Identity,
         Floor | Ceil | Round(_) => same,
-        LogicalNot => Plan::Node { input: dtype, output: Bool },
+        LogicalNot => Plan::Node {
+            input: dtype,
+            output: Bool,
+        },
         BitwiseInvert if dtype.is_inexact() => {
             return Err(Error::dtype(
                 "bitwise_invert",
@@ -80,8 +95,14 @@ pub(super) fn plan(op: UnaryOp, dtype: DType) -> Result<Plan> {
         BitwiseInvert => same,
         IsNan | IsInf if exact => Plan::Constant(false),
         IsFinite if exact => Plan::Constant(true),
-        IsNan | IsInf | IsFinite => Plan::Node { input: dtype, output: Bool },
-        Real | Imag if complex => Plan::Node { input: dtype, output: Float32 },
+        IsNan | IsInf | IsFinite => Plan::Node {
+            input: dtype,
+            output: Bool,
+        },
+        Real | Imag if complex => Plan::Node {
+            input: dtype,
+            output: Float32,
+        },
         Real => Plan::Identity,
         Imag => Plan::Zeros,
         Conjugate if complex => same,
@@ -109,7 +130,12 @@ pub(super) fn build(op: UnaryOp, a: &Array) -> Result<Array> {
         Plan::Zeros => zeros_like(a),
         Plan::Node { input, output } => {
             let x = a.astype(input)?;
-            Ok(Array::from_op(a.shape().to_vec(), output, Unary(op), vec![x]))
+            Ok(Array::from_op(
+                a.shape().to_vec(),
+                output,
+                Unary(op),
+                vec![x],
+            ))
         }
     }
 }

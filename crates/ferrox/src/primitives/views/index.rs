@@ -42,9 +42,17 @@ pub enum SliceArg {
 
 impl SliceArg {
     /// The whole axis, `:`.
-    pub const FULL: SliceArg = SliceArg::Range { start: None, stop: None, step: 1 };
+    pub const FULL: SliceArg = SliceArg::Range {
+        start: None,
+        stop: None,
+        step: 1,
+    };
     /// The whole axis reversed, `::-1`.
-    pub const REVERSED: SliceArg = SliceArg::Range { start: None, stop: None, step: -1 };
+    pub const REVERSED: SliceArg = SliceArg::Range {
+        start: None,
+        stop: None,
+        step: -1,
+    };
 
     /// `start:stop:step` with optional bounds.
     ///
@@ -124,9 +132,15 @@ impl Array {
         let shape = self.shape();
         let nd = shape.len();
         if args.iter().filter(|a| **a == SliceArg::Ellipsis).count() > 1 {
-            return Err(Error::index("index", "an index can only have a single ellipsis ('...')"));
+            return Err(Error::index(
+                "index",
+                "an index can only have a single ellipsis ('...')",
+            ));
         }
-        let consumed = args.iter().filter(|a| matches!(a, SliceArg::Index(_) | SliceArg::Range { .. })).count();
+        let consumed = args
+            .iter()
+            .filter(|a| matches!(a, SliceArg::Index(_) | SliceArg::Range { .. }))
+            .count();
         if consumed > nd {
             return Err(Error::index(
                 "index",
@@ -154,7 +168,10 @@ impl Array {
                 }
                 SliceArg::Range { start, stop, step } => {
                     if step == 0 {
-                        return Err(Error::value("index", format!("slice step cannot be zero (axis {ax})")));
+                        return Err(Error::value(
+                            "index",
+                            format!("slice step cannot be zero (axis {ax})"),
+                        ));
                     }
                     let (first, len) = slice_axis(shape[ax], start, stop, step);
                     parts.push((first, len, step));

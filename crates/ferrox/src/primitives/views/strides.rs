@@ -132,9 +132,18 @@ mod tests {
 
     #[test]
     fn reshape_of_contiguous_is_a_view() {
-        assert_eq!(reshape_strides(&[2, 3, 4], &[12, 4, 1], &[6, 4]), Some(vec![4, 1]));
-        assert_eq!(reshape_strides(&[2, 3, 4], &[12, 4, 1], &[24]), Some(vec![1]));
-        assert_eq!(reshape_strides(&[6], &[1], &[1, 2, 1, 3, 1]), Some(vec![6, 3, 3, 1, 1]));
+        assert_eq!(
+            reshape_strides(&[2, 3, 4], &[12, 4, 1], &[6, 4]),
+            Some(vec![4, 1])
+        );
+        assert_eq!(
+            reshape_strides(&[2, 3, 4], &[12, 4, 1], &[24]),
+            Some(vec![1])
+        );
+        assert_eq!(
+            reshape_strides(&[6], &[1], &[1, 2, 1, 3, 1]),
+            Some(vec![6, 3, 3, 1, 1])
+        );
     }
 
     #[test]
@@ -144,12 +153,18 @@ mod tests {
         // Splitting a single strided dimension is fine.
         assert_eq!(reshape_strides(&[6], &[2], &[2, 3]), Some(vec![6, 2]));
         // Reversed rows keep their (negative) strides.
-        assert_eq!(reshape_strides(&[4, 2], &[-2, 1], &[2, 2, 2]), Some(vec![-4, -2, 1]));
+        assert_eq!(
+            reshape_strides(&[4, 2], &[-2, 1], &[2, 2, 2]),
+            Some(vec![-4, -2, 1])
+        );
     }
 
     #[test]
     fn reshape_of_broadcast_splits_but_does_not_merge() {
-        assert_eq!(reshape_strides(&[4, 3], &[0, 1], &[2, 2, 3]), Some(vec![0, 0, 1]));
+        assert_eq!(
+            reshape_strides(&[4, 3], &[0, 1], &[2, 2, 3]),
+            Some(vec![0, 0, 1])
+        );
         assert_eq!(reshape_strides(&[4, 3], &[0, 1], &[12]), None);
     }
 
@@ -172,8 +187,14 @@ mod tests {
         assert_eq!(slice_axis(5, Some(10), Some(-10), -2), (4, 3));
         assert_eq!(slice_axis(5, Some(1), Some(1), 1).1, 0);
         assert_eq!(slice_axis(0, None, None, -1).1, 0);
-        assert_eq!(slice_axis(3, Some(isize::MIN), Some(isize::MAX), isize::MIN).1, 0);
-        assert_eq!(slice_axis(3, Some(isize::MAX), Some(isize::MIN), isize::MIN), (2, 1));
+        assert_eq!(
+            slice_axis(3, Some(isize::MIN), Some(isize::MAX), isize::MIN).1,
+            0
+        );
+        assert_eq!(
+            slice_axis(3, Some(isize::MAX), Some(isize::MIN), isize::MIN),
+            (2, 1)
+        );
     }
 
     /// Row-major walk of a strided layout, for comparing layouts.

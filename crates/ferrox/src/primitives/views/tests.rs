@@ -31,14 +31,21 @@ fn views_share_the_input_storage() {
         broadcast_to(&a, &[5, 2, 3, 4]).unwrap(),
         slice(&a, &[1, -1, 0], &[2, -4, 4], &[1, -1, 2]).unwrap(),
         diagonal(&a, 1, 1, 2).unwrap(),
-        a.index(&[SliceArg::REVERSED, 1.into(), SliceArg::NewAxis]).unwrap(),
+        a.index(&[SliceArg::REVERSED, 1.into(), SliceArg::NewAxis])
+            .unwrap(),
         contiguous(&a).unwrap(),
     ];
     for v in &views {
         assert!(shares(v, &a), "{:?} does not share storage", v.primitive());
     }
     // A view of a view still shares the original buffer.
-    let chain = slice(&transpose(&broadcast_to(&a, &[2, 2, 3, 4]).unwrap(), None).unwrap(), &[0, 0, 0, 0], &[4, 3, 2, 2], &[2, 1, -1, 1]).unwrap();
+    let chain = slice(
+        &transpose(&broadcast_to(&a, &[2, 2, 3, 4]).unwrap(), None).unwrap(),
+        &[0, 0, 0, 0],
+        &[4, 3, 2, 2],
+        &[2, 1, -1, 1],
+    )
+    .unwrap();
     assert!(shares(&chain, &a));
 }
 
@@ -61,7 +68,9 @@ fn reshape_copies_only_when_the_layout_requires() {
 #[test]
 fn negative_steps_and_empty_slices() {
     let a = iota(&[3, 4]);
-    let r = a.index(&[SliceArg::REVERSED, SliceArg::range(Some(-1), None, -2)]).unwrap();
+    let r = a
+        .index(&[SliceArg::REVERSED, SliceArg::range(Some(-1), None, -2)])
+        .unwrap();
     assert_eq!(r.shape(), &[3, 2]);
     assert_eq!(r.to_vec::<i32>().unwrap(), vec![11, 9, 7, 5, 3, 1]);
     assert!(r.data().unwrap().strides.iter().all(|&s| s < 0));
@@ -70,18 +79,33 @@ fn negative_steps_and_empty_slices() {
     assert_eq!(e.shape(), &[0, 4]);
     assert_eq!(e.to_vec::<i32>().unwrap(), Vec::<i32>::new());
     // Views of an empty view, including reversal and out-of-range bounds.
-    let e2 = e.index(&[SliceArg::REVERSED, SliceArg::range(Some(10), Some(-10), -3)]).unwrap();
+    let e2 = e
+        .index(&[SliceArg::REVERSED, SliceArg::range(Some(10), Some(-10), -3)])
+        .unwrap();
     assert_eq!(e2.shape(), &[0, 2]);
-    assert_eq!(e2.t().unwrap().reshape(&[2, 0, 1]).unwrap().to_vec::<i32>().unwrap(), Vec::<i32>::new());
+    assert_eq!(
+        e2.t()
+            .unwrap()
+            .reshape(&[2, 0, 1])
+            .unwrap()
+            .to_vec::<i32>()
+            .unwrap(),
+        Vec::<i32>::new()
+    );
     let clamped = a.index(&[(-100..100).into(), (5..).into()]).unwrap();
     assert_eq!(clamped.shape(), &[3, 0]);
-    assert_eq!(contiguous(&clamped).unwrap().to_vec::<i32>().unwrap(), Vec::<i32>::new());
+    assert_eq!(
+        contiguous(&clamped).unwrap().to_vec::<i32>().unwrap(),
+        Vec::<i32>::new()
+    );
 }
 
 #[test]
 fn index_with_integers_new_axes_and_ellipsis() {
     let a = iota(&[2, 3, 4]);
-    let b = a.index(&[(-1).into(), SliceArg::Ellipsis, 2.into(), SliceArg::NewAxis]).unwrap();
+    let b = a
+        .index(&[(-1).into(), SliceArg::Ellipsis, 2.into(), SliceArg::NewAxis])
+        .unwrap();
     assert_eq!(b.shape(), &[3, 1]);
     assert_eq!(b.to_vec::<i32>().unwrap(), vec![14, 18, 22]);
     let c = a.index(&[SliceArg::Ellipsis]).unwrap();
@@ -89,7 +113,9 @@ fn index_with_integers_new_axes_and_ellipsis() {
     let d = a.index(&[1.into(), 2.into(), 3.into()]).unwrap();
     assert_eq!(d.shape(), &[] as &[usize]);
     assert_eq!(d.item::<i32>().unwrap(), 23);
-    let z = Array::scalar(5i32).index(&[SliceArg::NewAxis, SliceArg::Ellipsis]).unwrap();
+    let z = Array::scalar(5i32)
+        .index(&[SliceArg::NewAxis, SliceArg::Ellipsis])
+        .unwrap();
     assert_eq!(z.shape(), &[1]);
     assert_eq!(z.to_vec::<i32>().unwrap(), vec![5]);
 }
@@ -97,24 +123,47 @@ fn index_with_integers_new_axes_and_ellipsis() {
 #[test]
 fn diagonal_offsets_and_reversed_inputs() {
     let a = iota(&[3, 4]);
-    assert_eq!(diagonal(&a, 1, 0, 1).unwrap().to_vec::<i32>().unwrap(), vec![1, 6, 11]);
-    assert_eq!(diagonal(&a, -2, 0, 1).unwrap().to_vec::<i32>().unwrap(), vec![8]);
+    assert_eq!(
+        diagonal(&a, 1, 0, 1).unwrap().to_vec::<i32>().unwrap(),
+        vec![1, 6, 11]
+    );
+    assert_eq!(
+        diagonal(&a, -2, 0, 1).unwrap().to_vec::<i32>().unwrap(),
+        vec![8]
+    );
     assert_eq!(diagonal(&a, 5, 0, 1).unwrap().shape(), &[0]);
-    assert_eq!(diagonal(&a, -5, 1, 0).unwrap().to_vec::<i32>().unwrap(), Vec::<i32>::new());
+    assert_eq!(
+        diagonal(&a, -5, 1, 0).unwrap().to_vec::<i32>().unwrap(),
+        Vec::<i32>::new()
+    );
     // Diagonal of a reversed view: a[::-1, ::-1].
     let r = a.index(&[SliceArg::REVERSED, SliceArg::REVERSED]).unwrap();
-    assert_eq!(diagonal(&r, 0, 0, 1).unwrap().to_vec::<i32>().unwrap(), vec![11, 6, 1]);
-    assert_eq!(diagonal(&r, -1, 0, 1).unwrap().to_vec::<i32>().unwrap(), vec![7, 2]);
+    assert_eq!(
+        diagonal(&r, 0, 0, 1).unwrap().to_vec::<i32>().unwrap(),
+        vec![11, 6, 1]
+    );
+    assert_eq!(
+        diagonal(&r, -1, 0, 1).unwrap().to_vec::<i32>().unwrap(),
+        vec![7, 2]
+    );
 }
 
 #[test]
 fn contiguous_copies_every_element_size() {
     for dtype in DType::ALL {
-        let a = arange(0.0, 12.0, 1.0, DType::Int32).unwrap().astype(dtype).unwrap().reshape(&[3, 4]).unwrap();
+        let a = arange(0.0, 12.0, 1.0, DType::Int32)
+            .unwrap()
+            .astype(dtype)
+            .unwrap()
+            .reshape(&[3, 4])
+            .unwrap();
         let t = a.t().unwrap().index(&[SliceArg::REVERSED]).unwrap();
         let c = contiguous(&t).unwrap();
         assert!(c.data().unwrap().is_contiguous(&[4, 3]), "{dtype}");
-        let want = contiguous(&t.astype(DType::Float64).unwrap()).unwrap().to_vec::<f64>().unwrap();
+        let want = contiguous(&t.astype(DType::Float64).unwrap())
+            .unwrap()
+            .to_vec::<f64>()
+            .unwrap();
         let got = c.astype(DType::Float64).unwrap().to_vec::<f64>().unwrap();
         assert_eq!(got, want, "{dtype}");
     }
@@ -131,37 +180,128 @@ fn errors_name_the_op_and_values() {
             assert!(s.contains(p), "{s:?} lacks {p:?}");
         }
     };
-    check(reshape(&a, &[4, 2]), ErrorKind::Shape, &["reshape:", "[2, 3]", "[4, 2]"]);
-    check(reshape(&a, &[-1, -1]), ErrorKind::Shape, &["reshape:", "one unknown"]);
+    check(
+        reshape(&a, &[4, 2]),
+        ErrorKind::Shape,
+        &["reshape:", "[2, 3]", "[4, 2]"],
+    );
+    check(
+        reshape(&a, &[-1, -1]),
+        ErrorKind::Shape,
+        &["reshape:", "one unknown"],
+    );
     check(reshape(&a, &[-2, 3]), ErrorKind::Value, &["reshape:", "-2"]);
-    check(reshape(&zeros(&[0, 2]), &[0, -1]), ErrorKind::Shape, &["reshape:"]);
-    check(reshape(&a, &[isize::MAX, 4]), ErrorKind::Value, &["reshape:"]);
+    check(
+        reshape(&zeros(&[0, 2]), &[0, -1]),
+        ErrorKind::Shape,
+        &["reshape:"],
+    );
+    check(
+        reshape(&a, &[isize::MAX, 4]),
+        ErrorKind::Value,
+        &["reshape:"],
+    );
     check(flatten(&a, 1, 0), ErrorKind::Axis, &["flatten:", "1", "0"]);
     check(flatten(&a, 0, 2), ErrorKind::Axis, &["flatten:", "axis 2"]);
-    check(unflatten(&a, 1, &[2, -1]), ErrorKind::Shape, &["unflatten:", "[3]", "[2, -1]"]);
+    check(
+        unflatten(&a, 1, &[2, -1]),
+        ErrorKind::Shape,
+        &["unflatten:", "[3]", "[2, -1]"],
+    );
     check(unflatten(&a, 1, &[]), ErrorKind::Shape, &["unflatten:"]);
-    check(squeeze(&a, Some(&[0])), ErrorKind::Shape, &["squeeze:", "axis 0", "size 2"]);
-    check(squeeze(&a, Some(&[2])), ErrorKind::Axis, &["squeeze:", "axis 2"]);
-    check(expand_dims(&a, &[0, 0]), ErrorKind::Axis, &["expand_dims:", "repeated"]);
-    check(expand_dims(&a, &[3]), ErrorKind::Axis, &["expand_dims:", "axis 3"]);
-    check(transpose(&a, Some(&[0])), ErrorKind::Axis, &["transpose:", "[0]"]);
-    check(transpose(&a, Some(&[0, 2])), ErrorKind::Axis, &["transpose:", "[0, 2]"]);
+    check(
+        squeeze(&a, Some(&[0])),
+        ErrorKind::Shape,
+        &["squeeze:", "axis 0", "size 2"],
+    );
+    check(
+        squeeze(&a, Some(&[2])),
+        ErrorKind::Axis,
+        &["squeeze:", "axis 2"],
+    );
+    check(
+        expand_dims(&a, &[0, 0]),
+        ErrorKind::Axis,
+        &["expand_dims:", "repeated"],
+    );
+    check(
+        expand_dims(&a, &[3]),
+        ErrorKind::Axis,
+        &["expand_dims:", "axis 3"],
+    );
+    check(
+        transpose(&a, Some(&[0])),
+        ErrorKind::Axis,
+        &["transpose:", "[0]"],
+    );
+    check(
+        transpose(&a, Some(&[0, 2])),
+        ErrorKind::Axis,
+        &["transpose:", "[0, 2]"],
+    );
     check(swapaxes(&a, 0, 2), ErrorKind::Axis, &["swapaxes:"]);
     check(moveaxis(&a, -3, 0), ErrorKind::Axis, &["moveaxis:", "-3"]);
-    check(broadcast_to(&a, &[3, 3]), ErrorKind::Shape, &["broadcast_to:", "[2, 3]", "[3, 3]"]);
+    check(
+        broadcast_to(&a, &[3, 3]),
+        ErrorKind::Shape,
+        &["broadcast_to:", "[2, 3]", "[3, 3]"],
+    );
     check(broadcast_to(&a, &[3]), ErrorKind::Shape, &["broadcast_to:"]);
-    check(broadcast_to(&a, &[usize::MAX, 2, 3]), ErrorKind::Value, &["broadcast_to:"]);
+    check(
+        broadcast_to(&a, &[usize::MAX, 2, 3]),
+        ErrorKind::Value,
+        &["broadcast_to:"],
+    );
     let e = broadcast_arrays(&[a.clone(), iota(&[2])]).unwrap_err();
-    assert!(e.to_string().starts_with("broadcast_arrays:") && e.kind() == ErrorKind::Shape, "{e}");
-    check(slice(&a, &[0], &[1], &[1]), ErrorKind::Value, &["slice:", "[0]"]);
-    check(slice(&a, &[0, 0], &[1, 1], &[1, 0]), ErrorKind::Value, &["slice:", "zero", "axis 1"]);
-    check(diagonal(&iota(&[3]), 0, 0, 1), ErrorKind::Shape, &["diagonal:", "[3]"]);
-    check(diagonal(&a, 0, 1, -1), ErrorKind::Axis, &["diagonal:", "same axis"]);
-    check(a.index(&[2.into()]), ErrorKind::Index, &["index:", "index 2", "axis 0", "size 2"]);
-    check(a.index(&[0.into(), (-4).into()]), ErrorKind::Index, &["index:", "-4", "axis 1", "size 3"]);
-    check(a.index(&[SliceArg::range(None, None, 0)]), ErrorKind::Value, &["index:", "zero"]);
-    check(a.index(&[SliceArg::Ellipsis, SliceArg::Ellipsis]), ErrorKind::Index, &["index:", "ellipsis"]);
-    check(a.index(&[0.into(), 0.into(), 0.into()]), ErrorKind::Index, &["index:", "2-dimensional", "3"]);
+    assert!(
+        e.to_string().starts_with("broadcast_arrays:") && e.kind() == ErrorKind::Shape,
+        "{e}"
+    );
+    check(
+        slice(&a, &[0], &[1], &[1]),
+        ErrorKind::Value,
+        &["slice:", "[0]"],
+    );
+    check(
+        slice(&a, &[0, 0], &[1, 1], &[1, 0]),
+        ErrorKind::Value,
+        &["slice:", "zero", "axis 1"],
+    );
+    check(
+        diagonal(&iota(&[3]), 0, 0, 1),
+        ErrorKind::Shape,
+        &["diagonal:", "[3]"],
+    );
+    check(
+        diagonal(&a, 0, 1, -1),
+        ErrorKind::Axis,
+        &["diagonal:", "same axis"],
+    );
+    check(
+        a.index(&[2.into()]),
+        ErrorKind::Index,
+        &["index:", "index 2", "axis 0", "size 2"],
+    );
+    check(
+        a.index(&[0.into(), (-4).into()]),
+        ErrorKind::Index,
+        &["index:", "-4", "axis 1", "size 3"],
+    );
+    check(
+        a.index(&[SliceArg::range(None, None, 0)]),
+        ErrorKind::Value,
+        &["index:", "zero"],
+    );
+    check(
+        a.index(&[SliceArg::Ellipsis, SliceArg::Ellipsis]),
+        ErrorKind::Index,
+        &["index:", "ellipsis"],
+    );
+    check(
+        a.index(&[0.into(), 0.into(), 0.into()]),
+        ErrorKind::Index,
+        &["index:", "2-dimensional", "3"],
+    );
 }
 
 fn zeros(shape: &[usize]) -> Array {
@@ -238,7 +378,10 @@ fn apply(s: &Step, a: &mut Array, m: &mut Model) -> bool {
             *m = m.view(shape, &strides, 0);
         }
         Step::Slice(axes) => {
-            let args: Vec<SliceArg> = axes[..nd].iter().map(|&(b, e, k)| SliceArg::range(b, e, k)).collect();
+            let args: Vec<SliceArg> = axes[..nd]
+                .iter()
+                .map(|&(b, e, k)| SliceArg::range(b, e, k))
+                .collect();
             *a = a.index(&args).unwrap();
             let (mut shape, mut strides, mut offset) = (vec![], vec![], 0isize);
             for (d, &(b, e, k)) in axes[..nd].iter().enumerate() {
@@ -246,10 +389,16 @@ fn apply(s: &Step, a: &mut Array, m: &mut Model) -> bool {
                 let n = m.shape[d] as isize;
                 let norm = |x: isize| if x < 0 { x + n } else { x };
                 let idx: Vec<isize> = if k > 0 {
-                    let (lo, hi) = (b.map(norm).unwrap_or(0).max(0), e.map(norm).unwrap_or(n).min(n));
+                    let (lo, hi) = (
+                        b.map(norm).unwrap_or(0).max(0),
+                        e.map(norm).unwrap_or(n).min(n),
+                    );
                     (lo..hi).step_by(k as usize).collect()
                 } else {
-                    let (hi, lo) = (b.map(norm).unwrap_or(n - 1).min(n - 1), e.map(norm).unwrap_or(-1).max(-1));
+                    let (hi, lo) = (
+                        b.map(norm).unwrap_or(n - 1).min(n - 1),
+                        e.map(norm).unwrap_or(-1).max(-1),
+                    );
                     ((lo + 1)..=hi).rev().step_by((-k) as usize).collect()
                 };
                 if let Some(&first) = idx.first() {
@@ -297,11 +446,18 @@ fn apply(s: &Step, a: &mut Array, m: &mut Model) -> bool {
             shape.extend(m.shape.iter().map(|&d| if d == 1 { 2 } else { d }));
             *a = broadcast_to(a, &shape).unwrap();
             let mut strides = vec![0];
-            strides.extend(m.shape.iter().zip(&rm).map(|(&d, &s)| if d == 1 { 0 } else { s }));
+            strides.extend(
+                m.shape
+                    .iter()
+                    .zip(&rm)
+                    .map(|(&d, &s)| if d == 1 { 0 } else { s }),
+            );
             *m = m.view(shape, &strides, 0);
         }
         Step::Index(i) => {
-            let Some(&n) = m.shape.first() else { return false };
+            let Some(&n) = m.shape.first() else {
+                return false;
+            };
             if *i < -(n as isize) || *i >= n as isize {
                 assert!(a.index(&[(*i).into()]).is_err());
                 return false;

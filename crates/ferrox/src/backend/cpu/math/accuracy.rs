@@ -12,7 +12,11 @@ use proptest::prelude::*;
 /// NaNs count as exact; any other disagreement on them is infinite.
 fn ulp_error(got: f32, want: f64) -> f64 {
     if want.is_nan() || got.is_nan() {
-        return if want.is_nan() && got.is_nan() { 0.0 } else { f64::INFINITY };
+        return if want.is_nan() && got.is_nan() {
+            0.0
+        } else {
+            f64::INFINITY
+        };
     }
     let want_f32 = want as f32; // rounds beyond f32::MAX to inf
     if got.is_infinite() || want_f32.is_infinite() {
@@ -53,30 +57,150 @@ fn medium64(x: f64) -> f64 {
 }
 
 const CHECKS: &[Check] = &[
-    Check { name: "exp", f: exp_f32, reference: f64::exp, max_ulp: 1.0 },
-    Check { name: "expm1", f: expm1_f32, reference: f64::exp_m1, max_ulp: 2.0 },
-    Check { name: "log", f: log_f32, reference: f64::ln, max_ulp: 2.0 },
-    Check { name: "log1p", f: log1p_f32, reference: f64::ln_1p, max_ulp: 2.0 },
-    Check { name: "log2", f: log2_f32, reference: f64::log2, max_ulp: 2.0 },
-    Check { name: "log10", f: log10_f32, reference: f64::log10, max_ulp: 2.0 },
-    Check { name: "sin", f: sin_f32, reference: f64::sin, max_ulp: 1.0 },
-    Check { name: "cos", f: cos_f32, reference: f64::cos, max_ulp: 1.0 },
-    Check { name: "tan", f: tan_f32, reference: f64::tan, max_ulp: 1.0 },
-    Check { name: "sin_medium", f: |x| sin_f32_medium(medium(x)), reference: |x| f64::sin(medium64(x)), max_ulp: 1.0 },
-    Check { name: "cos_medium", f: |x| cos_f32_medium(medium(x)), reference: |x| f64::cos(medium64(x)), max_ulp: 1.0 },
-    Check { name: "tan_medium", f: |x| tan_f32_medium(medium(x)), reference: |x| f64::tan(medium64(x)), max_ulp: 1.0 },
-    Check { name: "asin", f: asin_f32, reference: f64::asin, max_ulp: 1.0 },
-    Check { name: "acos", f: acos_f32, reference: f64::acos, max_ulp: 1.0 },
-    Check { name: "atan", f: atan_f32, reference: f64::atan, max_ulp: 2.0 },
-    Check { name: "tanh", f: tanh_f32, reference: f64::tanh, max_ulp: 3.0 },
-    Check { name: "sigmoid", f: sigmoid_f32, reference: sigmoid_ref, max_ulp: 3.0 },
-    Check { name: "sinh", f: sinh_f32, reference: f64::sinh, max_ulp: 3.0 },
-    Check { name: "cosh", f: cosh_f32, reference: f64::cosh, max_ulp: 3.0 },
-    Check { name: "asinh", f: asinh_f32, reference: f64::asinh, max_ulp: 3.0 },
-    Check { name: "acosh", f: acosh_f32, reference: f64::acosh, max_ulp: 3.0 },
-    Check { name: "atanh", f: atanh_f32, reference: f64::atanh, max_ulp: 3.0 },
-    Check { name: "erf", f: erf_f32, reference: erf_f64, max_ulp: 2.0 },
-    Check { name: "erfinv", f: erfinv_f32, reference: erfinv_f64, max_ulp: 4.0 },
+    Check {
+        name: "exp",
+        f: exp_f32,
+        reference: f64::exp,
+        max_ulp: 1.0,
+    },
+    Check {
+        name: "expm1",
+        f: expm1_f32,
+        reference: f64::exp_m1,
+        max_ulp: 2.0,
+    },
+    Check {
+        name: "log",
+        f: log_f32,
+        reference: f64::ln,
+        max_ulp: 2.0,
+    },
+    Check {
+        name: "log1p",
+        f: log1p_f32,
+        reference: f64::ln_1p,
+        max_ulp: 2.0,
+    },
+    Check {
+        name: "log2",
+        f: log2_f32,
+        reference: f64::log2,
+        max_ulp: 2.0,
+    },
+    Check {
+        name: "log10",
+        f: log10_f32,
+        reference: f64::log10,
+        max_ulp: 2.0,
+    },
+    Check {
+        name: "sin",
+        f: sin_f32,
+        reference: f64::sin,
+        max_ulp: 1.0,
+    },
+    Check {
+        name: "cos",
+        f: cos_f32,
+        reference: f64::cos,
+        max_ulp: 1.0,
+    },
+    Check {
+        name: "tan",
+        f: tan_f32,
+        reference: f64::tan,
+        max_ulp: 1.0,
+    },
+    Check {
+        name: "sin_medium",
+        f: |x| sin_f32_medium(medium(x)),
+        reference: |x| f64::sin(medium64(x)),
+        max_ulp: 1.0,
+    },
+    Check {
+        name: "cos_medium",
+        f: |x| cos_f32_medium(medium(x)),
+        reference: |x| f64::cos(medium64(x)),
+        max_ulp: 1.0,
+    },
+    Check {
+        name: "tan_medium",
+        f: |x| tan_f32_medium(medium(x)),
+        reference: |x| f64::tan(medium64(x)),
+        max_ulp: 1.0,
+    },
+    Check {
+        name: "asin",
+        f: asin_f32,
+        reference: f64::asin,
+        max_ulp: 1.0,
+    },
+    Check {
+        name: "acos",
+        f: acos_f32,
+        reference: f64::acos,
+        max_ulp: 1.0,
+    },
+    Check {
+        name: "atan",
+        f: atan_f32,
+        reference: f64::atan,
+        max_ulp: 2.0,
+    },
+    Check {
+        name: "tanh",
+        f: tanh_f32,
+        reference: f64::tanh,
+        max_ulp: 3.0,
+    },
+    Check {
+        name: "sigmoid",
+        f: sigmoid_f32,
+        reference: sigmoid_ref,
+        max_ulp: 3.0,
+    },
+    Check {
+        name: "sinh",
+        f: sinh_f32,
+        reference: f64::sinh,
+        max_ulp: 3.0,
+    },
+    Check {
+        name: "cosh",
+        f: cosh_f32,
+        reference: f64::cosh,
+        max_ulp: 3.0,
+    },
+    Check {
+        name: "asinh",
+        f: asinh_f32,
+        reference: f64::asinh,
+        max_ulp: 3.0,
+    },
+    Check {
+        name: "acosh",
+        f: acosh_f32,
+        reference: f64::acosh,
+        max_ulp: 3.0,
+    },
+    Check {
+        name: "atanh",
+        f: atanh_f32,
+        reference: f64::atanh,
+        max_ulp: 3.0,
+    },
+    Check {
+        name: "erf",
+        f: erf_f32,
+        reference: erf_f64,
+        max_ulp: 2.0,
+    },
+    Check {
+        name: "erfinv",
+        f: erfinv_f32,
+        reference: erfinv_f64,
+        max_ulp: 4.0,
+    },
 ];
 
 fn check(name: &str) -> &'static Check {
@@ -148,9 +272,18 @@ fn every_function_meets_its_bound_on_a_full_range_sweep_and_special_values() {
     let mut failed = false;
     for c in CHECKS {
         let (e, x) = worst(c, strided_sweep().chain(SPECIALS.iter().copied()));
-        let verdict = if e <= c.max_ulp { "" } else { "  <-- over the bound" };
+        let verdict = if e <= c.max_ulp {
+            ""
+        } else {
+            "  <-- over the bound"
+        };
         failed |= !verdict.is_empty();
-        report += &format!("{:8} max {e:6.3} ulp at {x:e} ({:#010x}), bound {}{verdict}\n", c.name, x.to_bits(), c.max_ulp);
+        report += &format!(
+            "{:8} max {e:6.3} ulp at {x:e} ({:#010x}), bound {}{verdict}\n",
+            c.name,
+            x.to_bits(),
+            c.max_ulp
+        );
     }
     println!("{report}");
     assert!(!failed, "{report}");
@@ -183,8 +316,19 @@ fn special_values_follow_ieee_conventions() {
     }
     // Odd functions keep the sign of zero.
     let odd: [fn(f32) -> f32; 13] = [
-        expm1_f32, log1p_f32, sin_f32, tan_f32, asin_f32, atan_f32, tanh_f32, sinh_f32, asinh_f32, atanh_f32,
-        erf_f32, erfinv_f32, |x| x,
+        expm1_f32,
+        log1p_f32,
+        sin_f32,
+        tan_f32,
+        asin_f32,
+        atan_f32,
+        tanh_f32,
+        sinh_f32,
+        asinh_f32,
+        atanh_f32,
+        erf_f32,
+        erfinv_f32,
+        |x| x,
     ];
     for f in odd {
         assert_eq!(f(-0.0).to_bits(), (-0.0f32).to_bits());
@@ -198,7 +342,11 @@ fn special_values_follow_ieee_conventions() {
 fn assert_within(name: &str, x: f32) -> Result<(), TestCaseError> {
     let c = check(name);
     let e = ulp_error((c.f)(x), (c.reference)(x as f64));
-    prop_assert!(e <= c.max_ulp, "{name}({x:e}) off by {e} ulp (bound {})", c.max_ulp);
+    prop_assert!(
+        e <= c.max_ulp,
+        "{name}({x:e}) off by {e} ulp (bound {})",
+        c.max_ulp
+    );
     Ok(())
 }
 
@@ -263,10 +411,10 @@ fn ns_per_elem(src: &[f32], dst: &mut [f32], f: impl Fn(f32) -> f32 + Copy) -> f
         super::super::parallel::simd(
             #[inline(always)]
             || {
-            for (o, &i) in dst.iter_mut().zip(src) {
-                *o = f(i);
-            }
-        },
+                for (o, &i) in dst.iter_mut().zip(src) {
+                    *o = f(i);
+                }
+            },
         );
         best = best.min(t.elapsed().as_secs_f64());
         std::hint::black_box(&mut *dst);
@@ -280,7 +428,9 @@ fn ns_per_elem(src: &[f32], dst: &mut [f32], f: impl Fn(f32) -> f32 + Copy) -> f
 #[ignore]
 fn throughput() {
     const N: usize = 1 << 24;
-    let src: Vec<f32> = (0..N).map(|i| ((i % 20_011) as f32 - 10_000.0) * 1e-3).collect();
+    let src: Vec<f32> = (0..N)
+        .map(|i| ((i % 20_011) as f32 - 10_000.0) * 1e-3)
+        .collect();
     let mut dst = vec![0.0f32; N];
     macro_rules! time {
         ($($name:literal => $f:expr),* $(,)?) => {$(

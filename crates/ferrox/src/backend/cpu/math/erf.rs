@@ -33,7 +33,18 @@ pub fn erf_f32(x: f32) -> f32 {
     let a = x.abs();
     // |x| < 0.921875: P(s) ~ erf(sqrt s)/sqrt s - 1, error 4e-10 relative.
     let s = x * x;
-    let p = horner(s, [8.387_591e-5, -8.147_202_3e-4, 5.201_467e-3, -2.685_959_3e-2, 1.128_369_9e-1, -3.761_263_5e-1, 1.283_791_7e-1]);
+    let p = horner(
+        s,
+        [
+            8.387_591e-5,
+            -8.147_202_3e-4,
+            5.201_467e-3,
+            -2.685_959_3e-2,
+            1.128_369_9e-1,
+            -3.761_263_5e-1,
+            1.283_791_7e-1,
+        ],
+    );
     let near = x.mul_add(p, x);
     // Beyond, Q(t) ~ ln(erfc(t)) on [0.921875, 4], absolute error 3.4e-9,
     // i.e. erfc to 3.4e-9 relative; erf(4) rounds to 1 (clamping keeps
@@ -110,8 +121,20 @@ pub fn erfinv_f32(x: f32) -> f32 {
 // FreeBSD s_erf.c coefficients (see the module notice).
 const ERX: f64 = 8.450_629_115_104_675e-1;
 const EFX8: f64 = 1.027_033_336_764_100_7;
-const PP: [f64; 5] = [1.283_791_670_955_125_6e-1, -3.250_421_072_470_015e-1, -2.848_174_957_559_851e-2, -5.770_270_296_489_442e-3, -2.376_301_665_665_016_3e-5];
-const QQ: [f64; 5] = [3.979_172_239_591_553_5e-1, 6.502_224_998_876_73e-2, 5.081_306_281_875_766e-3, 1.324_947_380_043_216_4e-4, -3.960_228_278_775_368e-6];
+const PP: [f64; 5] = [
+    1.283_791_670_955_125_6e-1,
+    -3.250_421_072_470_015e-1,
+    -2.848_174_957_559_851e-2,
+    -5.770_270_296_489_442e-3,
+    -2.376_301_665_665_016_3e-5,
+];
+const QQ: [f64; 5] = [
+    3.979_172_239_591_553_5e-1,
+    6.502_224_998_876_73e-2,
+    5.081_306_281_875_766e-3,
+    1.324_947_380_043_216_4e-4,
+    -3.960_228_278_775_368e-6,
+];
 const PA: [f64; 7] = [
     -2.362_118_560_752_659_4e-3,
     4.148_561_186_837_483_3e-1,
@@ -190,7 +213,11 @@ fn erfc_mid(x: f64) -> f64 {
         return 1.0 - ERX - series(s, PA) / one_plus(s, QA);
     }
     let s = 1.0 / (a * a);
-    let (r, big_s) = if a < 1.0 / 0.35 { (series(s, RA), one_plus(s, SA)) } else { (series(s, RB), one_plus(s, SB)) };
+    let (r, big_s) = if a < 1.0 / 0.35 {
+        (series(s, RA), one_plus(s, SA))
+    } else {
+        (series(s, RB), one_plus(s, SB))
+    };
     // exp(-a^2) split as exp(-z^2) exp((z - a)(z + a)) with z = a truncated
     // to 21 bits, so that z^2 is exact.
     let z = f64::from_bits(a.to_bits() & 0xFFFF_FFFF_0000_0000);
@@ -239,7 +266,11 @@ pub fn erfc_f64(x: f64) -> f64 {
         }
         let z = x * x;
         let y = series(z, PP) / one_plus(z, QQ);
-        return if x < 0.25 { 1.0 - (x + x * y) } else { 0.5 - (x - 0.5 + x * y) };
+        return if x < 0.25 {
+            1.0 - (x + x * y)
+        } else {
+            0.5 - (x - 0.5 + x * y)
+        };
     }
     if a < 28.0 {
         let c = erfc_mid(x);
@@ -277,12 +308,32 @@ pub fn erfinv_f64(y: f64) -> f64 {
     let mut x = if w < 5.0 {
         horner64(
             w - 2.5,
-            [2.810_226_36e-8, 3.432_739_39e-7, -3.523_387_7e-6, -4.391_506_54e-6, 2.185_808_7e-4, -1.253_725_03e-3, -4.177_681_64e-3, 2.466_407_27e-1, 1.501_409_41],
+            [
+                2.810_226_36e-8,
+                3.432_739_39e-7,
+                -3.523_387_7e-6,
+                -4.391_506_54e-6,
+                2.185_808_7e-4,
+                -1.253_725_03e-3,
+                -4.177_681_64e-3,
+                2.466_407_27e-1,
+                1.501_409_41,
+            ],
         )
     } else {
         horner64(
             w.sqrt() - 3.0,
-            [-2.002_142_57e-4, 1.009_505_58e-4, 1.349_343_22e-3, -3.673_428_44e-3, 5.739_507_73e-3, -7.622_461_3e-3, 9.438_870_47e-3, 1.001_674_06, 2.832_976_82],
+            [
+                -2.002_142_57e-4,
+                1.009_505_58e-4,
+                1.349_343_22e-3,
+                -3.673_428_44e-3,
+                5.739_507_73e-3,
+                -7.622_461_3e-3,
+                9.438_870_47e-3,
+                1.001_674_06,
+                2.832_976_82,
+            ],
         )
     } * a;
     // Halley steps on f(x) = erf(x) - a, with f'' = -2x f'. Near 1 the
@@ -291,7 +342,11 @@ pub fn erfinv_f64(y: f64) -> f64 {
     // (a within 1e-7 of 1) the first steps are slower, hence the cap of 50.
     let two_over_sqrt_pi = std::f64::consts::FRAC_2_SQRT_PI;
     for _ in 0..50 {
-        let f = if a <= 0.5 { erf_f64(x) - a } else { (1.0 - a) - erfc_f64(x) };
+        let f = if a <= 0.5 {
+            erf_f64(x) - a
+        } else {
+            (1.0 - a) - erfc_f64(x)
+        };
         let d = two_over_sqrt_pi * (-x * x).exp();
         let step = f / x.mul_add(f, d);
         if !step.is_finite() {
@@ -322,12 +377,23 @@ mod tests {
         ];
         for (x, want) in erf_cases {
             let got = erf_f64(x);
-            assert!((got - want).abs() <= 2e-16 * want.abs(), "erf({x}) = {got}, want {want}");
+            assert!(
+                (got - want).abs() <= 2e-16 * want.abs(),
+                "erf({x}) = {got}, want {want}"
+            );
         }
-        let erfc_cases = [(0.3, 0.6713732405408726), (2.5, 4.069520174449590e-4), (10.0, 2.088487583762545e-45), (-1.0, 1.842700792949715)];
+        let erfc_cases = [
+            (0.3, 0.6713732405408726),
+            (2.5, 4.069520174449590e-4),
+            (10.0, 2.088487583762545e-45),
+            (-1.0, 1.842700792949715),
+        ];
         for (x, want) in erfc_cases {
             let got = erfc_f64(x);
-            assert!((got - want).abs() <= 4e-16 * want.abs(), "erfc({x}) = {got}, want {want}");
+            assert!(
+                (got - want).abs() <= 4e-16 * want.abs(),
+                "erfc({x}) = {got}, want {want}"
+            );
         }
         let erfinv_cases = [
             (0.5, 0.4769362762044699),
@@ -338,7 +404,10 @@ mod tests {
         ];
         for (y, want) in erfinv_cases {
             let got = erfinv_f64(y);
-            assert!((got - want).abs() <= 4e-16 * want.abs(), "erfinv({y}) = {got}, want {want}");
+            assert!(
+                (got - want).abs() <= 4e-16 * want.abs(),
+                "erfinv({y}) = {got}, want {want}"
+            );
         }
     }
 }

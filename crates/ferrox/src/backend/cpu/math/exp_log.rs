@@ -41,7 +41,17 @@ pub fn exp_f32(x: f32) -> f32 {
     let x = sel(x < -104.0, -104.0, sel(x > 89.0, 89.0, x));
     let (n, r) = reduce_ln2(x);
     // Cephes expf polynomial: e^r = 1 + r + r^2 p(r) on |r| <= ln(2)/2.
-    let p = horner(r, [1.987_569_1e-4, 1.398_199_9e-3, 8.333_452e-3, 4.166_579_6e-2, 1.666_666_5e-1, 5.000_000_1e-1]);
+    let p = horner(
+        r,
+        [
+            1.987_569_1e-4,
+            1.398_199_9e-3,
+            8.333_452e-3,
+            4.166_579_6e-2,
+            1.666_666_5e-1,
+            5.000_000_1e-1,
+        ],
+    );
     let y = (r * r).mul_add(p, r) + 1.0;
     // 2^n as two factors so that both stay normal for n in [-150, 128];
     // the second product is the only rounding, so subnormal results are
@@ -69,7 +79,15 @@ pub fn expm1_f32(x: f32) -> f32 {
     // 2^-30 relative on |r| <= ln(2)/2, and the last FMA rounds once.
     let p = horner(
         r,
-        [1.0 / 40320.0, 1.0 / 5040.0, 1.0 / 720.0, 1.0 / 120.0, 1.0 / 24.0, 1.0 / 6.0, 0.5],
+        [
+            1.0 / 40320.0,
+            1.0 / 5040.0,
+            1.0 / 720.0,
+            1.0 / 120.0,
+            1.0 / 24.0,
+            1.0 / 6.0,
+            0.5,
+        ],
     );
     let u = (r * r).mul_add(p, r);
     // e^x - 1 = 2 (2^(n-1) (1 + u) - 1/2) = 2 (s u + (s - 1/2)) with s = 2^(n-1):

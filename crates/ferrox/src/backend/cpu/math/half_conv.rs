@@ -49,7 +49,9 @@ pub fn f32_to_f16(x: f32) -> f16 {
     // |x| < 2^-14 (subnormal or zero half): adding 0.5 rounds the value to
     // a multiple of 2^-24 (the subnormal step) in hardware; the mantissa
     // bits are then the result.
-    let subnormal = (f32::from_bits(a) + 0.5).to_bits().wrapping_sub(0x3F00_0000);
+    let subnormal = (f32::from_bits(a) + 0.5)
+        .to_bits()
+        .wrapping_sub(0x3F00_0000);
     // Normal half: rebias the exponent (-112 << 23) and round to nearest
     // even on the 13 dropped bits; a carry may bump the exponent, up to inf.
     let odd = (a >> 13) & 1;
@@ -88,7 +90,11 @@ pub fn f32_to_bf16(x: f32) -> bf16 {
     let bits = x.to_bits();
     let rounded = bits.wrapping_add(0x7FFF + ((bits >> 16) & 1)) >> 16;
     let nan = (bits >> 16) | 0x0040;
-    let out = if (bits & 0x7FFF_FFFF) > 0x7F80_0000 { nan } else { rounded };
+    let out = if (bits & 0x7FFF_FFFF) > 0x7F80_0000 {
+        nan
+    } else {
+        rounded
+    };
     bf16::from_bits(out as u16)
 }
 
@@ -102,10 +108,17 @@ mod tests {
             let h = f16::from_bits(bits);
             let ours = f16_to_f32(h);
             let theirs = h.to_f32();
-            assert!(ours.to_bits() == theirs.to_bits(), "{bits:#06x}: {ours} vs {theirs}");
+            assert!(
+                ours.to_bits() == theirs.to_bits(),
+                "{bits:#06x}: {ours} vs {theirs}"
+            );
             let back = f32_to_f16(ours).to_bits();
             if h.is_nan() {
-                assert_eq!(back, f16::from_f32(theirs).to_bits(), "{bits:#06x} NaN round trip");
+                assert_eq!(
+                    back,
+                    f16::from_f32(theirs).to_bits(),
+                    "{bits:#06x} NaN round trip"
+                );
             } else {
                 assert_eq!(back, bits, "{bits:#06x} round trip");
             }
@@ -119,8 +132,16 @@ mod tests {
         let mut bits = 0u32;
         loop {
             let x = f32::from_bits(bits);
-            assert_eq!(f32_to_f16(x).to_bits(), f16::from_f32(x).to_bits(), "{x:e} ({bits:#010x})");
-            assert_eq!(f32_to_bf16(x).to_bits(), bf16::from_f32(x).to_bits(), "bf16 {x:e} ({bits:#010x})");
+            assert_eq!(
+                f32_to_f16(x).to_bits(),
+                f16::from_f32(x).to_bits(),
+                "{x:e} ({bits:#010x})"
+            );
+            assert_eq!(
+                f32_to_bf16(x).to_bits(),
+                bf16::from_f32(x).to_bits(),
+                "bf16 {x:e} ({bits:#010x})"
+            );
             match bits.checked_add(97) {
                 Some(b) => bits = b,
                 None => break,
@@ -131,7 +152,11 @@ mod tests {
             let hi = f16::from_bits(h + 1).to_f32();
             let mid = ((lo as f64 + hi as f64) / 2.0) as f32;
             for x in [mid, -mid] {
-                assert_eq!(f32_to_f16(x).to_bits(), f16::from_f32(x).to_bits(), "tie {x:e}");
+                assert_eq!(
+                    f32_to_f16(x).to_bits(),
+                    f16::from_f32(x).to_bits(),
+                    "tie {x:e}"
+                );
             }
         }
     }
@@ -140,7 +165,11 @@ mod tests {
     fn bf16_to_f32_matches_half_for_every_bit_pattern() {
         for bits in 0..=u16::MAX {
             let b = bf16::from_bits(bits);
-            assert_eq!(bf16_to_f32(b).to_bits(), b.to_f32().to_bits(), "{bits:#06x}");
+            assert_eq!(
+                bf16_to_f32(b).to_bits(),
+                b.to_f32().to_bits(),
+                "{bits:#06x}"
+            );
         }
     }
 }

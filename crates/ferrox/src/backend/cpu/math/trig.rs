@@ -83,7 +83,15 @@ fn rem_pio2_huge(x: f32) -> (f64, i32) {
     let e0 = s - 24 * j0 - 24; // in -22..=1
     let word = |k: usize| {
         let t = &TWO_OVER_PI_24;
-        sel64(j0 >= 4, t[k + 4], sel64(j0 >= 3, t[k + 3], sel64(j0 >= 2, t[k + 2], sel64(j0 >= 1, t[k + 1], t[k]))))
+        sel64(
+            j0 >= 4,
+            t[k + 4],
+            sel64(
+                j0 >= 3,
+                t[k + 3],
+                sel64(j0 >= 2, t[k + 2], sel64(j0 >= 1, t[k + 1], t[k])),
+            ),
+        )
     };
     let term = |k: usize| m * word(k) * pow2_f64(e0 - 24 * k as i32);
     let a = mod4(mod4(term(0)) + mod4(term(1)));
@@ -112,9 +120,16 @@ fn rem_pio2_medium(x: f32) -> (f64, i32) {
 fn rem_pio2(x: f32) -> (f64, i32) {
     let (r_medium, n_medium) = rem_pio2_medium(x);
     let (r_huge, n_huge) = rem_pio2_huge(x);
-    let (r_huge, n_huge) = if x < 0.0 { (-r_huge, n_huge.wrapping_neg()) } else { (r_huge, n_huge) };
+    let (r_huge, n_huge) = if x < 0.0 {
+        (-r_huge, n_huge.wrapping_neg())
+    } else {
+        (r_huge, n_huge)
+    };
     let medium = x.abs() < TRIG_MEDIUM_LIMIT;
-    (sel64(medium, r_medium, r_huge), if medium { n_medium } else { n_huge })
+    (
+        sel64(medium, r_medium, r_huge),
+        if medium { n_medium } else { n_huge },
+    )
 }
 
 /// sin(r) on `|r| <= pi/4` (FreeBSD `__sindf`, error below 2^-37 relative).
@@ -259,7 +274,17 @@ const PIO4_LO: f32 = -2.185_569_4e-8;
 /// Cephes asinf, loses up to 3.5 ulp in `pi/2 - 2 asin(s)`).
 #[inline(always)]
 fn asin_poly(s: f64, z: f64) -> f64 {
-    let p = horner64(z, [3.369_084_7e-2, 1.714_923_8e-2, 3.110_066_2e-2, 4.459_940_3e-2, 7.500_094e-2, 1.666_666_6e-1]);
+    let p = horner64(
+        z,
+        [
+            3.369_084_7e-2,
+            1.714_923_8e-2,
+            3.110_066_2e-2,
+            4.459_940_3e-2,
+            7.500_094e-2,
+            1.666_666_6e-1,
+        ],
+    );
     (s * z).mul_add(p, s)
 }
 
@@ -327,7 +352,17 @@ pub fn atan_f32(x: f32) -> f32 {
     let z = t * t;
     // atan(t) = t + t z P(z) on |t| <= tan(pi/8); P is a Chebyshev fit
     // (mpmath) with absolute error 5e-10.
-    let p = horner(z, [5.047_937_5e-2, -8.624_598_4e-2, 1.107_135_5e-1, -1.428_415e-1, 1.999_997_8e-1, -3.333_333_4e-1]);
+    let p = horner(
+        z,
+        [
+            5.047_937_5e-2,
+            -8.624_598_4e-2,
+            1.107_135_5e-1,
+            -1.428_415e-1,
+            1.999_997_8e-1,
+            -3.333_333_4e-1,
+        ],
+    );
     let y = base_hi + ((t * z).mul_add(p, t) + base_lo);
     y.copysign(x)
 }
@@ -339,12 +374,22 @@ mod tests {
     #[test]
     fn huge_reduction_matches_f64_std_at_exact_multiples_region() {
         // Floats near large multiples of pi/2 stress the Payne–Hanek sum.
-        for &x in &[1e30f32, 3.4e38, 2.0f32.powi(28), 1.0e10, 123_456_789_000.0, 8.6e37] {
+        for &x in &[
+            1e30f32,
+            3.4e38,
+            2.0f32.powi(28),
+            1.0e10,
+            123_456_789_000.0,
+            8.6e37,
+        ] {
             for x in [x, -x] {
                 let (r, n) = rem_pio2(x);
                 let want_sin = (x as f64).sin();
                 let got = sin_by_quadrant(r, n) as f64;
-                assert!((got - want_sin).abs() <= 1e-7 * want_sin.abs().max(1e-30) + 1e-12, "{x}: {got} vs {want_sin}");
+                assert!(
+                    (got - want_sin).abs() <= 1e-7 * want_sin.abs().max(1e-30) + 1e-12,
+                    "{x}: {got} vs {want_sin}"
+                );
             }
         }
     }
