@@ -17,7 +17,9 @@ fn heavy_graph() -> Result<Array> {
 
 fn pending_async_at_exit() -> Result<()> {
     let s = new_stream(Device::cpu());
-    let outs: Vec<Array> = (0..4).map(|_| with_stream(s, heavy_graph)).collect::<Result<_>>()?;
+    let outs: Vec<Array> = (0..4)
+        .map(|_| with_stream(s, heavy_graph))
+        .collect::<Result<_>>()?;
     async_eval(&outs)?;
     Ok(()) // return from main with the work still running
 }

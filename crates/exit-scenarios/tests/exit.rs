@@ -27,9 +27,23 @@ fn run_scenario(name: &str) {
             std::thread::sleep(Duration::from_millis(5));
         }
         let out = child.wait_with_output().expect("output");
-        assert_eq!(out.status.code(), Some(0), "{name} run {i}: status {:?}, stderr {:?}", out.status, String::from_utf8_lossy(&out.stderr));
-        assert!(out.stdout.is_empty(), "{name} run {i}: stdout {:?}", String::from_utf8_lossy(&out.stdout));
-        assert!(out.stderr.is_empty(), "{name} run {i}: stderr {:?}", String::from_utf8_lossy(&out.stderr));
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{name} run {i}: status {:?}, stderr {:?}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(
+            out.stdout.is_empty(),
+            "{name} run {i}: stdout {:?}",
+            String::from_utf8_lossy(&out.stdout)
+        );
+        assert!(
+            out.stderr.is_empty(),
+            "{name} run {i}: stderr {:?}",
+            String::from_utf8_lossy(&out.stderr)
+        );
     }
 }
 

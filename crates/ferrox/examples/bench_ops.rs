@@ -44,10 +44,16 @@ fn main() -> Result<()> {
         let b = random(&[n, n], 2)?;
         let ms = median_ms(reps, || matmul(&a, &b)?.eval())?;
         report(&format!("matmul_f32_{n}"), ms);
-        eprintln!("matmul {n}: {:.1} GFLOP/s", 2.0 * (n * n * n) as f64 / ms / 1e6);
+        eprintln!(
+            "matmul {n}: {:.1} GFLOP/s",
+            2.0 * (n * n * n) as f64 / ms / 1e6
+        );
     }
     let x = random(&[1 << 24], 3)?;
-    report("x*2+1_16M_f32", median_ms(reps, || ((&x * 2.0)? + 1.0)?.eval())?);
+    report(
+        "x*2+1_16M_f32",
+        median_ms(reps, || ((&x * 2.0)? + 1.0)?.eval())?,
+    );
     report(
         "tanh_exp_16M_f32",
         median_ms(reps, || {
@@ -60,11 +66,23 @@ fn main() -> Result<()> {
         let t = multiply(&tanh(&(x * 0.5)?)?, x)?;
         Ok(vec![add(&t, &exp(&negative(&multiply(x, x)?)?)?)?])
     });
-    report("tanh_exp_16M_f32_compiled", median_ms(reps, || fused.call(&[x.clone()])?[0].eval())?);
+    report(
+        "tanh_exp_16M_f32_compiled",
+        median_ms(reps, || fused.call(&[x.clone()])?[0].eval())?,
+    );
     let affine = compile(|xs: &[Array]| Ok(vec![((&xs[0] * 2.0)? + 1.0)?]));
-    report("x*2+1_16M_f32_compiled", median_ms(reps, || affine.call(&[x.clone()])?[0].eval())?);
-    report("sum_16M_f32", median_ms(reps, || sum(&x, None, false)?.eval())?);
+    report(
+        "x*2+1_16M_f32_compiled",
+        median_ms(reps, || affine.call(&[x.clone()])?[0].eval())?,
+    );
+    report(
+        "sum_16M_f32",
+        median_ms(reps, || sum(&x, None, false)?.eval())?,
+    );
     let s = random(&[4096, 4096], 4)?;
-    report("softmax_4096x4096_f32", median_ms(reps, || softmax(&s, Some(&[-1]), false)?.eval())?);
+    report(
+        "softmax_4096x4096_f32",
+        median_ms(reps, || softmax(&s, Some(&[-1]), false)?.eval())?,
+    );
     Ok(())
 }

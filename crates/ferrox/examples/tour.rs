@@ -8,7 +8,10 @@ fn main() -> Result<()> {
     println!("x * 2 + 1 = {y}");
     let z = exp(&negative(&x)?)?;
     let handle = std::thread::spawn(move || z.to_vec::<f32>());
-    println!("exp(-x) evaluated on another thread: {:?}", handle.join().expect("thread")?);
+    println!(
+        "exp(-x) evaluated on another thread: {:?}",
+        handle.join().expect("thread")?
+    );
     println!("eye(3) = {}", eye(3, None, 0, DType::Int32)?);
     Ok(())
 }

@@ -363,20 +363,62 @@ macro_rules! with_dtype {
     ($dtype:expr, $T:ident => $body:expr) => {{
         use $crate::DType as __D;
         match $dtype {
-            __D::Bool => { type $T = bool; $body }
-            __D::UInt8 => { type $T = u8; $body }
-            __D::UInt16 => { type $T = u16; $body }
-            __D::UInt32 => { type $T = u32; $body }
-            __D::UInt64 => { type $T = u64; $body }
-            __D::Int8 => { type $T = i8; $body }
-            __D::Int16 => { type $T = i16; $body }
-            __D::Int32 => { type $T = i32; $body }
-            __D::Int64 => { type $T = i64; $body }
-            __D::Float16 => { type $T = half::f16; $body }
-            __D::BFloat16 => { type $T = half::bf16; $body }
-            __D::Float32 => { type $T = f32; $body }
-            __D::Float64 => { type $T = f64; $body }
-            __D::Complex64 => { type $T = $crate::Complex64; $body }
+            __D::Bool => {
+                type $T = bool;
+                $body
+            }
+            __D::UInt8 => {
+                type $T = u8;
+                $body
+            }
+            __D::UInt16 => {
+                type $T = u16;
+                $body
+            }
+            __D::UInt32 => {
+                type $T = u32;
+                $body
+            }
+            __D::UInt64 => {
+                type $T = u64;
+                $body
+            }
+            __D::Int8 => {
+                type $T = i8;
+                $body
+            }
+            __D::Int16 => {
+                type $T = i16;
+                $body
+            }
+            __D::Int32 => {
+                type $T = i32;
+                $body
+            }
+            __D::Int64 => {
+                type $T = i64;
+                $body
+            }
+            __D::Float16 => {
+                type $T = half::f16;
+                $body
+            }
+            __D::BFloat16 => {
+                type $T = half::bf16;
+                $body
+            }
+            __D::Float32 => {
+                type $T = f32;
+                $body
+            }
+            __D::Float64 => {
+                type $T = f64;
+                $body
+            }
+            __D::Complex64 => {
+                type $T = $crate::Complex64;
+                $body
+            }
         }
     }};
 }

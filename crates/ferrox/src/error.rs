@@ -70,7 +70,11 @@ impl Error {
     /// assert_eq!(e.to_string(), "arange: step must not be 0");
     /// ```
     pub fn new(kind: ErrorKind, op: impl Into<String>, message: impl Into<String>) -> Self {
-        Error { kind, op: op.into(), message: message.into() }
+        Error {
+            kind,
+            op: op.into(),
+            message: message.into(),
+        }
     }
     /// The coarse category of the error.
     pub fn kind(&self) -> ErrorKind {

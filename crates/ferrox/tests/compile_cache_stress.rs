@@ -52,11 +52,15 @@ fn sixteen_first_calls_of_one_key_trace_once() {
             let count = Arc::new(AtomicUsize::new(0));
             let results = {
                 let (f, count) = (f.clone(), count.clone());
-                together(16, move |_| f.get_or_trace(7, || counted(&count, 20, 49)).unwrap())
+                together(16, move |_| {
+                    f.get_or_trace(7, || counted(&count, 20, 49)).unwrap()
+                })
             };
             assert_eq!(count.load(Ordering::SeqCst), 1, "round {round}");
             assert_eq!(f.traces(), 1, "round {round}");
-            assert!(results.iter().all(|r| Arc::ptr_eq(r, &results[0]) && **r == 49));
+            assert!(results
+                .iter()
+                .all(|r| Arc::ptr_eq(r, &results[0]) && **r == 49));
             assert_eq!(cache.len(), 1);
         }
     });
@@ -66,8 +70,10 @@ fn sixteen_first_calls_of_one_key_trace_once() {
 fn sixteen_distinct_functions_at_once() {
     watchdog(60, || {
         let cache = new_cache();
-        let fns: Arc<Vec<Identity>> = Arc::new((0..16).map(|_| FnIdentity::new_in(&cache)).collect());
-        let counts: Arc<Vec<AtomicUsize>> = Arc::new((0..16).map(|_| AtomicUsize::new(0)).collect());
+        let fns: Arc<Vec<Identity>> =
+            Arc::new((0..16).map(|_| FnIdentity::new_in(&cache)).collect());
+        let counts: Arc<Vec<AtomicUsize>> =
+            Arc::new((0..16).map(|_| AtomicUsize::new(0)).collect());
         let results = {
             let (fns, counts) = (fns.clone(), counts.clone());
             together(16, move |i| {
@@ -75,13 +81,18 @@ fn sixteen_distinct_functions_at_once() {
                 (0..16)
                     .map(|j| {
                         let k = (i + j) % 16;
-                        *fns[k].get_or_trace(3, || counted(&counts[k], 1, k as u64)).unwrap()
+                        *fns[k]
+                            .get_or_trace(3, || counted(&counts[k], 1, k as u64))
+                            .unwrap()
                     })
                     .collect::<Vec<_>>()
             })
         };
         for (i, r) in results.iter().enumerate() {
-            assert!(r.iter().enumerate().all(|(j, &v)| v == ((i + j) % 16) as u64));
+            assert!(r
+                .iter()
+                .enumerate()
+                .all(|(j, &v)| v == ((i + j) % 16) as u64));
         }
         for (k, f) in fns.iter().enumerate() {
             assert_eq!(counts[k].load(Ordering::SeqCst), 1, "function {k}");
@@ -103,8 +114,11 @@ fn handles_dropped_on_other_threads_while_calls_run() {
             let id = f.id();
             // Callers 0..8 call through their own clone; callers 8..12 hold
             // only the id; droppers 12..16 each drop one clone.
-            let handles: Arc<Vec<std::sync::Mutex<Option<Identity>>>> =
-                Arc::new((0..16).map(|_| std::sync::Mutex::new(Some(f.clone()))).collect());
+            let handles: Arc<Vec<std::sync::Mutex<Option<Identity>>>> = Arc::new(
+                (0..16)
+                    .map(|_| std::sync::Mutex::new(Some(f.clone())))
+                    .collect(),
+            );
             drop(f);
             let outcomes = {
                 let (cache, handles) = (cache.clone(), handles.clone());
@@ -115,7 +129,8 @@ fn handles_dropped_on_other_threads_while_calls_run() {
                         0..8 => {
                             let f = mine.unwrap();
                             for k in 0..200u32 {
-                                let v = f.get_or_trace(k % 5, || Ok(u64::from(k % 5) * 10)).unwrap();
+                                let v =
+                                    f.get_or_trace(k % 5, || Ok(u64::from(k % 5) * 10)).unwrap();
                                 assert_eq!(*v, u64::from(k % 5) * 10);
                                 ok += 1;
                             }
@@ -140,7 +155,11 @@ fn handles_dropped_on_other_threads_while_calls_run() {
             };
             assert_eq!(outcomes[..8].iter().sum::<usize>(), 8 * 200);
             assert_eq!(cache.function_count(), 0);
-            assert!(cache.is_empty(), "{} entries of a released function", cache.len());
+            assert!(
+                cache.is_empty(),
+                "{} entries of a released function",
+                cache.len()
+            );
             assert_eq!(cache.traces(id), 0);
         }
     });
@@ -172,7 +191,8 @@ fn a_slow_trace_does_not_block_hits_on_other_keys_or_functions() {
         };
         let hitters: Vec<_> = (0..HITTERS)
             .map(|_| {
-                let (f, g, started, slow_done) = (f.clone(), g.clone(), started.clone(), slow_done.clone());
+                let (f, g, started, slow_done) =
+                    (f.clone(), g.clone(), started.clone(), slow_done.clone());
                 thread::spawn(move || {
                     started.wait();
                     for _ in 0..200 {
@@ -194,12 +214,18 @@ fn a_slow_trace_does_not_block_hits_on_other_keys_or_functions() {
             })
             .collect();
         for h in hitters {
-            assert!(join_within(30, h), "hits waited for a slow trace of another key");
+            assert!(
+                join_within(30, h),
+                "hits waited for a slow trace of another key"
+            );
         }
         let slow_value = join_within(30, slow);
         for h in waiters {
             let v = join_within(30, h);
-            assert!(Arc::ptr_eq(&v, &slow_value), "a waiter traced again instead of waiting");
+            assert!(
+                Arc::ptr_eq(&v, &slow_value),
+                "a waiter traced again instead of waiting"
+            );
         }
         assert_eq!(f.traces(), 2);
         assert_eq!(g.traces(), 1);
@@ -242,7 +268,8 @@ fn lru_eviction_keeps_a_small_bound_under_concurrency() {
         const BOUND: usize = 8;
         const THREADS: usize = 8;
         let cache = Arc::new(Cache::with_max_entries(BOUND));
-        let fns: Arc<Vec<Identity>> = Arc::new((0..4).map(|_| FnIdentity::new_in(&cache)).collect());
+        let fns: Arc<Vec<Identity>> =
+            Arc::new((0..4).map(|_| FnIdentity::new_in(&cache)).collect());
         let stop = Arc::new(AtomicBool::new(false));
         // The bound may be exceeded only by inserts that have not evicted
         // yet: at most one per thread.
@@ -272,7 +299,10 @@ fn lru_eviction_keeps_a_small_bound_under_concurrency() {
         let max_seen = join_within(30, monitor);
         assert!(max_seen <= BOUND + THREADS, "len reached {max_seen}");
         assert_eq!(cache.len(), BOUND);
-        let held = fns.iter().map(|f| (0..40).filter(|k| cache.contains(f.id(), k)).count()).sum::<usize>();
+        let held = fns
+            .iter()
+            .map(|f| (0..40).filter(|k| cache.contains(f.id(), k)).count())
+            .sum::<usize>();
         assert_eq!(held, BOUND, "len agrees with the entries present");
 
         // Shrinking evicts the least recently used first.
@@ -303,7 +333,9 @@ fn a_recursive_trace_of_its_own_key_returns_an_error() {
             Ok(*other_key + *other_fn)
         });
         assert_eq!(*outer.unwrap(), 50);
-        assert!(cache.contains(f.id(), &1) && cache.contains(f.id(), &2) && cache.contains(g.id(), &1));
+        assert!(
+            cache.contains(f.id(), &1) && cache.contains(f.id(), &2) && cache.contains(g.id(), &1)
+        );
         assert_eq!((f.traces(), g.traces()), (2, 1));
     });
 }
@@ -336,7 +368,13 @@ fn nested_traces_waiting_on_each_other_across_threads_do_not_deadlock() {
         assert_eq!((join_within(20, a), join_within(20, b)), (100, 100));
         // Each inner call traced privately; the outer traces are cached.
         assert_eq!((f.traces(), g.traces()), (2, 2));
-        assert_eq!((*f.get_or_trace(1, || Ok(0)).unwrap(), *g.get_or_trace(1, || Ok(0)).unwrap()), (100, 100));
+        assert_eq!(
+            (
+                *f.get_or_trace(1, || Ok(0)).unwrap(),
+                *g.get_or_trace(1, || Ok(0)).unwrap()
+            ),
+            (100, 100)
+        );
     });
 }
 
@@ -395,11 +433,17 @@ fn a_panicking_trace_releases_its_waiters_and_keeps_unwinding() {
                 })
             })
             .collect();
-        assert!(join_within(30, tracer), "the panic reached the tracer's caller");
+        assert!(
+            join_within(30, tracer),
+            "the panic reached the tracer's caller"
+        );
         for h in waiters {
             let e = join_within(30, h).unwrap_err();
             assert_eq!(e.kind(), ErrorKind::Runtime);
-            assert_eq!(e.to_string(), format!("compile: the trace of {} panicked", f.id()));
+            assert_eq!(
+                e.to_string(),
+                format!("compile: the trace of {} panicked", f.id())
+            );
         }
         assert!(cache.is_empty());
         assert_eq!(*f.get_or_trace(1, || Ok(2)).unwrap(), 2);
@@ -430,8 +474,15 @@ fn clear_from_another_thread_while_traces_run() {
             thread::spawn(move || cache.clear())
         };
         join_within(30, clearer);
-        assert_eq!(*join_within(30, tracer), 11, "the caller still gets its result");
-        assert!(!cache.contains(f.id(), &1), "a trace that started before clear inserted its entry");
+        assert_eq!(
+            *join_within(30, tracer),
+            11,
+            "the caller still gets its result"
+        );
+        assert!(
+            !cache.contains(f.id(), &1),
+            "a trace that started before clear inserted its entry"
+        );
         assert!(cache.is_empty());
 
         // Many callers and a clearing thread at once: no deadlock, and the
@@ -451,7 +502,10 @@ fn clear_from_another_thread_while_traces_run() {
             together(8, move |t| {
                 for i in 0..500u32 {
                     let k = (i + t as u32) % 16;
-                    assert_eq!(*f.get_or_trace(k, || Ok(u64::from(k))).unwrap(), u64::from(k));
+                    assert_eq!(
+                        *f.get_or_trace(k, || Ok(u64::from(k))).unwrap(),
+                        u64::from(k)
+                    );
                 }
             });
         }
@@ -475,7 +529,8 @@ fn the_process_wide_cache_is_shared_by_every_thread() {
             together(8, move |_| {
                 let via_global = CompileCache::<StressSignature, u64>::global();
                 assert!(Arc::ptr_eq(&via_global, f.cache()));
-                *f.get_or_trace(StressSignature(1), || counted(&count, 20, 1)).unwrap()
+                *f.get_or_trace(StressSignature(1), || counted(&count, 20, 1))
+                    .unwrap()
             });
         }
         assert_eq!(count.load(Ordering::SeqCst), 1);

@@ -11,7 +11,10 @@ use std::sync::{Arc, Barrier};
 use std::time::{Duration, Instant};
 
 /// y = exp(x * 2 + 1), counting how often the body is traced.
-fn counted_body(traced: Arc<AtomicUsize>, sleep_ms: u64) -> impl Fn(&[Array]) -> Result<Vec<Array>> + Send + Sync {
+fn counted_body(
+    traced: Arc<AtomicUsize>,
+    sleep_ms: u64,
+) -> impl Fn(&[Array]) -> Result<Vec<Array>> + Send + Sync {
     move |xs: &[Array]| {
         traced.fetch_add(1, Ordering::SeqCst);
         std::thread::sleep(Duration::from_millis(sleep_ms));
@@ -32,7 +35,11 @@ fn sixteen_racing_first_calls_trace_once_and_agree_bitwise() {
         let x = input(1000);
         let want: Vec<u32> = {
             let y = exp(&((&x * 2.0).unwrap() + 1.0).unwrap()).unwrap();
-            y.to_vec::<f32>().unwrap().iter().map(|v| v.to_bits()).collect()
+            y.to_vec::<f32>()
+                .unwrap()
+                .iter()
+                .map(|v| v.to_bits())
+                .collect()
         };
         let barrier = Arc::new(Barrier::new(16));
         let t0 = Instant::now();
@@ -113,7 +120,10 @@ fn a_slow_trace_of_one_signature_does_not_block_hits_on_another() {
         };
         let hits_done = join_within(60, hits_done);
         let slow_done = join_within(60, slow);
-        assert!(hits_done < slow_done, "hits on another signature finished while the slow trace ran");
+        assert!(
+            hits_done < slow_done,
+            "hits on another signature finished while the slow trace ran"
+        );
         assert_eq!(traced.load(Ordering::SeqCst), 2);
     });
 }
@@ -195,7 +205,12 @@ fn shapeless_from_eight_threads_traces_once() {
                     barrier.wait();
                     let x = input(10 + i);
                     let y = f.call(&[x.clone()]).unwrap()[0].to_vec::<f32>().unwrap();
-                    let want: Vec<f32> = x.to_vec::<f32>().unwrap().iter().map(|v| v * 2.0 + 1.0).collect();
+                    let want: Vec<f32> = x
+                        .to_vec::<f32>()
+                        .unwrap()
+                        .iter()
+                        .map(|v| v * 2.0 + 1.0)
+                        .collect();
                     assert_eq!(y, want);
                 })
             })
@@ -217,7 +232,11 @@ fn ten_thousand_compiled_closures_dropped_leave_the_cache_empty() {
             f.call(&[input(4)]).unwrap();
         }
         // Other tests in this binary may hold entries; ours are all gone.
-        assert!(compile::cache_len() <= before + 16, "cache grew to {}", compile::cache_len());
+        assert!(
+            compile::cache_len() <= before + 16,
+            "cache grew to {}",
+            compile::cache_len()
+        );
     });
 }
 
@@ -231,7 +250,10 @@ fn a_failed_trace_leaves_no_entry_and_the_next_call_traces_again() {
         }
         Ok(vec![(&xs[0] + 1.0)?])
     });
-    assert_eq!(f.call(&[input(4)]).unwrap_err().to_string(), "body: first call fails");
+    assert_eq!(
+        f.call(&[input(4)]).unwrap_err().to_string(),
+        "body: first call fails"
+    );
     assert!(f.call(&[input(4)]).is_ok());
     assert_eq!(traced.load(Ordering::SeqCst), 2);
 }
@@ -239,11 +261,17 @@ fn a_failed_trace_leaves_no_entry_and_the_next_call_traces_again() {
 #[test]
 fn typed_constants_are_distinct_keys() {
     use ferrox::compile::Constant;
-    let f = compile_with(|xs: &[Array], c: &[Constant]| Ok(vec![(&xs[0] * c[0].as_f64().unwrap_or(0.0))?]), false);
+    let f = compile_with(
+        |xs: &[Array], c: &[Constant]| Ok(vec![(&xs[0] * c[0].as_f64().unwrap_or(0.0))?]),
+        false,
+    );
     let x = input(4);
-    f.call_with_constants(&[x.clone()], &[Constant::float(1.0)]).unwrap();
-    f.call_with_constants(&[x.clone()], &[Constant::Int(1)]).unwrap();
-    f.call_with_constants(&[x], &[Constant::float(1.0)]).unwrap();
+    f.call_with_constants(&[x.clone()], &[Constant::float(1.0)])
+        .unwrap();
+    f.call_with_constants(&[x.clone()], &[Constant::Int(1)])
+        .unwrap();
+    f.call_with_constants(&[x], &[Constant::float(1.0)])
+        .unwrap();
     assert_eq!(f.traces(), 2);
 }
 
@@ -256,8 +284,15 @@ fn simplify_merges_common_subexpressions_and_constants() {
     });
     let y = traced.call(&[input(4)]).unwrap();
     let x = input(4).to_vec::<f32>().unwrap();
-    assert_eq!(y[0].to_vec::<f32>().unwrap(), x.iter().map(|v| v * 2.0 + v * 2.0).collect::<Vec<_>>());
+    assert_eq!(
+        y[0].to_vec::<f32>().unwrap(),
+        x.iter().map(|v| v * 2.0 + v * 2.0).collect::<Vec<_>>()
+    );
     let tape = y[0].inputs();
     assert_eq!(tape.len(), 2);
-    assert_eq!(tape[0].id(), tape[1].id(), "both operands are one merged node");
+    assert_eq!(
+        tape[0].id(),
+        tape[1].id(),
+        "both operands are one merged node"
+    );
 }

@@ -17,10 +17,21 @@ use loom::thread;
 /// Explores every interleaving with at most `preemptions` forced switches
 /// (bounded so each model finishes in seconds; the bugs these models look
 /// for need at most two).
+/// Prints how many executions were explored (visible with `--nocapture`).
 fn model(preemptions: usize, f: impl Fn() + Send + Sync + 'static) {
+    // A plain std counter: it only counts executions, outside the model.
+    let executions = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let counter = executions.clone();
     let mut builder = loom::model::Builder::new();
     builder.preemption_bound = Some(preemptions);
-    builder.check(f);
+    builder.check(move || {
+        counter.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        f()
+    });
+    eprintln!(
+        "explored {} executions",
+        executions.load(std::sync::atomic::Ordering::Relaxed)
+    );
 }
 
 fn failure() -> Error {
@@ -133,7 +144,14 @@ fn erase_during_a_replay_keeps_the_replayed_value_alive() {
         let replayer = {
             let (f, freed) = (f.clone(), freed.clone());
             thread::spawn(move || {
-                let tape = f.get_or_trace(1, || Ok(Tape { freed: freed.clone(), data: 9 })).unwrap();
+                let tape = f
+                    .get_or_trace(1, || {
+                        Ok(Tape {
+                            freed: freed.clone(),
+                            data: 9,
+                        })
+                    })
+                    .unwrap();
                 // "Replay": read the tape while the other thread erases.
                 thread::yield_now();
                 assert!(!freed.load(Ordering::SeqCst));
@@ -147,7 +165,10 @@ fn erase_during_a_replay_keeps_the_replayed_value_alive() {
         assert!(cache.len() <= 1);
         cache.erase(f.id());
         assert!(cache.is_empty());
-        assert!(freed.load(Ordering::SeqCst), "the cache holds no reference after erase");
+        assert!(
+            freed.load(Ordering::SeqCst),
+            "the cache holds no reference after erase"
+        );
     });
 }
 
@@ -160,7 +181,14 @@ fn dropping_the_last_handle_during_a_replay_erases_and_nothing_resurrects() {
         let replayer = {
             let (f, freed) = (f.clone(), freed.clone());
             thread::spawn(move || {
-                let tape = f.get_or_trace(1, || Ok(Tape { freed: freed.clone(), data: 4 })).unwrap();
+                let tape = f
+                    .get_or_trace(1, || {
+                        Ok(Tape {
+                            freed: freed.clone(),
+                            data: 4,
+                        })
+                    })
+                    .unwrap();
                 drop(f); // maybe the last handle, released while holding the tape
                 assert!(!freed.load(Ordering::SeqCst));
                 tape.data
@@ -217,7 +245,10 @@ fn clear_during_a_trace_leaves_no_entry_of_that_trace() {
         let cleared_with_trace_started = started_before_clear;
         assert_eq!(*tracer.join().unwrap(), 8);
         if cleared_with_trace_started {
-            assert!(!cache.contains(f.id(), &1), "a trace that started before clear inserted its entry");
+            assert!(
+                !cache.contains(f.id(), &1),
+                "a trace that started before clear inserted its entry"
+            );
         }
         assert_eq!(cache.len(), usize::from(cache.contains(f.id(), &1)));
     });

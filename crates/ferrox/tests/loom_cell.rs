@@ -14,7 +14,11 @@ use loom::thread;
 
 /// What a thread evaluating the node does: compute if it wins the claim,
 /// otherwise wait for whoever won.
-fn evaluate(cell: &EvalCell<u32>, computed: &AtomicUsize, result: Result<u32, Error>) -> Result<u32, Error> {
+fn evaluate(
+    cell: &EvalCell<u32>,
+    computed: &AtomicUsize,
+    result: Result<u32, Error>,
+) -> Result<u32, Error> {
     match cell.claim() {
         Claimed::Mine(claim) => {
             computed.fetch_add(1, Ordering::SeqCst);

@@ -13,7 +13,11 @@ use ferrox::{Array, DType, Result};
 use serde_json::Value;
 
 fn axes(case: &Case) -> Option<Vec<isize>> {
-    case.params["axes"].as_array().map(|v| v.iter().map(|a| a.as_i64().expect("axis") as isize).collect())
+    case.params["axes"].as_array().map(|v| {
+        v.iter()
+            .map(|a| a.as_i64().expect("axis") as isize)
+            .collect()
+    })
 }
 
 fn axis(case: &Case) -> Option<isize> {
@@ -21,7 +25,9 @@ fn axis(case: &Case) -> Option<isize> {
 }
 
 fn flag(case: &Case, key: &str) -> bool {
-    case.params[key].as_bool().unwrap_or_else(|| panic!("{}: missing {key}", case.name))
+    case.params[key]
+        .as_bool()
+        .unwrap_or_else(|| panic!("{}: missing {key}", case.name))
 }
 
 fn apply(case: &Case, x: &Array) -> Result<Array> {
@@ -37,7 +43,11 @@ fn apply(case: &Case, x: &Array) -> Result<Array> {
         "any" => ferrox::any(x, ax, flag(case, "keepdims")),
         "var" | "std" => {
             let ddof = case.params["ddof"].as_i64().expect("ddof") as i32;
-            let f = if case.op == "var" { ferrox::var } else { ferrox::std };
+            let f = if case.op == "var" {
+                ferrox::var
+            } else {
+                ferrox::std
+            };
             f(x, ax, flag(case, "keepdims"), ddof)
         }
         "logsumexp" => ferrox::logsumexp(x, ax, flag(case, "keepdims")),
@@ -51,7 +61,12 @@ fn apply(case: &Case, x: &Array) -> Result<Array> {
                 "cummax" => ferrox::cummax,
                 _ => ferrox::cummin,
             };
-            f(x, axis(case), flag(case, "reverse"), flag(case, "inclusive"))
+            f(
+                x,
+                axis(case),
+                flag(case, "reverse"),
+                flag(case, "inclusive"),
+            )
         }
         other => panic!("{}: unknown op {other}", case.name),
     }
@@ -62,14 +77,24 @@ fn apply(case: &Case, x: &Array) -> Result<Array> {
 /// results (a small component of a large number carries its error).
 fn tolerances(case: &Case) -> (f64, f64) {
     let (mut rtol, mut atol) = tolerance(case.output.dtype);
-    let magnitude = case.output.data.iter().chain(&case.output.imag).filter(|v| v.is_finite()).fold(0.0f64, |m, v| m.max(v.abs()));
+    let magnitude = case
+        .output
+        .data
+        .iter()
+        .chain(&case.output.imag)
+        .filter(|v| v.is_finite())
+        .fold(0.0f64, |m, v| m.max(v.abs()));
     if case.op.contains("prod") && matches!(case.output.dtype, DType::Float32 | DType::Complex64) {
         rtol = rtol.max(1e-5);
     }
     if case.output.dtype == DType::Complex64 {
         atol = atol.max(rtol * magnitude);
     }
-    if matches!(case.op.as_str(), "var" | "std" | "mean" | "softmax" | "logsumexp") && case.output.dtype == DType::Float32 {
+    if matches!(
+        case.op.as_str(),
+        "var" | "std" | "mean" | "softmax" | "logsumexp"
+    ) && case.output.dtype == DType::Float32
+    {
         atol = atol.max(1e-6 * magnitude);
     }
     (rtol, atol)
@@ -98,7 +123,12 @@ fn permuted(t: &Tensor, perm: &[usize]) -> Tensor {
             imag.push(t.imag[src]);
         }
     }
-    Tensor { shape, dtype: t.dtype, data, imag }
+    Tensor {
+        shape,
+        dtype: t.dtype,
+        data,
+        imag,
+    }
 }
 
 /// A non-contiguous view with the logical values of `t`: a contiguous copy
@@ -118,7 +148,10 @@ fn input(case: &Case) -> Array {
     let x = array(&case.inputs[0]);
     match case.params.get("broadcast_to") {
         Some(Value::Array(shape)) => {
-            let shape: Vec<usize> = shape.iter().map(|d| d.as_u64().expect("dim") as usize).collect();
+            let shape: Vec<usize> = shape
+                .iter()
+                .map(|d| d.as_u64().expect("dim") as usize)
+                .collect();
             ferrox::broadcast_to(&x, &shape).expect("broadcast")
         }
         _ => x,
@@ -144,7 +177,13 @@ fn numpy_reduce_fixtures() {
         for (label, perm) in [("reversed axes", reversed), ("swapped axes", swapped)] {
             let v = view_of(t, &perm);
             let got = apply(case, &v).unwrap_or_else(|e| panic!("{} ({label}): {e}", case.name));
-            assert_matches(&format!("{} ({label})", case.name), &got, &case.output, rtol, atol);
+            assert_matches(
+                &format!("{} ({label})", case.name),
+                &got,
+                &case.output,
+                rtol,
+                atol,
+            );
         }
     }
 }
@@ -153,8 +192,8 @@ fn numpy_reduce_fixtures() {
 fn every_dtype_and_op_is_covered() {
     let cases = load("reduce.json");
     let ops = [
-        "sum", "prod", "mean", "max", "min", "all", "any", "argmax", "argmin", "cumsum", "cumprod", "cummax",
-        "cummin",
+        "sum", "prod", "mean", "max", "min", "all", "any", "argmax", "argmin", "cumsum", "cumprod",
+        "cummax", "cummin",
     ];
     for op in ops {
         for d in DType::ALL {
@@ -165,8 +204,17 @@ fn every_dtype_and_op_is_covered() {
         }
     }
     for op in ["var", "std", "logsumexp", "softmax"] {
-        for d in [DType::Float16, DType::BFloat16, DType::Float32, DType::Float64, DType::Int32] {
-            assert!(cases.iter().any(|c| c.op == op && c.inputs[0].dtype == d), "no fixture for {op} on {d}");
+        for d in [
+            DType::Float16,
+            DType::BFloat16,
+            DType::Float32,
+            DType::Float64,
+            DType::Int32,
+        ] {
+            assert!(
+                cases.iter().any(|c| c.op == op && c.inputs[0].dtype == d),
+                "no fixture for {op} on {d}"
+            );
         }
     }
 }
@@ -184,7 +232,10 @@ fn results_are_independent_of_the_thread_count() {
         (s.to_bits(), r, c)
     };
     let many = run();
-    let pool = rayon::ThreadPoolBuilder::new().num_threads(1).build().unwrap();
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(1)
+        .build()
+        .unwrap();
     let one = pool.install(run);
     assert_eq!(many, one);
 }

@@ -58,7 +58,10 @@ fn buffer_cache_reuses_and_clears() {
         let x = full(&[1 << 18], 3.0, DType::Float32).unwrap();
         x.eval().unwrap();
         drop(x);
-        assert!(get_cache_memory() >= (1 << 20), "a freed 1 MB buffer is cached");
+        assert!(
+            get_cache_memory() >= (1 << 20),
+            "a freed 1 MB buffer is cached"
+        );
         clear_cache();
         assert_eq!(get_cache_memory(), 0);
     });

@@ -5,7 +5,7 @@ mod common;
 
 use common::{join_within, watchdog};
 use ferrox::array::Data;
-use ferrox::primitives::{OutSpec, Operand, Primitive};
+use ferrox::primitives::{Operand, OutSpec, Primitive};
 use ferrox::*;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Barrier};
@@ -27,7 +27,11 @@ impl Primitive for Counted {
         self.runs.fetch_add(1, Ordering::SeqCst);
         std::thread::sleep(Duration::from_millis(self.sleep_ms));
         if self.fail {
-            return Err(Error::new(ErrorKind::Runtime, "counted", "deliberate failure"));
+            return Err(Error::new(
+                ErrorKind::Runtime,
+                "counted",
+                "deliberate failure",
+            ));
         }
         ferrox::backend::cpu::elementwise::unary(&inputs[0], out, |v: f32| v + 1.0)
     }
@@ -37,7 +41,11 @@ impl Primitive for Counted {
 }
 
 fn counted(x: &Array, runs: &Arc<AtomicUsize>, sleep_ms: u64, fail: bool) -> Array {
-    let op = Counted { runs: runs.clone(), sleep_ms, fail };
+    let op = Counted {
+        runs: runs.clone(),
+        sleep_ms,
+        fail,
+    };
     Array::from_primitive(x.shape().to_vec(), x.dtype(), Arc::new(op), vec![x.clone()])
 }
 
@@ -79,10 +87,19 @@ fn sixteen_threads_compute_each_shared_node_once() {
                 })
                 .collect();
             let results: Vec<Vec<f32>> = handles.into_iter().map(|h| join_within(30, h)).collect();
-            assert_eq!(runs.load(Ordering::SeqCst), 4, "round {round}: each counted node runs once");
-            let want: Vec<f32> = (0..1024).map(|i| (i as f32 + 2.0) + (i as f32 + 2.0) + 1.0).collect();
+            assert_eq!(
+                runs.load(Ordering::SeqCst),
+                4,
+                "round {round}: each counted node runs once"
+            );
+            let want: Vec<f32> = (0..1024)
+                .map(|i| (i as f32 + 2.0) + (i as f32 + 2.0) + 1.0)
+                .collect();
             for r in &results {
-                assert_eq!(r.iter().map(|v| v.to_bits()).collect::<Vec<_>>(), want.iter().map(|v| v.to_bits()).collect::<Vec<_>>());
+                assert_eq!(
+                    r.iter().map(|v| v.to_bits()).collect::<Vec<_>>(),
+                    want.iter().map(|v| v.to_bits()).collect::<Vec<_>>()
+                );
             }
         }
     });
@@ -149,7 +166,10 @@ fn synchronize_from_another_thread_and_async_eval_returns_immediately() {
         let y = with_stream(s, || counted(&x, &runs, 200, false));
         let t0 = std::time::Instant::now();
         async_eval(&[y.clone()]).unwrap();
-        assert!(t0.elapsed() < Duration::from_millis(150), "async_eval must not wait for the work");
+        assert!(
+            t0.elapsed() < Duration::from_millis(150),
+            "async_eval must not wait for the work"
+        );
         let waiter = std::thread::spawn(move || synchronize(s));
         join_within(30, waiter);
         assert!(y.is_available());
@@ -187,7 +207,10 @@ fn a_million_deep_graph_evaluates_and_drops_without_overflow() {
 #[test]
 fn streams_and_default_device_are_process_wide_values() {
     let here = default_stream(default_device());
-    let there = join_within(10, std::thread::spawn(|| (default_stream(default_device()), current_stream())));
+    let there = join_within(
+        10,
+        std::thread::spawn(|| (default_stream(default_device()), current_stream())),
+    );
     assert_eq!(here, there.0);
     assert_eq!(here, there.1);
     let s = new_stream(Device::cpu());

@@ -13,7 +13,11 @@ fn format_float(v: f64) -> String {
         return if v > 0.0 { "inf".into() } else { "-inf".into() };
     }
     if v == 0.0 {
-        return if v.is_sign_negative() { "-0".into() } else { "0".into() };
+        return if v.is_sign_negative() {
+            "-0".into()
+        } else {
+            "0".into()
+        };
     }
     let exp = v.abs().log10().floor() as i32;
     if !(-5..6).contains(&exp) {
@@ -39,13 +43,26 @@ fn trim_zeros(s: &str) -> String {
 fn element_strings(a: &Array) -> crate::Result<Vec<String>> {
     let dt = a.dtype();
     Ok(match dt {
-        DType::Bool => a.to_vec::<bool>()?.iter().map(|&b| if b { "True" } else { "False" }.into()).collect(),
+        DType::Bool => a
+            .to_vec::<bool>()?
+            .iter()
+            .map(|&b| if b { "True" } else { "False" }.into())
+            .collect(),
         DType::Complex64 => a
             .to_vec::<crate::Complex64>()?
             .iter()
             .map(|c| {
-                let sign = if c.im < 0.0 || (c.im == 0.0 && c.im.is_sign_negative()) { '-' } else { '+' };
-                format!("{}{}{}j", format_float(c.re as f64), sign, format_float(c.im.abs() as f64))
+                let sign = if c.im < 0.0 || (c.im == 0.0 && c.im.is_sign_negative()) {
+                    '-'
+                } else {
+                    '+'
+                };
+                format!(
+                    "{}{}{}j",
+                    format_float(c.re as f64),
+                    sign,
+                    format_float(c.im.abs() as f64)
+                )
             })
             .collect(),
         d if d.is_float() => with_dtype!(d, T => {
@@ -75,7 +92,12 @@ fn write_nested(out: &mut String, items: &[String], shape: &[usize], depth: usiz
                 out.push(' ');
             }
         }
-        write_nested(out, &items[i * chunk..(i + 1) * chunk], &shape[1..], depth + 1);
+        write_nested(
+            out,
+            &items[i * chunk..(i + 1) * chunk],
+            &shape[1..],
+            depth + 1,
+        );
     }
     out.push(']');
 }
@@ -88,7 +110,12 @@ impl fmt::Display for Array {
                 write_nested(&mut body, &items, self.shape(), 0);
                 write!(f, "array({body}, dtype={})", self.dtype())
             }
-            Err(e) => write!(f, "array(<unavailable: {e}>, shape={:?}, dtype={})", self.shape(), self.dtype()),
+            Err(e) => write!(
+                f,
+                "array(<unavailable: {e}>, shape={:?}, dtype={})",
+                self.shape(),
+                self.dtype()
+            ),
         }
     }
 }

@@ -50,12 +50,20 @@ impl Data {
     pub fn alloc(shape: &[usize], dtype: DType) -> Result<Data> {
         let numel: usize = shape.iter().product();
         let storage = Storage::new(numel * dtype.size(), dtype == DType::Bool)?;
-        Ok(Data { storage: Arc::new(storage), strides: row_major_strides(shape), offset: 0 })
+        Ok(Data {
+            storage: Arc::new(storage),
+            strides: row_major_strides(shape),
+            offset: 0,
+        })
     }
 
     /// Wraps a freshly filled storage as contiguous data of `shape`.
     pub fn contiguous(storage: Storage, shape: &[usize]) -> Data {
-        Data { storage: Arc::new(storage), strides: row_major_strides(shape), offset: 0 }
+        Data {
+            storage: Arc::new(storage),
+            strides: row_major_strides(shape),
+            offset: 0,
+        }
     }
 
     /// True if the elements are contiguous and in row-major order.
@@ -69,7 +77,9 @@ impl Data {
             return None;
         }
         let n: usize = shape.iter().product();
-        self.storage.as_slice::<T>().get(self.offset..self.offset + n)
+        self.storage
+            .as_slice::<T>()
+            .get(self.offset..self.offset + n)
     }
 
     /// The whole underlying storage as `T`s; index it with
@@ -92,7 +102,12 @@ impl Data {
 
 /// Calls `f` with the storage offset of each element of a strided array,
 /// in row-major order of `shape`.
-pub fn for_each_offset(shape: &[usize], strides: &[isize], offset: usize, mut f: impl FnMut(usize)) {
+pub fn for_each_offset(
+    shape: &[usize],
+    strides: &[isize],
+    offset: usize,
+    mut f: impl FnMut(usize),
+) {
     let n: usize = shape.iter().product();
     if n == 0 {
         return;

@@ -52,12 +52,21 @@ impl Array {
         if n != data.len() {
             return Err(Error::shape(
                 "array",
-                format!("{} elements do not fill shape {:?} ({} elements)", data.len(), shape, n),
+                format!(
+                    "{} elements do not fill shape {:?} ({} elements)",
+                    data.len(),
+                    shape,
+                    n
+                ),
             ));
         }
         let mut storage = Storage::new(std::mem::size_of_val(data), false)?;
         storage.as_mut_slice::<T>().copy_from_slice(data);
-        Ok(Array::from_data(Data::contiguous(storage, shape), shape.to_vec(), T::DTYPE))
+        Ok(Array::from_data(
+            Data::contiguous(storage, shape),
+            shape.to_vec(),
+            T::DTYPE,
+        ))
     }
 
     /// A 0-d array holding `value`, strongly typed as `T`.
@@ -132,7 +141,11 @@ impl Array {
         };
         let a = Array(Arc::new(node));
         if let crate::runtime::cell::Claimed::Mine(c) = a.0.cell.claim() {
-            c.publish(Err(Error::new(crate::ErrorKind::Memory, "array", "out of memory")));
+            c.publish(Err(Error::new(
+                crate::ErrorKind::Memory,
+                "array",
+                "out of memory",
+            )));
         }
         a
     }
@@ -236,7 +249,10 @@ impl Array {
     /// # Ok::<(), ferrox::Error>(())
     /// ```
     pub fn is_traced(&self, kind: crate::transforms::TraceKind) -> bool {
-        self.0.traces.as_ref().is_some_and(|s| s.iter().any(|t| t.kind() == kind && t.is_live()))
+        self.0
+            .traces
+            .as_ref()
+            .is_some_and(|s| s.iter().any(|t| t.kind() == kind && t.is_live()))
     }
 
     /// True if this array is being differentiated (vjp/grad or jvp).
@@ -246,7 +262,10 @@ impl Array {
     /// # Ok::<(), ferrox::Error>(())
     /// ```
     pub fn is_differentiated(&self) -> bool {
-        self.0.traces.as_ref().is_some_and(|s| s.iter().any(|t| t.kind().differentiates() && t.is_live()))
+        self.0
+            .traces
+            .as_ref()
+            .is_some_and(|s| s.iter().any(|t| t.kind().differentiates() && t.is_live()))
     }
 
     /// The shape.
@@ -358,7 +377,10 @@ impl Array {
         if self.size() != 1 {
             return Err(Error::value(
                 "item",
-                format!("can only convert an array of size 1, got shape {:?}", self.shape()),
+                format!(
+                    "can only convert an array of size 1, got shape {:?}",
+                    self.shape()
+                ),
             ));
         }
         let d = self.data()?;
@@ -369,7 +391,11 @@ impl Array {
         if T::DTYPE != self.dtype() {
             return Err(Error::dtype(
                 op,
-                format!("array has dtype {} but {} was requested; use astype first", self.dtype(), T::DTYPE),
+                format!(
+                    "array has dtype {} but {} was requested; use astype first",
+                    self.dtype(),
+                    T::DTYPE
+                ),
             ));
         }
         Ok(())

@@ -234,7 +234,12 @@ impl<K: CacheKey, V: Send + Sync + 'static> CompileCache<K, V> {
     /// assert!(cache.get_or_trace(id, 3, || Ok(String::new())).is_err());
     /// # Ok::<(), ferrox::Error>(())
     /// ```
-    pub fn get_or_trace(&self, fn_id: FnId, key: K, trace: impl FnOnce() -> Result<V>) -> Result<Arc<V>> {
+    pub fn get_or_trace(
+        &self,
+        fn_id: FnId,
+        key: K,
+        trace: impl FnOnce() -> Result<V>,
+    ) -> Result<Arc<V>> {
         let shard = self.shard(fn_id).ok_or_else(|| not_registered(fn_id))?;
         self.get_or_trace_in(&shard, key, trace)
     }
@@ -271,7 +276,9 @@ impl<K: CacheKey, V: Send + Sync + 'static> CompileCache<K, V> {
                 Some(Slot::Tracing(flight)) => Next::Wait(flight.clone()),
                 None => {
                     let flight = Arc::new(Flight::new());
-                    state.slots.insert(key.clone(), Slot::Tracing(flight.clone()));
+                    state
+                        .slots
+                        .insert(key.clone(), Slot::Tracing(flight.clone()));
                     Next::Trace(flight)
                 }
             }
@@ -285,7 +292,13 @@ impl<K: CacheKey, V: Send + Sync + 'static> CompileCache<K, V> {
             }
             Next::Trace(flight) => {
                 shard.traces.fetch_add(1, Ordering::Relaxed);
-                let mut landing = Landing { cache: self, shard, key: Some(key), flight, _scope: TraceScope::enter() };
+                let mut landing = Landing {
+                    cache: self,
+                    shard,
+                    key: Some(key),
+                    flight,
+                    _scope: TraceScope::enter(),
+                };
                 let result = trace().map(Arc::new);
                 landing.land(&result);
                 result
@@ -401,7 +414,8 @@ impl<K: CacheKey, V: Send + Sync + 'static> CompileCache<K, V> {
     /// # Ok::<(), ferrox::Error>(())
     /// ```
     pub fn traces(&self, fn_id: FnId) -> usize {
-        self.shard(fn_id).map_or(0, |shard| shard.traces.load(Ordering::Relaxed))
+        self.shard(fn_id)
+            .map_or(0, |shard| shard.traces.load(Ordering::Relaxed))
     }
 
     /// True when a finished trace for `(fn_id, key)` is cached (a trace in
@@ -418,8 +432,9 @@ impl<K: CacheKey, V: Send + Sync + 'static> CompileCache<K, V> {
     /// # Ok::<(), ferrox::Error>(())
     /// ```
     pub fn contains(&self, fn_id: FnId, key: &K) -> bool {
-        self.shard(fn_id)
-            .is_some_and(|shard| matches!(lock(&shard.state).slots.get(key), Some(Slot::Ready { .. })))
+        self.shard(fn_id).is_some_and(|shard| {
+            matches!(lock(&shard.state).slots.get(key), Some(Slot::Ready { .. }))
+        })
     }
 
     /// The entry bound.
@@ -469,7 +484,9 @@ impl<K: CacheKey, V: Send + Sync + 'static> CompileCache<K, V> {
     /// is half gone, and a trace that lands later finds the release and
     /// inserts nothing.
     fn release(&self, fn_id: FnId) {
-        let Some(shard) = self.shard(fn_id) else { return };
+        let Some(shard) = self.shard(fn_id) else {
+            return;
+        };
         let removed = self.empty(&shard, true);
         let unregistered = write(&self.functions).remove(&fn_id);
         drop(unregistered);
@@ -482,7 +499,10 @@ impl<K: CacheKey, V: Send + Sync + 'static> CompileCache<K, V> {
         let mut state = lock(&shard.state);
         state.released |= release;
         let slots = std::mem::take(&mut state.slots);
-        let ready = slots.values().filter(|slot| matches!(slot, Slot::Ready { .. })).count();
+        let ready = slots
+            .values()
+            .filter(|slot| matches!(slot, Slot::Ready { .. }))
+            .count();
         self.len.fetch_sub(ready, Ordering::Relaxed);
         slots
     }
@@ -503,7 +523,9 @@ impl<K: CacheKey, V: Send + Sync + 'static> CompileCache<K, V> {
         let mut evicted = Vec::new();
         let _one_evictor = lock(&self.evicting);
         while self.len() > self.max_entries() {
-            let Some((shard, key, stamp)) = self.least_recently_used() else { break };
+            let Some((shard, key, stamp)) = self.least_recently_used() else {
+                break;
+            };
             let slot = {
                 let mut state = lock(&shard.state);
                 // Used (restamped) or removed since the scan: scan again.
@@ -511,7 +533,11 @@ impl<K: CacheKey, V: Send + Sync + 'static> CompileCache<K, V> {
                     state.slots.get(&key),
                     Some(Slot::Ready { last_used, .. }) if *last_used == stamp
                 );
-                let slot = if unchanged { state.slots.remove(&key) } else { None };
+                let slot = if unchanged {
+                    state.slots.remove(&key)
+                } else {
+                    None
+                };
                 if slot.is_some() {
                     self.len.fetch_sub(1, Ordering::Relaxed);
                 }
@@ -532,7 +558,10 @@ impl<K: CacheKey, V: Send + Sync + 'static> CompileCache<K, V> {
             let state = lock(&shard.state);
             for (key, slot) in &state.slots {
                 if let Slot::Ready { last_used, .. } = slot {
-                    if oldest.as_ref().is_none_or(|(_, _, stamp)| last_used < stamp) {
+                    if oldest
+                        .as_ref()
+                        .is_none_or(|(_, _, stamp)| last_used < stamp)
+                    {
                         oldest = Some((index, key.clone(), *last_used));
                     }
                 }
@@ -598,7 +627,10 @@ impl<K: CacheKey, V: Send + Sync + 'static> Landing<'_, K, V> {
                 Ok(value) if ours => {
                     inserted = true;
                     self.cache.len.fetch_add(1, Ordering::Relaxed);
-                    let ready = Slot::Ready { value: value.clone(), last_used: self.cache.tick() };
+                    let ready = Slot::Ready {
+                        value: value.clone(),
+                        last_used: self.cache.tick(),
+                    };
                     state.slots.insert(key, ready)
                 }
                 Err(_) if ours => state.slots.remove(&key),
@@ -616,7 +648,10 @@ impl<K: CacheKey, V: Send + Sync + 'static> Landing<'_, K, V> {
 impl<K: CacheKey, V: Send + Sync + 'static> Drop for Landing<'_, K, V> {
     fn drop(&mut self) {
         if self.key.is_some() {
-            let panicked = Error::runtime("compile", format!("the trace of {} panicked", self.shard.id));
+            let panicked = Error::runtime(
+                "compile",
+                format!("the trace of {} panicked", self.shard.id),
+            );
             self.land(&Err(panicked));
         }
     }
@@ -716,7 +751,11 @@ mod tests {
         let stranger = FnIdentity::new_in(&Arc::new(CompileCache::<u32, u32>::new()));
         let e = cache.get_or_trace(stranger.id(), 1, || Ok(1)).unwrap_err();
         assert_eq!(e.kind(), ErrorKind::Value);
-        assert!(e.to_string().starts_with(&format!("compile: {} is not registered", stranger.id())), "{e}");
+        assert!(
+            e.to_string()
+                .starts_with(&format!("compile: {} is not registered", stranger.id())),
+            "{e}"
+        );
         let f = FnIdentity::new_in(&other);
         let id = f.id();
         drop(f);
@@ -728,17 +767,23 @@ mod tests {
     fn clear_or_erase_during_a_trace_inserts_nothing() {
         let cache = cache(8);
         let f = FnIdentity::new_in(&cache);
-        assert_eq!(*f.get_or_trace(1, || {
-            cache.clear();
-            Ok(1)
-        })
-        .unwrap(), 1);
+        assert_eq!(
+            *f.get_or_trace(1, || {
+                cache.clear();
+                Ok(1)
+            })
+            .unwrap(),
+            1
+        );
         assert!(cache.is_empty());
-        assert_eq!(*f.get_or_trace(2, || {
-            cache.erase(f.id());
-            Ok(2)
-        })
-        .unwrap(), 2);
+        assert_eq!(
+            *f.get_or_trace(2, || {
+                cache.erase(f.id());
+                Ok(2)
+            })
+            .unwrap(),
+            2
+        );
         assert!(cache.is_empty());
         // Registered still: the next call traces and caches.
         f.get_or_trace(2, || Ok(2)).unwrap();
@@ -839,11 +884,17 @@ mod tests {
             // Key 1 is in flight on the other thread; from inside a trace
             // this thread does not wait for it.
             let g = FnIdentity::new_in(&cache);
-            let inner = g.get_or_trace(5, || Ok(*f.get_or_trace(1, || Ok(100))?)).unwrap();
+            let inner = g
+                .get_or_trace(5, || Ok(*f.get_or_trace(1, || Ok(100))?))
+                .unwrap();
             assert_eq!(*inner, 100);
             finish_tx.send(()).unwrap();
             assert_eq!(tracer.join().unwrap().unwrap(), 1);
-            assert_eq!(*f.get_or_trace(1, || Ok(0)).unwrap(), 1, "the private result was not cached");
+            assert_eq!(
+                *f.get_or_trace(1, || Ok(0)).unwrap(),
+                1,
+                "the private result was not cached"
+            );
             assert_eq!(f.traces(), 2);
         });
     }

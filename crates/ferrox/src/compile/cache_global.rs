@@ -65,7 +65,9 @@ impl<K: CacheKey, V: Send + Sync + 'static> CompileCache<K, V> {
     /// ```
     pub fn global() -> Arc<Self> {
         let mut caches = lock(registry());
-        let found = caches.iter().find_map(|cache| cache.as_any().downcast_ref::<Arc<Self>>());
+        let found = caches
+            .iter()
+            .find_map(|cache| cache.as_any().downcast_ref::<Arc<Self>>());
         if let Some(cache) = found {
             return cache.clone();
         }
@@ -90,7 +92,10 @@ impl<K: CacheKey, V: Send + Sync + 'static> CompileCache<K, V> {
 /// ```
 pub fn clear_all() {
     // Clone the handles out so no cache is cleared under the registry lock.
-    let caches: Vec<Box<dyn AnyCache>> = lock(registry()).iter().map(|cache| cache.boxed_clone()).collect();
+    let caches: Vec<Box<dyn AnyCache>> = lock(registry())
+        .iter()
+        .map(|cache| cache.boxed_clone())
+        .collect();
     for cache in caches {
         cache.clear();
     }

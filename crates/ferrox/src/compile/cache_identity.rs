@@ -134,7 +134,13 @@ impl<K: CacheKey, V: Send + Sync + 'static> FnIdentity<K, V> {
     pub fn new_in(cache: &Arc<CompileCache<K, V>>) -> Self {
         let id = FnId::fresh();
         let shard = cache.register(id);
-        FnIdentity { registration: Arc::new(Registration { id, shard, cache: cache.clone() }) }
+        FnIdentity {
+            registration: Arc::new(Registration {
+                id,
+                shard,
+                cache: cache.clone(),
+            }),
+        }
     }
 
     /// The function's id.
@@ -193,7 +199,10 @@ impl<K: CacheKey, V: Send + Sync + 'static> FnIdentity<K, V> {
     /// # Ok::<(), ferrox::Error>(())
     /// ```
     pub fn traces(&self) -> usize {
-        self.registration.shard.traces.load(crate::sync::Ordering::Relaxed)
+        self.registration
+            .shard
+            .traces
+            .load(crate::sync::Ordering::Relaxed)
     }
 }
 
@@ -206,7 +215,9 @@ impl<K: CacheKey, V: Send + Sync + 'static> Default for FnIdentity<K, V> {
 
 impl<K: CacheKey, V: Send + Sync + 'static> Clone for FnIdentity<K, V> {
     fn clone(&self) -> Self {
-        FnIdentity { registration: self.registration.clone() }
+        FnIdentity {
+            registration: self.registration.clone(),
+        }
     }
 }
 
@@ -254,6 +265,9 @@ mod tests {
     #[test]
     fn debug_names_the_function() {
         let f = FnIdentity::new_in(&Arc::new(CompileCache::<u8, u8>::new()));
-        assert_eq!(format!("{f:?}"), format!("FnIdentity(function #{})", f.id().as_u64()));
+        assert_eq!(
+            format!("{f:?}"),
+            format!("FnIdentity(function #{})", f.id().as_u64())
+        );
     }
 }

@@ -73,7 +73,10 @@ impl<K, V> Shard<K, V> {
     pub(super) fn new(id: FnId) -> Self {
         Shard {
             id,
-            state: Mutex::new(ShardState { released: false, slots: SlotMap::default() }),
+            state: Mutex::new(ShardState {
+                released: false,
+                slots: SlotMap::default(),
+            }),
             traces: AtomicUsize::new(0),
         }
     }
@@ -100,7 +103,11 @@ pub(super) struct Flight<V> {
 impl<V> Flight<V> {
     /// A flight traced by the current thread.
     pub(super) fn new() -> Self {
-        Flight { tracer: current_thread(), outcome: Mutex::new(None), landed: Condvar::new() }
+        Flight {
+            tracer: current_thread(),
+            outcome: Mutex::new(None),
+            landed: Condvar::new(),
+        }
     }
 
     /// Blocks (on a condvar, no spinning) until the trace lands.
@@ -168,7 +175,9 @@ impl TraceScope {
 
     /// True while the calling thread is inside any trace.
     pub(super) fn active() -> bool {
-        TRACE_DEPTH.try_with(|depth| depth.get() > 0).unwrap_or(false)
+        TRACE_DEPTH
+            .try_with(|depth| depth.get() > 0)
+            .unwrap_or(false)
     }
 }
 

@@ -70,7 +70,9 @@ pub fn compile(f: impl Fn(&[Array]) -> Result<Vec<Array>> + Send + Sync + 'stati
 /// assert_eq!(f.traces(), 1);
 /// # Ok::<(), ferrox::Error>(())
 /// ```
-pub fn compile_shapeless(f: impl Fn(&[Array]) -> Result<Vec<Array>> + Send + Sync + 'static) -> CompiledFn {
+pub fn compile_shapeless(
+    f: impl Fn(&[Array]) -> Result<Vec<Array>> + Send + Sync + 'static,
+) -> CompiledFn {
     compile_with(move |xs, _| f(xs), true)
 }
 
@@ -92,7 +94,13 @@ pub fn compile_with(
     f: impl Fn(&[Array], &[Constant]) -> Result<Vec<Array>> + Send + Sync + 'static,
     shapeless: bool,
 ) -> CompiledFn {
-    CompiledFn { inner: Arc::new(Inner { identity: FnIdentity::new(), body: Arc::new(f), shapeless }) }
+    CompiledFn {
+        inner: Arc::new(Inner {
+            identity: FnIdentity::new(),
+            body: Arc::new(f),
+            shapeless,
+        }),
+    }
 }
 
 impl CompiledFn {
@@ -102,7 +110,11 @@ impl CompiledFn {
     }
 
     /// Calls the function on `args` with `constants` (part of the key).
-    pub fn call_with_constants(&self, args: &[Array], constants: &[Constant]) -> Result<Vec<Array>> {
+    pub fn call_with_constants(
+        &self,
+        args: &[Array],
+        constants: &[Constant],
+    ) -> Result<Vec<Array>> {
         let inner = &self.inner;
         // Inside another transform (or with compile disabled) the function
         // is inlined: it never touches the cache, so nesting cannot deadlock.

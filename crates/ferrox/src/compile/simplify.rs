@@ -18,7 +18,11 @@ fn constant_key(a: &Array) -> Option<(crate::DType, Vec<usize>, Vec<u8>)> {
     }
     let d = a.data().ok()?;
     let size = a.dtype().size();
-    let bytes = d.storage.as_slice::<u8>().get(d.offset * size..(d.offset + 1) * size)?.to_vec();
+    let bytes = d
+        .storage
+        .as_slice::<u8>()
+        .get(d.offset * size..(d.offset + 1) * size)?
+        .to_vec();
     Some((a.dtype(), a.shape().to_vec(), bytes))
 }
 
@@ -40,21 +44,34 @@ pub(crate) fn simplify(tape: Tape) -> Tape {
     };
     let mut remap: Vec<Ref> = Vec::with_capacity(tape.instrs.len());
     let mut kept: Vec<Instr> = Vec::with_capacity(tape.instrs.len());
-    let mut seen: HashMap<(&'static str, Vec<(u8, u64)>, Vec<usize>, crate::DType), Vec<usize>> = HashMap::new();
+    let mut seen: HashMap<(&'static str, Vec<(u8, u64)>, Vec<usize>, crate::DType), Vec<usize>> =
+        HashMap::new();
     let resolve = |r: &Ref, remap: &[Ref]| match r {
         Ref::Node(k) => remap[*k].clone(),
         other => other.clone(),
     };
     for ins in tape.instrs {
-        let inputs: Vec<Ref> = ins.inputs.iter().map(|r| canonical(resolve(r, &remap))).collect();
+        let inputs: Vec<Ref> = ins
+            .inputs
+            .iter()
+            .map(|r| canonical(resolve(r, &remap)))
+            .collect();
         let ins = Instr { inputs, ..ins };
         if is_noop(&ins) {
             remap.push(ins.inputs[0].clone());
             continue;
         }
-        let key = (ins.op.name(), ins.inputs.iter().map(Ref::key).collect(), ins.shape.clone(), ins.dtype);
+        let key = (
+            ins.op.name(),
+            ins.inputs.iter().map(Ref::key).collect(),
+            ins.shape.clone(),
+            ins.dtype,
+        );
         let candidates = seen.entry(key).or_default();
-        if let Some(&k) = candidates.iter().find(|&&k| kept[k].op.is_equivalent(ins.op.as_ref())) {
+        if let Some(&k) = candidates
+            .iter()
+            .find(|&&k| kept[k].op.is_equivalent(ins.op.as_ref()))
+        {
             remap.push(Ref::Node(k));
             continue;
         }
@@ -62,8 +79,15 @@ pub(crate) fn simplify(tape: Tape) -> Tape {
         remap.push(Ref::Node(kept.len()));
         kept.push(ins);
     }
-    let outputs: Vec<Ref> = tape.outputs.iter().map(|r| canonical(resolve(r, &remap))).collect();
-    drop_dead(Tape { instrs: kept, outputs })
+    let outputs: Vec<Ref> = tape
+        .outputs
+        .iter()
+        .map(|r| canonical(resolve(r, &remap)))
+        .collect();
+    drop_dead(Tape {
+        instrs: kept,
+        outputs,
+    })
 }
 
 /// Removes instructions no output depends on, renumbering the rest.
@@ -98,6 +122,10 @@ pub(crate) fn drop_dead(tape: Tape) -> Tape {
         let inputs = ins.inputs.iter().map(|r| renumber(r, &new_index)).collect();
         instrs.push(Instr { inputs, ..ins });
     }
-    let outputs = tape.outputs.iter().map(|r| renumber(r, &new_index)).collect();
+    let outputs = tape
+        .outputs
+        .iter()
+        .map(|r| renumber(r, &new_index))
+        .collect();
     Tape { instrs, outputs }
 }

@@ -51,12 +51,22 @@ pub struct Tape {
 
 impl Tape {
     /// Traces `f` on placeholders shaped like `args`.
-    pub(crate) fn trace(args: &[Array], f: impl FnOnce(&[Array]) -> Result<Vec<Array>>) -> Result<Tape> {
+    pub(crate) fn trace(
+        args: &[Array],
+        f: impl FnOnce(&[Array]) -> Result<Vec<Array>>,
+    ) -> Result<Tape> {
         let trace = Trace::new(TraceKind::Compile);
         let _end = EndOnDrop(trace.clone());
-        let inputs: Vec<Array> = args.iter().map(|a| placeholder(a.shape().to_vec(), a.dtype(), &trace)).collect();
+        let inputs: Vec<Array> = args
+            .iter()
+            .map(|a| placeholder(a.shape().to_vec(), a.dtype(), &trace))
+            .collect();
         let outputs = f(&inputs)?;
-        let mut refs: HashMap<u64, Ref> = inputs.iter().enumerate().map(|(i, p)| (p.id(), Ref::Input(i))).collect();
+        let mut refs: HashMap<u64, Ref> = inputs
+            .iter()
+            .enumerate()
+            .map(|(i, p)| (p.id(), Ref::Input(i)))
+            .collect();
         let mut instrs = Vec::new();
         for node in trace_order(&outputs, trace.id()) {
             if refs.contains_key(&node.id()) {
@@ -65,11 +75,23 @@ impl Tape {
             let Some(op) = node.primitive() else {
                 return Err(Error::runtime("compile", "a traced leaf is not an input"));
             };
-            let ins = node.inputs().iter().map(|i| refs.get(&i.id()).cloned().unwrap_or(Ref::Const(i.clone()))).collect();
+            let ins = node
+                .inputs()
+                .iter()
+                .map(|i| refs.get(&i.id()).cloned().unwrap_or(Ref::Const(i.clone())))
+                .collect();
             refs.insert(node.id(), Ref::Node(instrs.len()));
-            instrs.push(Instr { op: op.clone(), inputs: ins, shape: node.shape().to_vec(), dtype: node.dtype() });
+            instrs.push(Instr {
+                op: op.clone(),
+                inputs: ins,
+                shape: node.shape().to_vec(),
+                dtype: node.dtype(),
+            });
         }
-        let outputs = outputs.iter().map(|o| refs.get(&o.id()).cloned().unwrap_or(Ref::Const(o.clone()))).collect();
+        let outputs = outputs
+            .iter()
+            .map(|o| refs.get(&o.id()).cloned().unwrap_or(Ref::Const(o.clone())))
+            .collect();
         Ok(Tape { instrs, outputs })
     }
 

@@ -872,6 +872,27 @@ impl Primitive for Binary {
             DtypeRule::Shift => with_int!(a.dtype, op, T => shift_kernel::<T>(op, a, b, out)),
         }
     }
+    fn vjp(
+        &self,
+        primals: &[Array],
+        cotangent: &Array,
+        output: &Array,
+        argnums: &[usize],
+    ) -> Result<Vec<Array>> {
+        super::binary_derivatives::vjp(self.0, primals, cotangent, output, argnums)
+    }
+    fn jvp(&self, primals: &[Array], tangents: &[Option<Array>], output: &Array) -> Result<Array> {
+        super::binary_derivatives::jvp(self.0, primals, tangents, output)
+    }
+    fn vmap(&self, inputs: &[Array], axes: &[Option<usize>]) -> Result<(Array, Option<usize>)> {
+        super::binary_derivatives::vmap(self.0, inputs, axes)
+    }
+    fn output_shape(&self, input_shapes: &[&[usize]]) -> Option<Result<Vec<usize>>> {
+        match input_shapes {
+            [a, b] => Some(broadcast_shapes(self.0.name(), a, b)),
+            _ => None,
+        }
+    }
     primitive_common!();
 }
 

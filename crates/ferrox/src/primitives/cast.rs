@@ -40,6 +40,24 @@ impl Primitive for AsType {
         let x = &inputs[0];
         with_dtype!(x.dtype, T => with_dtype!(out.dtype, U => cast_kernel::<T, U>(x, out)))
     }
+    fn vjp(
+        &self,
+        primals: &[Array],
+        cotangent: &Array,
+        _o: &Array,
+        _argnums: &[usize],
+    ) -> Result<Vec<Array>> {
+        Ok(vec![cotangent.astype(primals[0].dtype())?])
+    }
+    fn jvp(&self, _p: &[Array], tangents: &[Option<Array>], output: &Array) -> Result<Array> {
+        match &tangents[0] {
+            Some(t) => t.astype(output.dtype()),
+            None => crate::zeros_like(output),
+        }
+    }
+    fn output_shape(&self, input_shapes: &[&[usize]]) -> Option<Result<Vec<usize>>> {
+        input_shapes.first().map(|s| Ok(s.to_vec()))
+    }
     primitive_common!();
 }
 

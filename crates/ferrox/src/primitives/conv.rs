@@ -52,6 +52,10 @@ struct ConvGeometry {
     c_out: usize,
     out_spatial: Vec<usize>,
     groups: usize,
+    /// Product of `kernel`.
+    kernel_volume: usize,
+    /// Product of `out_spatial`.
+    out_positions: usize,
 }
 
 impl ConvGeometry {
@@ -161,7 +165,13 @@ impl ConvGeometry {
             }
             out_spatial.push((padded - span) / p.stride[d] + 1);
         }
-        let geo = ConvGeometry {
+        // Every product the kernel forms must be representable (empty
+        // arrays may have huge dimensions next to a zero).
+        let kernel_volume = checked_numel(op, &kernel)?;
+        checked_numel(op, &[kernel_volume, c_in])?;
+        let out_positions = checked_numel(op, &out_spatial)?;
+        checked_numel(op, &[input[0], out_positions, c_out])?;
+        Ok(ConvGeometry {
             batch: input[0],
             in_spatial: input[1..nd + 1].to_vec(),
             c_in,
@@ -169,11 +179,9 @@ impl ConvGeometry {
             c_out,
             out_spatial,
             groups,
-        };
-        checked_numel(op, &geo.out_shape())?;
-        // The im2col row must be addressable too.
-        checked_numel(op, &[geo.kernel_volume(), c_in])?;
-        Ok(geo)
+            kernel_volume,
+            out_positions,
+        })
     }
 
     fn out_shape(&self) -> Vec<usize> {
@@ -181,12 +189,6 @@ impl ConvGeometry {
         s.extend(&self.out_spatial);
         s.push(self.c_out);
         s
-    }
-    fn kernel_volume(&self) -> usize {
-        self.kernel.iter().product()
-    }
-    fn out_positions(&self) -> usize {
-        self.out_spatial.iter().product()
     }
 }
 
@@ -388,13 +390,13 @@ fn conv_kernel<T: Pod + Element, C: MatKernel>(
     dst: &mut [C],
     widen: impl Fn(T) -> C + Sync + Copy,
 ) -> Result<()> {
-    let positions = geo.batch * geo.out_positions();
+    let positions = geo.batch * geo.out_positions;
     if positions == 0 || geo.c_out == 0 {
         return Ok(());
     }
     let groups = geo.groups;
     let (cin_g, cout_g) = (geo.c_in / groups, geo.c_out / groups);
-    let kk = geo.kernel_volume();
+    let kk = geo.kernel_volume;
     let depth = kk * cin_g; // the contraction length per group
                             // Weights as a contiguous [C_out, kernel..., C_in/g] matrix in C; group
                             // g's (depth x cout_g) right operand is read transposed in place.
@@ -479,9 +481,9 @@ fn gather_rows<T: Pod, C: Pod + Default>(
 ) {
     let nd = geo.kernel.len();
     let cin_g = geo.c_in / geo.groups;
-    let kk = geo.kernel_volume();
+    let kk = geo.kernel_volume;
     let row_len = kk * geo.c_in;
-    let per_image = geo.out_positions();
+    let per_image = geo.out_positions;
     let cs = x.strides[nd + 1];
     let fill_row = |r: usize, row: &mut [C]| {
         // Decompose the global output row into (image, output position).
@@ -791,6 +793,18 @@ mod tests {
         assert!(
             err(conv1d(&x, &w0, 1, 0, 1, 2)).starts_with("conv1d: kernel size must be positive")
         );
+    }
+
+    #[test]
+    fn huge_empty_shapes_are_errors_not_overflows() {
+        let big = 1usize << 40;
+        let x = crate::zeros(&[0, big, big, 1], DType::Float32).unwrap();
+        let w = crate::ones(&[1, 1, 1, 1], DType::Float32).unwrap();
+        let e = conv2d(&x, &w, (1, 1), (0, 0), (1, 1), 1).unwrap_err();
+        assert!(e.to_string().starts_with("conv2d: shape"), "{e}");
+        let x = crate::ones(&[1, 4, 1], DType::Float32).unwrap();
+        let w = crate::zeros(&[0, 1, 1], DType::Float32).unwrap();
+        assert_eq!(conv1d(&x, &w, 1, 0, 1, 1).unwrap().shape(), &[1, 4, 0]);
     }
 
     #[test]

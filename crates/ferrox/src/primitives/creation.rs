@@ -1,6 +1,6 @@
 //! Creation ops: full, zeros, ones, arange, linspace, eye, identity, tri, *_like.
 
-use super::{OutSpec, Operand, Primitive};
+use super::{Operand, OutSpec, Primitive};
 use crate::array::{checked_numel, Data};
 use crate::backend::cpu::elementwise::out_storage;
 use crate::dtype::Element;
@@ -40,7 +40,12 @@ impl Primitive for Fill {
 /// ```
 pub fn full(shape: &[usize], value: f64, dtype: DType) -> Result<Array> {
     checked_numel("full", shape)?;
-    Ok(Array::from_op(shape.to_vec(), dtype, Fill { re: value, im: 0.0 }, vec![]))
+    Ok(Array::from_op(
+        shape.to_vec(),
+        dtype,
+        Fill { re: value, im: 0.0 },
+        vec![],
+    ))
 }
 
 /// An array of zeros.
@@ -135,13 +140,21 @@ pub fn arange(start: f64, stop: f64, step: f64, dtype: DType) -> Result<Array> {
         ));
     }
     if dtype == DType::Bool || dtype == DType::Complex64 {
-        return Err(Error::dtype("arange", format!("dtype {dtype} is not supported")));
+        return Err(Error::dtype(
+            "arange",
+            format!("dtype {dtype} is not supported"),
+        ));
     }
     let n = ((stop - start) / step).ceil().max(0.0);
     if n > (1u64 << 48) as f64 {
         return Err(Error::value("arange", format!("{n} elements is too many")));
     }
-    Ok(Array::from_op(vec![n as usize], dtype, Arange { start, step }, vec![]))
+    Ok(Array::from_op(
+        vec![n as usize],
+        dtype,
+        Arange { start, step },
+        vec![],
+    ))
 }
 
 /// `num` evenly spaced values from `start` to `stop`, both included.
@@ -153,10 +166,22 @@ pub fn arange(start: f64, stop: f64, step: f64, dtype: DType) -> Result<Array> {
 /// ```
 pub fn linspace(start: f64, stop: f64, num: usize, dtype: DType) -> Result<Array> {
     if !dtype.is_float() {
-        return Err(Error::dtype("linspace", format!("dtype {dtype} is not a float type")));
+        return Err(Error::dtype(
+            "linspace",
+            format!("dtype {dtype} is not a float type"),
+        ));
     }
-    let step = if num > 1 { (stop - start) / (num - 1) as f64 } else { 0.0 };
-    Ok(Array::from_op(vec![num], dtype, Arange { start, step }, vec![]))
+    let step = if num > 1 {
+        (stop - start) / (num - 1) as f64
+    } else {
+        0.0
+    };
+    Ok(Array::from_op(
+        vec![num],
+        dtype,
+        Arange { start, step },
+        vec![],
+    ))
 }
 
 /// Ones where `col - row == k` (`Eye`) or where `col - row <= k` (`Tri`).
@@ -205,7 +230,12 @@ impl Primitive for Diagonal2d {
 pub fn eye(n: usize, m: Option<usize>, k: isize, dtype: DType) -> Result<Array> {
     let m = m.unwrap_or(n);
     checked_numel("eye", &[n, m])?;
-    Ok(Array::from_op(vec![n, m], dtype, Diagonal2d { k, lower: false }, vec![]))
+    Ok(Array::from_op(
+        vec![n, m],
+        dtype,
+        Diagonal2d { k, lower: false },
+        vec![],
+    ))
 }
 
 /// The `n x n` identity matrix.
@@ -228,5 +258,10 @@ pub fn identity(n: usize, dtype: DType) -> Result<Array> {
 pub fn tri(n: usize, m: Option<usize>, k: isize, dtype: DType) -> Result<Array> {
     let m = m.unwrap_or(n);
     checked_numel("tri", &[n, m])?;
-    Ok(Array::from_op(vec![n, m], dtype, Diagonal2d { k, lower: true }, vec![]))
+    Ok(Array::from_op(
+        vec![n, m],
+        dtype,
+        Diagonal2d { k, lower: true },
+        vec![],
+    ))
 }

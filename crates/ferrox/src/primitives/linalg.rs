@@ -236,6 +236,7 @@ pub fn inner(a: &Array, b: &Array) -> Result<Array> {
 /// # Ok::<(), ferrox::Error>(())
 /// ```
 pub fn outer(a: &Array, b: &Array) -> Result<Array> {
+    crate::array::checked_numel("outer", &[a.size(), b.size()])?;
     let column = reshape_to(a, &[a.size(), 1])?;
     let row = reshape_to(b, &[b.size()])?;
     multiply(&column, &row)
@@ -261,6 +262,22 @@ pub fn kron(a: &Array, b: &Array) -> Result<Array> {
         s
     };
     let (sa, sb) = (lead(a), lead(b));
+    let out: Option<Vec<usize>> = sa
+        .iter()
+        .zip(&sb)
+        .map(|(&x, &y)| x.checked_mul(y))
+        .collect();
+    let out = out.ok_or_else(|| {
+        Error::value(
+            "kron",
+            format!(
+                "shapes {:?} and {:?} give too many elements",
+                a.shape(),
+                b.shape()
+            ),
+        )
+    })?;
+    crate::array::checked_numel("kron", &out)?;
     // a as [a0, 1, a1, 1, ...] times b as [1, b0, 1, b1, ...], then merge
     // each (a_i, b_i) pair.
     let interleave = |s: &[usize], first: bool| -> Vec<usize> {
@@ -272,8 +289,6 @@ pub fn kron(a: &Array, b: &Array) -> Result<Array> {
         &reshape_to(a, &interleave(&sa, true))?,
         &reshape_to(b, &interleave(&sb, false))?,
     )?;
-    let out: Vec<usize> = sa.iter().zip(&sb).map(|(&x, &y)| x * y).collect();
-    crate::array::checked_numel("kron", &out)?;
     reshape_to(&prod, &out)
 }
 
@@ -614,6 +629,8 @@ fn contract_pair(a: Labeled, b: Labeled, needed: &[Label]) -> Result<Labeled> {
         .concat();
         let xa = a.arranged(&[batch.clone(), free_a].concat(), &sa)?;
         let xb = b.arranged(&[batch, free_b].concat(), &sb)?;
+        let out: Vec<usize> = sa.iter().zip(&sb).map(|(&x, &y)| x.max(y)).collect();
+        crate::array::checked_numel("einsum", &out)?;
         return Ok(Labeled {
             array: multiply(&xa, &xb)?,
             labels,
@@ -777,6 +794,7 @@ pub fn einsum(subscripts: &str, operands: &[Array]) -> Result<Array> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
 
     fn arange(n: usize, shape: &[usize]) -> Array {
         let v: Vec<f64> = (0..n).map(|i| i as f64 - 3.0).collect();
@@ -897,6 +915,16 @@ mod tests {
     }
 
     #[test]
+    fn oversized_results_are_errors() {
+        // Lazy and never evaluated: only the shape rules run.
+        let v = crate::zeros(&[1 << 40], DType::Float32).unwrap();
+        assert!(kron(&v, &v).is_err());
+        assert!(outer(&v, &v).is_err());
+        assert!(einsum("i,j->ij", &[v.clone(), v.clone()]).is_err());
+        assert!(einsum("i,j", &[v.clone(), v]).is_err());
+    }
+
+    #[test]
     fn tensordot_inner_outer_kron() {
         let a = arange(24, &[2, 3, 4]);
         let b = arange(12, &[3, 4]);
@@ -931,5 +959,78 @@ mod tests {
             vals(&kron(&Array::scalar(2.0f64), &Array::scalar(3.0f64)).unwrap()),
             vec![6.0]
         );
+    }
+
+    /// Direct evaluation: loop over every assignment of every label.
+    fn naive_einsum(terms: &[(&[u8], &[f64])], out: &[u8], size: impl Fn(u8) -> usize) -> Vec<f64> {
+        let mut all: Vec<u8> = terms.iter().flat_map(|(l, _)| l.iter().copied()).collect();
+        all.sort_unstable();
+        all.dedup();
+        let flat = |labels: &[u8], assign: &[usize]| {
+            labels.iter().fold(0, |acc, l| {
+                let i = all.iter().position(|x| x == l).unwrap();
+                acc * size(*l) + assign[i]
+            })
+        };
+        let mut result = vec![0.0; out.iter().map(|&l| size(l)).product()];
+        let total: usize = all.iter().map(|&l| size(l)).product();
+        for mut code in 0..total {
+            let mut assign = vec![0; all.len()];
+            for (i, &l) in all.iter().enumerate().rev() {
+                assign[i] = code % size(l);
+                code /= size(l);
+            }
+            let p: f64 = terms.iter().map(|(l, v)| v[flat(l, &assign)]).product();
+            result[flat(out, &assign)] += p;
+        }
+        result
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(96))]
+        #[test]
+        fn einsum_matches_naive_sum(
+            a in prop::collection::vec(0u8..5, 0..4),
+            b in prop::collection::vec(0u8..5, 0..4),
+            keep in prop::collection::vec(any::<bool>(), 5),
+            rotate in 0usize..5,
+            sizes in prop::collection::vec(1usize..4, 5),
+            implicit in any::<bool>(),
+        ) {
+            let letter = |l: u8| (b'a' + l) as char;
+            let size = |l: u8| sizes[l as usize];
+            let mut union: Vec<u8> = a.iter().chain(&b).copied().collect();
+            union.sort_unstable();
+            union.dedup();
+            let mut out: Vec<u8> = union.iter().copied().filter(|&l| keep[l as usize]).collect();
+            if !out.is_empty() {
+                let r = rotate % out.len();
+                out.rotate_left(r);
+            }
+            if implicit {
+                // numpy's implicit output: labels used once, sorted.
+                let all: Vec<u8> = a.iter().chain(&b).copied().collect();
+                out = union.iter().copied().filter(|l| all.iter().filter(|x| *x == l).count() == 1).collect();
+            }
+            let term = |ls: &[u8]| ls.iter().map(|&l| letter(l)).collect::<String>();
+            let spec = if implicit {
+                format!("{},{}", term(&a), term(&b))
+            } else {
+                format!("{},{}->{}", term(&a), term(&b), term(&out))
+            };
+            let operand = |ls: &[u8], seed: usize| {
+                let shape: Vec<usize> = ls.iter().map(|&l| size(l)).collect();
+                let n: usize = shape.iter().product();
+                let v: Vec<f64> = (0..n).map(|i| ((i * 5 + seed) % 7) as f64 - 3.0).collect();
+                (Array::from_slice(&v, &shape).unwrap(), v)
+            };
+            let (xa, va) = operand(&a, 1);
+            let (xb, vb) = operand(&b, 2);
+            let want = naive_einsum(&[(&a, &va), (&b, &vb)], &out, size);
+            let got = einsum(&spec, &[xa, xb]).unwrap();
+            let want_shape: Vec<usize> = out.iter().map(|&l| size(l)).collect();
+            prop_assert_eq!(got.shape(), &want_shape[..], "{}", spec);
+            prop_assert_eq!(vals(&got), want, "{}", spec);
+        }
     }
 }

@@ -484,25 +484,39 @@ fn check_dims<T>(dst: &MatMut<'_, T>, a: &MatRef<'_, T>, b: &MatRef<'_, T>) -> R
 /// The element types the `gemm` crate multiplies natively.
 trait GemmNative: Element + Pod {
     fn from_f32(v: f32) -> Self;
+    /// `self * s` in the type's own precision.
+    fn scaled(self, s: f32) -> Self;
 }
 impl GemmNative for f32 {
     fn from_f32(v: f32) -> Self {
         v
+    }
+    fn scaled(self, s: f32) -> Self {
+        self * s
     }
 }
 impl GemmNative for f64 {
     fn from_f32(v: f32) -> Self {
         v as f64
     }
+    fn scaled(self, s: f32) -> Self {
+        self * s as f64
+    }
 }
 impl GemmNative for f16 {
     fn from_f32(v: f32) -> Self {
         f16::from_f32(v)
     }
+    fn scaled(self, s: f32) -> Self {
+        f16::from_f32(self.to_f32() * s)
+    }
 }
 impl GemmNative for crate::Complex64 {
     fn from_f32(v: f32) -> Self {
         crate::Complex64::new(v, 0.0)
+    }
+    fn scaled(self, s: f32) -> Self {
+        self * s
     }
 }
 
@@ -529,13 +543,12 @@ fn gemm_product<T: GemmNative>(
     if k == 0 {
         // Empty sum: dst = dst_scale * dst (or 0). Handled here so the gemm
         // call below always has in-bounds operand pointers.
-        let s = T::from_f32(dst_scale);
         dst.for_each_row(|row| {
             for x in row {
                 *x = if read_dst {
-                    mul_scalar(s, *x)
+                    x.scaled(dst_scale)
                 } else {
-                    T::from_f64(0.0)
+                    T::from_f32(0.0)
                 };
             }
         });
@@ -583,11 +596,6 @@ fn gemm_product<T: GemmNative>(
         );
     }
     Ok(())
-}
-
-fn mul_scalar<T: Element>(s: T, x: T) -> T {
-    // Used only on the k == 0 path; via complex to cover every gemm type.
-    T::from_c64(s.to_c64() * x.to_c64())
 }
 
 macro_rules! gemm_kernel {($($t:ty),*) => {$(
@@ -685,7 +693,7 @@ fn loop_product<T: Arith>(
         })
     };
     let rs = dst.rs;
-    if parallel && worth_splitting(m * n * k) && m > 1 {
+    if parallel && worth_splitting(m.saturating_mul(n).saturating_mul(k)) && m > 1 {
         dst.data
             .par_chunks_mut(rs)
             .take(m)
@@ -871,8 +879,8 @@ fn batched_product<T: MatKernel>(
             parallel,
         )
     };
-    let work = m * n * k.max(1);
-    if lhs.len() > 1 && work < SMALL_PRODUCT && worth_splitting(work * lhs.len()) {
+    let work = per.saturating_mul(k.max(1));
+    if lhs.len() > 1 && work < SMALL_PRODUCT && worth_splitting(work.saturating_mul(lhs.len())) {
         dst.par_chunks_mut(per)
             .enumerate()
             .try_for_each(|(i, d)| one(i, d, false))
@@ -1217,6 +1225,18 @@ mod tests {
                 .unwrap(),
             vec![2.0; 4]
         );
+    }
+
+    #[test]
+    fn addmm_with_empty_inner_dimension_scales_c_in_its_precision() {
+        let c = Array::from_slice(&[0.1f64, 0.7], &[2]).unwrap();
+        let a = crate::zeros(&[2, 0], DType::Float64).unwrap();
+        let b = crate::zeros(&[0, 2], DType::Float64).unwrap();
+        let y = addmm(&c, &a, &b, 1.0, 3.0)
+            .unwrap()
+            .to_vec::<f64>()
+            .unwrap();
+        assert_eq!(y, vec![0.1 * 3.0, 0.7 * 3.0, 0.1 * 3.0, 0.7 * 3.0]);
     }
 
     #[test]

@@ -70,7 +70,12 @@ pub trait Primitive: Send + Sync + fmt::Debug + 'static {
     /// Forward-mode rule: the output's tangent given the inputs' tangents
     /// (`None` for inputs that do not depend on the differentiated
     /// arguments; at least one is `Some`).
-    fn jvp(&self, _primals: &[Array], _tangents: &[Option<Array>], _output: &Array) -> Result<Array> {
+    fn jvp(
+        &self,
+        _primals: &[Array],
+        _tangents: &[Option<Array>],
+        _output: &Array,
+    ) -> Result<Array> {
         Err(no_rule(self.name(), "jvp"))
     }
 
@@ -96,7 +101,11 @@ pub trait Primitive: Send + Sync + fmt::Debug + 'static {
 /// assert_eq!(e.to_string(), "sort: no jvp rule");
 /// ```
 pub fn no_rule(op: &str, transform: &str) -> Error {
-    Error::new(crate::ErrorKind::Unsupported, op, format!("no {transform} rule"))
+    Error::new(
+        crate::ErrorKind::Unsupported,
+        op,
+        format!("no {transform} rule"),
+    )
 }
 
 /// Implements `as_any` and an `is_equivalent` based on `PartialEq`.
@@ -108,12 +117,16 @@ macro_rules! primitive_common {
             self
         }
         fn is_equivalent(&self, other: &dyn $crate::primitives::Primitive) -> bool {
-            other.as_any().downcast_ref::<Self>().is_some_and(|o| o == self)
+            other
+                .as_any()
+                .downcast_ref::<Self>()
+                .is_some_and(|o| o == self)
         }
     };
 }
 
 pub mod binary;
+mod binary_derivatives;
 pub mod cast;
 pub mod conv;
 pub mod creation;

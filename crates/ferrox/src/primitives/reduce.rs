@@ -10,12 +10,12 @@
 
 use super::binary::subtract;
 use super::shape_rules::{normalize_axes, normalize_axis};
-use super::{OutSpec, Operand, Primitive};
+use super::{Operand, OutSpec, Primitive};
 use crate::array::Data;
 use crate::backend::cpu::elementwise::out_storage;
 use crate::backend::cpu::reduce::{
-    arg_reduce, reduce, AllReducer, AnyReducer, CenteredVarReducer, MaxReducer, MeanReducer, MinReducer,
-    ProdReducer, Reducer, SumReducer,
+    arg_reduce, reduce, AllReducer, AnyReducer, CenteredVarReducer, MaxReducer, MeanReducer,
+    MinReducer, ProdReducer, Reducer, SumReducer,
 };
 use crate::dtype::Element;
 use crate::runtime::memory::{Pod, Storage};
@@ -118,19 +118,39 @@ impl Primitive for Reduce {
         let axes = &self.axes;
         let name = self.op.name();
         match self.op {
-            ReduceOp::Sum => with_dtype!(x.dtype, T => run::<T, _>(name, x, axes, &SumReducer, &mut st, out)),
-            ReduceOp::Prod => with_dtype!(x.dtype, T => run::<T, _>(name, x, axes, &ProdReducer, &mut st, out)),
-            ReduceOp::Mean => with_dtype!(x.dtype, T => run::<T, _>(name, x, axes, &MeanReducer, &mut st, out)),
-            ReduceOp::Max => with_dtype!(x.dtype, T => run::<T, _>(name, x, axes, &MaxReducer, &mut st, out)),
-            ReduceOp::Min => with_dtype!(x.dtype, T => run::<T, _>(name, x, axes, &MinReducer, &mut st, out)),
-            ReduceOp::All => with_dtype!(x.dtype, T => run::<T, _>(name, x, axes, &AllReducer, &mut st, out)),
-            ReduceOp::Any => with_dtype!(x.dtype, T => run::<T, _>(name, x, axes, &AnyReducer, &mut st, out)),
+            ReduceOp::Sum => {
+                with_dtype!(x.dtype, T => run::<T, _>(name, x, axes, &SumReducer, &mut st, out))
+            }
+            ReduceOp::Prod => {
+                with_dtype!(x.dtype, T => run::<T, _>(name, x, axes, &ProdReducer, &mut st, out))
+            }
+            ReduceOp::Mean => {
+                with_dtype!(x.dtype, T => run::<T, _>(name, x, axes, &MeanReducer, &mut st, out))
+            }
+            ReduceOp::Max => {
+                with_dtype!(x.dtype, T => run::<T, _>(name, x, axes, &MaxReducer, &mut st, out))
+            }
+            ReduceOp::Min => {
+                with_dtype!(x.dtype, T => run::<T, _>(name, x, axes, &MinReducer, &mut st, out))
+            }
+            ReduceOp::All => {
+                with_dtype!(x.dtype, T => run::<T, _>(name, x, axes, &AllReducer, &mut st, out))
+            }
+            ReduceOp::Any => {
+                with_dtype!(x.dtype, T => run::<T, _>(name, x, axes, &AnyReducer, &mut st, out))
+            }
             ReduceOp::Var { ddof } | ReduceOp::Std { ddof } => {
-                let r = CenteredVarReducer { ddof, sqrt: matches!(self.op, ReduceOp::Std { .. }) };
+                let r = CenteredVarReducer {
+                    ddof,
+                    sqrt: matches!(self.op, ReduceOp::Std { .. }),
+                };
                 match x.dtype {
                     DType::Float32 => run::<f32, _>(name, x, axes, &r, &mut st, out),
                     DType::Float64 => run::<f64, _>(name, x, axes, &r, &mut st, out),
-                    d => Err(Error::dtype(name, format!("the centred kernel takes float32 or float64, got {d}"))),
+                    d => Err(Error::dtype(
+                        name,
+                        format!("the centred kernel takes float32 or float64, got {d}"),
+                    )),
                 }
             }
         }?;
@@ -147,6 +167,61 @@ impl Primitive for Reduce {
             }
         }
         Some(Ok(reduced_shape(shape, &self.axes, self.keepdims)))
+    }
+    fn vjp(
+        &self,
+        primals: &[Array],
+        cotangent: &Array,
+        _output: &Array,
+        _argnums: &[usize],
+    ) -> Result<Vec<Array>> {
+        // Sum and mean spread the cotangent back over the reduced axes.
+        let x = &primals[0];
+        let scale = match self.op {
+            ReduceOp::Sum => 1.0,
+            ReduceOp::Mean => {
+                let n: usize = self.axes.iter().map(|&a| x.shape()[a]).product();
+                1.0 / n.max(1) as f64
+            }
+            _ => return Err(crate::primitives::no_rule(self.op.name(), "vjp")),
+        };
+        let g = if self.keepdims {
+            cotangent.clone()
+        } else {
+            let axes: Vec<isize> = self.axes.iter().map(|&a| a as isize).collect();
+            crate::expand_dims(cotangent, &axes)?
+        };
+        let g = crate::broadcast_to(&g, x.shape())?;
+        let g = if scale == 1.0 {
+            g
+        } else {
+            crate::multiply(&g, &Array::from(scale))?
+        };
+        Ok(vec![g.astype(x.dtype())?])
+    }
+    fn jvp(&self, _primals: &[Array], tangents: &[Option<Array>], output: &Array) -> Result<Array> {
+        let Some(t) = &tangents[0] else {
+            return crate::zeros_like(output);
+        };
+        let axes: Vec<isize> = self.axes.iter().map(|&a| a as isize).collect();
+        match self.op {
+            ReduceOp::Sum => sum(t, Some(&axes), self.keepdims),
+            ReduceOp::Mean => mean(t, Some(&axes), self.keepdims),
+            _ => Err(crate::primitives::no_rule(self.op.name(), "jvp")),
+        }
+    }
+    fn vmap(&self, inputs: &[Array], axes: &[Option<usize>]) -> Result<(Array, Option<usize>)> {
+        let x = crate::moveaxis(&inputs[0], axes[0].unwrap_or(0) as isize, 0)?;
+        let Some(_) = axes[0] else {
+            return Err(crate::primitives::no_rule(
+                self.op.name(),
+                "vmap of an unbatched input",
+            ));
+        };
+        // Example axis a is axis a + 1 of the batched input.
+        let shifted: Vec<isize> = self.axes.iter().map(|&a| a as isize + 1).collect();
+        let y = reduction(self.op, &x, Some(&shifted), self.keepdims)?;
+        Ok((y, Some(0)))
     }
     primitive_common!();
 }
@@ -167,7 +242,12 @@ where
     if R::Out::DTYPE != out.dtype {
         return Err(Error::runtime(
             name,
-            format!("kernel for {} produces {} but the node is {}", x.dtype, R::Out::DTYPE, out.dtype),
+            format!(
+                "kernel for {} produces {} but the node is {}",
+                x.dtype,
+                R::Out::DTYPE,
+                out.dtype
+            ),
         ));
     }
     reduce(x, axes, r, st.as_mut_slice::<R::Out>())
@@ -212,7 +292,12 @@ fn reduction(op: ReduceOp, a: &Array, axes: Option<&[isize]>, keepdims: bool) ->
         require_nonempty(name, a.shape(), &axes)?;
     }
     let shape = reduced_shape(a.shape(), &axes, keepdims);
-    Ok(Array::from_op(shape, op.out_dtype(a.dtype()), Reduce { op, axes, keepdims }, vec![a.clone()]))
+    Ok(Array::from_op(
+        shape,
+        op.out_dtype(a.dtype()),
+        Reduce { op, axes, keepdims },
+        vec![a.clone()],
+    ))
 }
 
 /// Sum over `axes` (`None`: all axes).
@@ -257,7 +342,13 @@ pub fn mean(a: &Array, axes: Option<&[isize]>, keepdims: bool) -> Result<Array> 
     reduction(ReduceOp::Mean, a, axes, keepdims)
 }
 
-fn variance(a: &Array, axes: Option<&[isize]>, keepdims: bool, ddof: i32, sqrt: bool) -> Result<Array> {
+fn variance(
+    a: &Array,
+    axes: Option<&[isize]>,
+    keepdims: bool,
+    ddof: i32,
+    sqrt: bool,
+) -> Result<Array> {
     let name = if sqrt { "std" } else { "var" };
     let axes = normalize_axes(name, axes, a.ndim())?;
     if a.dtype() == DType::Complex64 {
@@ -266,11 +357,19 @@ fn variance(a: &Array, axes: Option<&[isize]>, keepdims: bool, ddof: i32, sqrt: 
     let out_dtype = ReduceOp::Var { ddof: 0 }.out_dtype(a.dtype());
     // Two passes in f32 (f64 for f64): mean, then the centred sum of
     // squares; half floats round once at the end.
-    let compute = if out_dtype == DType::Float64 { DType::Float64 } else { DType::Float32 };
+    let compute = if out_dtype == DType::Float64 {
+        DType::Float64
+    } else {
+        DType::Float32
+    };
     let x = a.astype(compute)?;
     let signed: Vec<isize> = axes.iter().map(|&d| d as isize).collect();
     let centred = subtract(&x, &mean(&x, Some(&signed), true)?)?;
-    let op = if sqrt { ReduceOp::Std { ddof: ddof.into() } } else { ReduceOp::Var { ddof: ddof.into() } };
+    let op = if sqrt {
+        ReduceOp::Std { ddof: ddof.into() }
+    } else {
+        ReduceOp::Var { ddof: ddof.into() }
+    };
     let shape = reduced_shape(a.shape(), &axes, keepdims);
     Array::from_op(shape, compute, Reduce { op, axes, keepdims }, vec![centred]).astype(out_dtype)
 }
@@ -374,7 +473,14 @@ impl ArgReduce {
     fn shape_for(&self, shape: &[usize]) -> Result<(Vec<usize>, usize)> {
         let name = self.name();
         let (out, length) = match self.axis {
-            None => (if self.keepdims { vec![1; shape.len()] } else { vec![] }, shape.iter().product()),
+            None => (
+                if self.keepdims {
+                    vec![1; shape.len()]
+                } else {
+                    vec![]
+                },
+                shape.iter().product(),
+            ),
             Some(ax) => (reduced_shape(shape, &[ax], self.keepdims), shape[ax]),
         };
         if length == 0 {
@@ -384,7 +490,10 @@ impl ArgReduce {
             ));
         }
         if length > u32::MAX as usize {
-            return Err(Error::value(name, format!("{length} elements along the reduced axis do not fit uint32 indices")));
+            return Err(Error::value(
+                name,
+                format!("{length} elements along the reduced axis do not fit uint32 indices"),
+            ));
         }
         Ok((out, length))
     }
@@ -418,7 +527,12 @@ impl Primitive for ArgReduce {
 }
 
 fn arg_reduction(op: ArgOp, a: &Array, axis: Option<isize>, keepdims: bool) -> Result<Array> {
-    let name = ArgReduce { op, axis: None, keepdims }.name();
+    let name = ArgReduce {
+        op,
+        axis: None,
+        keepdims,
+    }
+    .name();
     let axis = match axis {
         None => None,
         Some(ax) => Some(normalize_axis(name, ax, a.ndim())?),
@@ -585,9 +699,25 @@ mod tests {
     ) -> Vec<O> {
         let mut st = Storage::new(std::mem::size_of_val(storage_values), false).unwrap();
         st.as_mut_slice::<T>().copy_from_slice(storage_values);
-        let data = Data { storage: std::sync::Arc::new(st), strides, offset };
-        let x = Operand { data: &data, shape, dtype: T::DTYPE };
-        let d = prim.eval_cpu(&[x], OutSpec { shape: out_shape, dtype: O::DTYPE }).unwrap();
+        let data = Data {
+            storage: std::sync::Arc::new(st),
+            strides,
+            offset,
+        };
+        let x = Operand {
+            data: &data,
+            shape,
+            dtype: T::DTYPE,
+        };
+        let d = prim
+            .eval_cpu(
+                &[x],
+                OutSpec {
+                    shape: out_shape,
+                    dtype: O::DTYPE,
+                },
+            )
+            .unwrap();
         d.to_vec::<O>(out_shape)
     }
 
@@ -623,8 +753,14 @@ mod tests {
         assert!(e.to_string().starts_with("sum: axis 2"), "{e}");
         let e = mean(&a, Some(&[1, -1]), false).unwrap_err();
         assert!(e.to_string().contains("repeated axis"), "{e}");
-        assert_eq!(argmax(&a, Some(-3), false).unwrap_err().kind(), ErrorKind::Axis);
-        assert_eq!(var(&a, Some(&[5]), false, 0).unwrap_err().kind(), ErrorKind::Axis);
+        assert_eq!(
+            argmax(&a, Some(-3), false).unwrap_err().kind(),
+            ErrorKind::Axis
+        );
+        assert_eq!(
+            var(&a, Some(&[5]), false, 0).unwrap_err().kind(),
+            ErrorKind::Axis
+        );
     }
 
     #[test]
@@ -641,20 +777,42 @@ mod tests {
     #[test]
     fn empty_reductions() {
         let e = crate::zeros(&[0, 3], DType::Float32).unwrap();
-        assert_eq!(sum(&e, Some(&[0]), false).unwrap().to_vec::<f32>().unwrap(), vec![0.0; 3]);
-        assert_eq!(prod(&e, Some(&[0]), false).unwrap().to_vec::<f32>().unwrap(), vec![1.0; 3]);
-        assert!(mean(&e, Some(&[0]), false).unwrap().to_vec::<f32>().unwrap()[0].is_nan());
+        assert_eq!(
+            sum(&e, Some(&[0]), false).unwrap().to_vec::<f32>().unwrap(),
+            vec![0.0; 3]
+        );
+        assert_eq!(
+            prod(&e, Some(&[0]), false)
+                .unwrap()
+                .to_vec::<f32>()
+                .unwrap(),
+            vec![1.0; 3]
+        );
+        assert!(mean(&e, Some(&[0]), false)
+            .unwrap()
+            .to_vec::<f32>()
+            .unwrap()[0]
+            .is_nan());
         assert_eq!(all(&e, None, false).unwrap().item::<bool>().unwrap(), true);
         assert_eq!(any(&e, None, false).unwrap().item::<bool>().unwrap(), false);
         // No identity: errors that name the op and the shape.
         let err = max(&e, Some(&[0]), false).unwrap_err();
-        assert!(err.to_string().starts_with("max: ") && err.to_string().contains("[0, 3]"), "{err}");
+        assert!(
+            err.to_string().starts_with("max: ") && err.to_string().contains("[0, 3]"),
+            "{err}"
+        );
         assert!(min(&e, None, false).is_err());
-        assert!(argmax(&e, None, false).unwrap_err().to_string().starts_with("argmax:"));
+        assert!(argmax(&e, None, false)
+            .unwrap_err()
+            .to_string()
+            .starts_with("argmax:"));
         assert!(argmin(&e, Some(0), false).is_err());
         // Reducing the non-empty axis of an empty array is fine.
         assert_eq!(max(&e, Some(&[1]), false).unwrap().shape(), &[0]);
-        assert_eq!(argmax(&e, Some(1), false).unwrap().to_vec::<u32>().unwrap(), Vec::<u32>::new());
+        assert_eq!(
+            argmax(&e, Some(1), false).unwrap().to_vec::<u32>().unwrap(),
+            Vec::<u32>::new()
+        );
     }
 
     #[test]
@@ -664,7 +822,10 @@ mod tests {
         let b = Array::from_slice(&[200u8; 3], &[3]).unwrap();
         assert_eq!(sum(&b, None, false).unwrap().item::<u32>().unwrap(), 600);
         let c = Array::from_slice(&[i32::MAX, 1], &[2]).unwrap();
-        assert_eq!(sum(&c, None, false).unwrap().item::<i32>().unwrap(), i32::MIN);
+        assert_eq!(
+            sum(&c, None, false).unwrap().item::<i32>().unwrap(),
+            i32::MIN
+        );
         let t = Array::from_slice(&[true, true, false], &[3]).unwrap();
         assert_eq!(sum(&t, None, false).unwrap().item::<i32>().unwrap(), 2);
     }
@@ -673,9 +834,15 @@ mod tests {
     fn half_sums_accumulate_in_f32() {
         // 4096 ones: an f16 accumulator would stop at 2048.
         let a = crate::ones(&[4096], DType::Float16).unwrap();
-        assert_eq!(sum(&a, None, false).unwrap().item::<f16>().unwrap(), f16::from_f32(4096.0));
+        assert_eq!(
+            sum(&a, None, false).unwrap().item::<f16>().unwrap(),
+            f16::from_f32(4096.0)
+        );
         let b = crate::ones(&[1000], DType::BFloat16).unwrap();
-        assert_eq!(mean(&b, None, false).unwrap().item::<bf16>().unwrap(), bf16::ONE);
+        assert_eq!(
+            mean(&b, None, false).unwrap().item::<bf16>().unwrap(),
+            bf16::ONE
+        );
     }
 
     #[test]
@@ -683,20 +850,40 @@ mod tests {
         let a = Array::from_slice(&[1.0f32, f32::NAN, 3.0, 0.0], &[2, 2]).unwrap();
         let m = max(&a, Some(&[1]), false).unwrap().to_vec::<f32>().unwrap();
         assert!(m[0].is_nan() && m[1] == 3.0);
-        assert!(min(&a, None, false).unwrap().item::<f32>().unwrap().is_nan());
+        assert!(min(&a, None, false)
+            .unwrap()
+            .item::<f32>()
+            .unwrap()
+            .is_nan());
         assert_eq!(argmax(&a, None, false).unwrap().item::<u32>().unwrap(), 1);
         // Column 1 is [NaN, 0]: the first NaN wins, as in numpy.
-        assert_eq!(argmin(&a, Some(0), false).unwrap().to_vec::<u32>().unwrap(), vec![0, 0]);
+        assert_eq!(
+            argmin(&a, Some(0), false).unwrap().to_vec::<u32>().unwrap(),
+            vec![0, 0]
+        );
     }
 
     #[test]
     fn complex_orders_lexicographically() {
         use crate::Complex64 as C;
-        let a = Array::from_slice(&[C::new(1.0, 5.0), C::new(2.0, -1.0), C::new(2.0, 0.0)], &[3]).unwrap();
-        assert_eq!(max(&a, None, false).unwrap().item::<C>().unwrap(), C::new(2.0, 0.0));
+        let a = Array::from_slice(
+            &[C::new(1.0, 5.0), C::new(2.0, -1.0), C::new(2.0, 0.0)],
+            &[3],
+        )
+        .unwrap();
+        assert_eq!(
+            max(&a, None, false).unwrap().item::<C>().unwrap(),
+            C::new(2.0, 0.0)
+        );
         assert_eq!(argmin(&a, None, false).unwrap().item::<u32>().unwrap(), 0);
-        assert_eq!(sum(&a, None, false).unwrap().item::<C>().unwrap(), C::new(5.0, 4.0));
-        assert_eq!(var(&a, None, false, 0).unwrap_err().kind(), ErrorKind::Dtype);
+        assert_eq!(
+            sum(&a, None, false).unwrap().item::<C>().unwrap(),
+            C::new(5.0, 4.0)
+        );
+        assert_eq!(
+            var(&a, None, false, 0).unwrap_err().kind(),
+            ErrorKind::Dtype
+        );
     }
 
     #[test]
@@ -705,16 +892,29 @@ mod tests {
         let v = var(&a, Some(&[1]), true, 0).unwrap();
         assert_eq!(v.shape(), &[2, 1]);
         let got = v.to_vec::<f32>().unwrap();
-        assert!((got[0] - 2.0 / 3.0).abs() < 1e-6 && (got[1] - 392.0 / 9.0).abs() < 1e-4, "{got:?}");
-        let s = std(&a, Some(&[0]), false, 1).unwrap().to_vec::<f32>().unwrap();
+        assert!(
+            (got[0] - 2.0 / 3.0).abs() < 1e-6 && (got[1] - 392.0 / 9.0).abs() < 1e-4,
+            "{got:?}"
+        );
+        let s = std(&a, Some(&[0]), false, 1)
+            .unwrap()
+            .to_vec::<f32>()
+            .unwrap();
         let want = [4.5f32.sqrt(), 32f32.sqrt(), 144.5f32.sqrt()];
         for (g, w) in s.iter().zip(want) {
             assert!((g - w).abs() < 1e-5, "{s:?}");
         }
         // ddof >= n divides by 0 like numpy: inf, or NaN for constant data.
-        assert_eq!(var(&a, None, false, 6).unwrap().item::<f32>().unwrap(), f32::INFINITY);
+        assert_eq!(
+            var(&a, None, false, 6).unwrap().item::<f32>().unwrap(),
+            f32::INFINITY
+        );
         let c = crate::ones(&[3], DType::Float32).unwrap();
-        assert!(var(&c, None, false, 4).unwrap().item::<f32>().unwrap().is_nan());
+        assert!(var(&c, None, false, 4)
+            .unwrap()
+            .item::<f32>()
+            .unwrap()
+            .is_nan());
         // Large offset: the two-pass algorithm keeps the precision.
         let b = Array::from_slice(&[1e6f32 + 1.0, 1e6 + 2.0, 1e6 + 3.0], &[3]).unwrap();
         assert!((var(&b, None, false, 0).unwrap().item::<f32>().unwrap() - 2.0 / 3.0).abs() < 1e-3);
@@ -728,29 +928,101 @@ mod tests {
         let m: Vec<f32> = (0..12).map(|i| i as f32).collect();
         let t_strides = vec![1, 4];
         let logical = |r: usize, c: usize| m[c * 4 + r];
-        let sums: Vec<f32> =
-            eval_view(&Reduce { op: ReduceOp::Sum, axes: vec![1], keepdims: false }, &m, &[4, 3], t_strides.clone(), 0, &[4]);
-        let want: Vec<f32> = (0..4).map(|r| (0..3).map(|c| logical(r, c)).sum()).collect();
+        let sums: Vec<f32> = eval_view(
+            &Reduce {
+                op: ReduceOp::Sum,
+                axes: vec![1],
+                keepdims: false,
+            },
+            &m,
+            &[4, 3],
+            t_strides.clone(),
+            0,
+            &[4],
+        );
+        let want: Vec<f32> = (0..4)
+            .map(|r| (0..3).map(|c| logical(r, c)).sum())
+            .collect();
         assert_eq!(sums, want);
-        let maxes: Vec<f32> =
-            eval_view(&Reduce { op: ReduceOp::Max, axes: vec![0], keepdims: false }, &m, &[4, 3], t_strides.clone(), 0, &[3]);
+        let maxes: Vec<f32> = eval_view(
+            &Reduce {
+                op: ReduceOp::Max,
+                axes: vec![0],
+                keepdims: false,
+            },
+            &m,
+            &[4, 3],
+            t_strides.clone(),
+            0,
+            &[3],
+        );
         assert_eq!(maxes, vec![3.0, 7.0, 11.0]);
-        let idx: Vec<u32> =
-            eval_view(&ArgReduce { op: ArgOp::Min, axis: None, keepdims: false }, &m, &[4, 3], t_strides.clone(), 0, &[]);
+        let idx: Vec<u32> = eval_view(
+            &ArgReduce {
+                op: ArgOp::Min,
+                axis: None,
+                keepdims: false,
+            },
+            &m,
+            &[4, 3],
+            t_strides.clone(),
+            0,
+            &[],
+        );
         assert_eq!(idx, vec![0]);
-        let idx: Vec<u32> =
-            eval_view(&ArgReduce { op: ArgOp::Max, axis: Some(1), keepdims: false }, &m, &[4, 3], t_strides, 0, &[4]);
+        let idx: Vec<u32> = eval_view(
+            &ArgReduce {
+                op: ArgOp::Max,
+                axis: Some(1),
+                keepdims: false,
+            },
+            &m,
+            &[4, 3],
+            t_strides,
+            0,
+            &[4],
+        );
         assert_eq!(idx, vec![2, 2, 2, 2]);
         // A reversed vector: storage [0..12), view x[i] = m[11 - i].
-        let first_max: Vec<u32> =
-            eval_view(&ArgReduce { op: ArgOp::Max, axis: Some(0), keepdims: false }, &m, &[12], vec![-1], 11, &[]);
+        let first_max: Vec<u32> = eval_view(
+            &ArgReduce {
+                op: ArgOp::Max,
+                axis: Some(0),
+                keepdims: false,
+            },
+            &m,
+            &[12],
+            vec![-1],
+            11,
+            &[],
+        );
         assert_eq!(first_max, vec![0]);
-        let rev_mean: Vec<f32> =
-            eval_view(&Reduce { op: ReduceOp::Mean, axes: vec![0], keepdims: false }, &m, &[12], vec![-1], 11, &[]);
+        let rev_mean: Vec<f32> = eval_view(
+            &Reduce {
+                op: ReduceOp::Mean,
+                axes: vec![0],
+                keepdims: false,
+            },
+            &m,
+            &[12],
+            vec![-1],
+            11,
+            &[],
+        );
         assert_eq!(rev_mean, vec![5.5]);
         // A broadcast view (stride 0) of a row.
-        let bsum: Vec<f32> =
-            eval_view(&Reduce { op: ReduceOp::Sum, axes: vec![0], keepdims: false }, &m[..3], &[5, 3], vec![0, 1], 0, &[3]);
+        let bsum: Vec<f32> = eval_view(
+            &Reduce {
+                op: ReduceOp::Sum,
+                axes: vec![0],
+                keepdims: false,
+            },
+            &m[..3],
+            &[5, 3],
+            vec![0, 1],
+            0,
+            &[3],
+        );
         assert_eq!(bsum, vec![0.0, 5.0, 10.0]);
         assert_eq!(row_major_strides(&[4, 3]), vec![3, 1]);
     }
@@ -758,7 +1030,13 @@ mod tests {
     #[test]
     fn all_and_any_over_axes() {
         let a = Array::from_slice(&[1u8, 0, 1, 1, 1, 1], &[3, 2]).unwrap();
-        assert_eq!(all(&a, Some(&[0]), false).unwrap().to_vec::<bool>().unwrap(), vec![true, false]);
+        assert_eq!(
+            all(&a, Some(&[0]), false)
+                .unwrap()
+                .to_vec::<bool>()
+                .unwrap(),
+            vec![true, false]
+        );
         assert_eq!(any(&a, None, true).unwrap().shape(), &[1, 1]);
         let f = Array::from_slice(&[-0.0f32, f32::NAN], &[2]).unwrap();
         assert_eq!(any(&f, None, false).unwrap().item::<bool>().unwrap(), true);
@@ -768,7 +1046,10 @@ mod tests {
     #[test]
     fn primitives_are_comparable() {
         let a = crate::ones(&[2, 2], DType::Float32).unwrap();
-        let (x, y) = (sum(&a, Some(&[0]), false).unwrap(), sum(&a, Some(&[-2]), false).unwrap());
+        let (x, y) = (
+            sum(&a, Some(&[0]), false).unwrap(),
+            sum(&a, Some(&[-2]), false).unwrap(),
+        );
         let (px, py) = (x.primitive().unwrap(), y.primitive().unwrap());
         assert!(px.is_equivalent(py.as_ref()));
         let z = prod(&a, Some(&[0]), false).unwrap();
@@ -785,8 +1066,20 @@ mod tests {
         let p = s.primitive().unwrap();
         assert_eq!(p.output_shape(&[&[5, 7]]).unwrap().unwrap(), vec![5, 1]);
         let m = max(&a, Some(&[0]), false).unwrap();
-        assert!(m.primitive().unwrap().output_shape(&[&[0, 7]]).unwrap().is_err());
+        assert!(m
+            .primitive()
+            .unwrap()
+            .output_shape(&[&[0, 7]])
+            .unwrap()
+            .is_err());
         let i = argmax(&a, None, true).unwrap();
-        assert_eq!(i.primitive().unwrap().output_shape(&[&[4, 4]]).unwrap().unwrap(), vec![1, 1]);
+        assert_eq!(
+            i.primitive()
+                .unwrap()
+                .output_shape(&[&[4, 4]])
+                .unwrap()
+                .unwrap(),
+            vec![1, 1]
+        );
     }
 }

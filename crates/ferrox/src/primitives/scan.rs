@@ -8,7 +8,7 @@
 //! round each output once. cummax/cummin propagate NaN.
 
 use super::shape_rules::normalize_axis;
-use super::{OutSpec, Operand, Primitive};
+use super::{Operand, OutSpec, Primitive};
 use crate::array::Data;
 use crate::backend::cpu::elementwise::out_storage;
 use crate::backend::cpu::parallel::{simd, worth_splitting, MIN_PAR_ELEMS};
@@ -100,18 +100,39 @@ impl Primitive for Scan {
 }
 
 impl Scan {
-    fn run<T: Pod, C: Reducer<T>>(&self, x: &Operand<'_>, c: &C, st: &mut Storage, out: OutSpec<'_>) -> Result<()>
+    fn run<T: Pod, C: Reducer<T>>(
+        &self,
+        x: &Operand<'_>,
+        c: &C,
+        st: &mut Storage,
+        out: OutSpec<'_>,
+    ) -> Result<()>
     where
         C::Out: Pod + Element,
     {
         if C::Out::DTYPE != out.dtype {
             return Err(Error::runtime(
                 self.name(),
-                format!("kernel for {} produces {} but the node is {}", x.dtype, C::Out::DTYPE, out.dtype),
+                format!(
+                    "kernel for {} produces {} but the node is {}",
+                    x.dtype,
+                    C::Out::DTYPE,
+                    out.dtype
+                ),
             ));
         }
-        let dir = Dir { reverse: self.reverse, inclusive: self.inclusive };
-        scan(self.name(), x, self.axis, dir, c, st.as_mut_slice::<C::Out>())
+        let dir = Dir {
+            reverse: self.reverse,
+            inclusive: self.inclusive,
+        };
+        scan(
+            self.name(),
+            x,
+            self.axis,
+            dir,
+            c,
+            st.as_mut_slice::<C::Out>(),
+        )
     }
 }
 
@@ -234,7 +255,10 @@ fn scan<T: Pod, C: Reducer<T>>(
 ) -> Result<()> {
     let total: usize = x.shape.iter().product();
     if out.len() != total {
-        return Err(Error::runtime(name, format!("output has {} elements, input {total}", out.len())));
+        return Err(Error::runtime(
+            name,
+            format!("output has {} elements, input {total}", out.len()),
+        ));
     }
     if total == 0 {
         return Ok(());
@@ -248,7 +272,11 @@ fn scan<T: Pod, C: Reducer<T>>(
     };
     let (n, s) = (x.shape[axis], x.data.strides[axis]);
     let dims = |r: std::ops::Range<usize>| -> Vec<Dim> {
-        x.shape[r.clone()].iter().zip(&x.data.strides[r]).map(|(&n, &s)| Dim { n, s }).collect()
+        x.shape[r.clone()]
+            .iter()
+            .zip(&x.data.strides[r])
+            .map(|(&n, &s)| Dim { n, s })
+            .collect()
     };
     let pre = dims(0..axis);
     let post = dims(axis + 1..x.shape.len());
@@ -272,7 +300,11 @@ fn scan<T: Pod, C: Reducer<T>>(
                 // One strided line per post index.
                 let mut cur = Cursor::new(&post, base, 0);
                 for j in 0..p {
-                    let line = Line { start: cur.offset() as isize, stride: s, n };
+                    let line = Line {
+                        start: cur.offset() as isize,
+                        stride: s,
+                        n,
+                    };
                     simd(|| scan_line(c, raw, line, &mut blk[j..], p, dir));
                     cur.advance();
                 }
@@ -281,7 +313,9 @@ fn scan<T: Pod, C: Reducer<T>>(
     };
     if worth_splitting(total) && total / block > 1 {
         let per_task = MIN_PAR_ELEMS.div_ceil(block).max(1);
-        out.par_chunks_mut(block * per_task).enumerate().for_each(|(t, d)| task(t * per_task, d));
+        out.par_chunks_mut(block * per_task)
+            .enumerate()
+            .for_each(|(t, d)| task(t * per_task, d));
     } else {
         task(0, out);
     }
@@ -298,7 +332,14 @@ struct Line {
 
 /// Scans one strided line into `out[0], out[out_stride], ...`.
 #[inline(always)]
-fn scan_line<T: Pod, C: Reducer<T>>(c: &C, raw: &[T], line: Line, out: &mut [C::Out], out_stride: usize, dir: Dir) {
+fn scan_line<T: Pod, C: Reducer<T>>(
+    c: &C,
+    raw: &[T],
+    line: Line,
+    out: &mut [C::Out],
+    out_stride: usize,
+    dir: Dir,
+) {
     let mut acc = c.init();
     for k in 0..line.n {
         let i = if dir.reverse { line.n - 1 - k } else { k };
@@ -317,7 +358,15 @@ fn scan_line<T: Pod, C: Reducer<T>>(c: &C, raw: &[T], line: Line, out: &mut [C::
 /// Scans `n` contiguous rows of `block.len() / n` elements (row `i` at
 /// `base + i * s`) with a vectorised accumulator row.
 #[inline(always)]
-fn scan_rows<T: Pod, C: Reducer<T>>(c: &C, raw: &[T], base: isize, s: isize, n: usize, block: &mut [C::Out], dir: Dir) {
+fn scan_rows<T: Pod, C: Reducer<T>>(
+    c: &C,
+    raw: &[T],
+    base: isize,
+    s: isize,
+    n: usize,
+    block: &mut [C::Out],
+    dir: Dir,
+) {
     let p = block.len() / n;
     let mut acc = vec![c.init(); p];
     for k in 0..n {
@@ -341,7 +390,13 @@ fn scan_rows<T: Pod, C: Reducer<T>>(c: &C, raw: &[T], base: isize, s: isize, n: 
 
 /// Scans a contiguous slice starting from `acc`.
 #[inline(always)]
-fn scan_slice<T: Pod, C: Reducer<T>>(c: &C, xs: &[T], out: &mut [C::Out], mut acc: C::Acc, dir: Dir) {
+fn scan_slice<T: Pod, C: Reducer<T>>(
+    c: &C,
+    xs: &[T],
+    out: &mut [C::Out],
+    mut acc: C::Acc,
+    dir: Dir,
+) {
     match (dir.reverse, dir.inclusive) {
         (false, true) => {
             for (o, &x) in out.iter_mut().zip(xs) {
@@ -378,12 +433,18 @@ fn scan_long<T: Pod, C: Reducer<T>>(c: &C, xs: &[T], out: &mut [C::Out], dir: Di
         simd(|| scan_slice(c, xs, out, c.init(), dir));
         return;
     }
-    let totals: Vec<C::Acc> = xs.par_chunks(SCAN_CHUNK).map(|ch| simd(|| lanes(c, ch))).collect();
+    let totals: Vec<C::Acc> = xs
+        .par_chunks(SCAN_CHUNK)
+        .map(|ch| simd(|| lanes(c, ch)))
+        .collect();
     // Carry into each chunk: everything before it in scan order.
     let mut carries = vec![c.init(); totals.len()];
     let mut acc = c.init();
-    let order: Box<dyn Iterator<Item = usize>> =
-        if dir.reverse { Box::new((0..totals.len()).rev()) } else { Box::new(0..totals.len()) };
+    let order: Box<dyn Iterator<Item = usize>> = if dir.reverse {
+        Box::new((0..totals.len()).rev())
+    } else {
+        Box::new(0..totals.len())
+    };
     for i in order {
         carries[i] = acc;
         acc = c.merge(acc, totals[i]);
@@ -394,12 +455,31 @@ fn scan_long<T: Pod, C: Reducer<T>>(c: &C, xs: &[T], out: &mut [C::Out], dir: Di
         .for_each(|((o, x), carry)| simd(|| scan_slice(c, x, o, carry, dir)));
 }
 
-fn scan_op(op: ScanOp, a: &Array, axis: Option<isize>, reverse: bool, inclusive: bool) -> Result<Array> {
+fn scan_op(
+    op: ScanOp,
+    a: &Array,
+    axis: Option<isize>,
+    reverse: bool,
+    inclusive: bool,
+) -> Result<Array> {
     let (axis, shape) = match axis {
         None => (None, vec![a.size()]),
-        Some(ax) => (Some(normalize_axis(op.name(), ax, a.ndim())?), a.shape().to_vec()),
+        Some(ax) => (
+            Some(normalize_axis(op.name(), ax, a.ndim())?),
+            a.shape().to_vec(),
+        ),
     };
-    Ok(Array::from_op(shape, op.out_dtype(a.dtype()), Scan { op, axis, reverse, inclusive }, vec![a.clone()]))
+    Ok(Array::from_op(
+        shape,
+        op.out_dtype(a.dtype()),
+        Scan {
+            op,
+            axis,
+            reverse,
+            inclusive,
+        },
+        vec![a.clone()],
+    ))
 }
 
 /// Cumulative sum along `axis` (`None`: the flattened array).
@@ -513,7 +593,11 @@ mod tests {
         for pre in 0..values.len() / (n * p) {
             for j in 0..p {
                 let mut acc: Option<i64> = None;
-                let order: Vec<usize> = if dir.reverse { (0..n).rev().collect() } else { (0..n).collect() };
+                let order: Vec<usize> = if dir.reverse {
+                    (0..n).rev().collect()
+                } else {
+                    (0..n).collect()
+                };
                 for i in order {
                     let at = pre * n * p + i * p + j;
                     let x = values[at];
@@ -530,7 +614,11 @@ mod tests {
                         ScanOp::Max => i64::MIN,
                         ScanOp::Min => i64::MAX,
                     };
-                    out[at] = if dir.inclusive { combined } else { acc.unwrap_or(identity) };
+                    out[at] = if dir.inclusive {
+                        combined
+                    } else {
+                        acc.unwrap_or(identity)
+                    };
                     acc = Some(combined);
                 }
             }
@@ -541,20 +629,52 @@ mod tests {
     fn eval_view(prim: &Scan, values: &[i64], shape: &[usize], strides: Vec<isize>) -> Vec<i64> {
         let mut st = Storage::new(std::mem::size_of_val(values), false).unwrap();
         st.as_mut_slice::<i64>().copy_from_slice(values);
-        let data = Data { storage: std::sync::Arc::new(st), strides, offset: 0 };
-        let x = Operand { data: &data, shape, dtype: DType::Int64 };
-        let out_shape = if prim.axis.is_some() { shape.to_vec() } else { vec![values.len()] };
-        let d = prim.eval_cpu(&[x], OutSpec { shape: &out_shape, dtype: DType::Int64 }).unwrap();
+        let data = Data {
+            storage: std::sync::Arc::new(st),
+            strides,
+            offset: 0,
+        };
+        let x = Operand {
+            data: &data,
+            shape,
+            dtype: DType::Int64,
+        };
+        let out_shape = if prim.axis.is_some() {
+            shape.to_vec()
+        } else {
+            vec![values.len()]
+        };
+        let d = prim
+            .eval_cpu(
+                &[x],
+                OutSpec {
+                    shape: &out_shape,
+                    dtype: DType::Int64,
+                },
+            )
+            .unwrap();
         d.to_vec::<i64>(&out_shape)
     }
 
     #[test]
     fn dtypes_and_validation() {
         let b = Array::from_slice(&[true, false, true], &[3]).unwrap();
-        assert_eq!(cumsum(&b, None, false, true).unwrap().to_vec::<i32>().unwrap(), vec![1, 1, 2]);
+        assert_eq!(
+            cumsum(&b, None, false, true)
+                .unwrap()
+                .to_vec::<i32>()
+                .unwrap(),
+            vec![1, 1, 2]
+        );
         assert_eq!(cummax(&b, None, false, true).unwrap().dtype(), DType::Bool);
         let i = Array::from_slice(&[100i8, 100], &[2]).unwrap();
-        assert_eq!(cumsum(&i, None, false, true).unwrap().to_vec::<i8>().unwrap(), vec![100, -56]);
+        assert_eq!(
+            cumsum(&i, None, false, true)
+                .unwrap()
+                .to_vec::<i8>()
+                .unwrap(),
+            vec![100, -56]
+        );
         let e = cumsum(&i, Some(1), false, true).unwrap_err();
         assert_eq!(e.kind(), ErrorKind::Axis);
         assert!(e.to_string().starts_with("cumsum: axis 1"), "{e}");
@@ -567,12 +687,21 @@ mod tests {
     #[test]
     fn nan_and_half_floats() {
         let a = Array::from_slice(&[1.0f32, f32::NAN, 3.0], &[3]).unwrap();
-        let m = cummax(&a, None, false, true).unwrap().to_vec::<f32>().unwrap();
+        let m = cummax(&a, None, false, true)
+            .unwrap()
+            .to_vec::<f32>()
+            .unwrap();
         assert!(m[0] == 1.0 && m[1].is_nan() && m[2].is_nan());
         let h = crate::ones(&[4096], DType::Float16).unwrap();
-        let c = cumsum(&h, None, false, true).unwrap().to_vec::<f16>().unwrap();
+        let c = cumsum(&h, None, false, true)
+            .unwrap()
+            .to_vec::<f16>()
+            .unwrap();
         assert_eq!(c[4095], f16::from_f32(4096.0));
-        let e = cummin(&a, None, true, false).unwrap().to_vec::<f32>().unwrap();
+        let e = cummin(&a, None, true, false)
+            .unwrap()
+            .to_vec::<f32>()
+            .unwrap();
         assert!(e[2] == f32::INFINITY && e[1] == 3.0 && e[0].is_nan());
     }
 
@@ -581,14 +710,20 @@ mod tests {
         let n = 5 * SCAN_CHUNK + 123;
         let a = crate::ones(&[n], DType::Int32).unwrap();
         for (rev, inc) in [(false, true), (false, false), (true, true), (true, false)] {
-            let c = cumsum(&a, Some(0), rev, inc).unwrap().to_vec::<i32>().unwrap();
+            let c = cumsum(&a, Some(0), rev, inc)
+                .unwrap()
+                .to_vec::<i32>()
+                .unwrap();
             for (i, &v) in c.iter().enumerate() {
                 let before = if rev { n - 1 - i } else { i } as i32;
                 assert_eq!(v, before + inc as i32, "rev {rev} inc {inc} at {i}");
             }
         }
         let f = crate::full(&[n], 0.5, DType::Float32).unwrap();
-        let c = cumsum(&f, None, false, true).unwrap().to_vec::<f32>().unwrap();
+        let c = cumsum(&f, None, false, true)
+            .unwrap()
+            .to_vec::<f32>()
+            .unwrap();
         assert_eq!(c[n - 1], n as f32 * 0.5);
     }
 

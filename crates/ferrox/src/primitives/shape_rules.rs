@@ -13,8 +13,16 @@ pub fn broadcast_shapes(op: &str, a: &[usize], b: &[usize]) -> Result<Vec<usize>
     let n = a.len().max(b.len());
     let mut out = vec![0; n];
     for i in 0..n {
-        let da = if i + a.len() >= n { a[i + a.len() - n] } else { 1 };
-        let db = if i + b.len() >= n { b[i + b.len() - n] } else { 1 };
+        let da = if i + a.len() >= n {
+            a[i + a.len() - n]
+        } else {
+            1
+        };
+        let db = if i + b.len() >= n {
+            b[i + b.len() - n]
+        } else {
+            1
+        };
         out[i] = if da == db || db == 1 {
             da
         } else if da == 1 {
@@ -48,15 +56,24 @@ pub fn broadcast_many(op: &str, arrays: &[&Array]) -> Result<Vec<usize>> {
 pub fn normalize_axis(op: &str, axis: isize, ndim: usize) -> Result<usize> {
     let n = ndim as isize;
     if axis < -n || axis >= n {
-        return Err(Error::axis(op, format!("axis {axis} is out of bounds for an array with {ndim} dimensions")));
+        return Err(Error::axis(
+            op,
+            format!("axis {axis} is out of bounds for an array with {ndim} dimensions"),
+        ));
     }
-    Ok(if axis < 0 { (axis + n) as usize } else { axis as usize })
+    Ok(if axis < 0 {
+        (axis + n) as usize
+    } else {
+        axis as usize
+    })
 }
 
 /// Normalises a set of axes; `None` means every axis. Repeats are errors.
 /// The result is sorted.
 pub fn normalize_axes(op: &str, axes: Option<&[isize]>, ndim: usize) -> Result<Vec<usize>> {
-    let Some(axes) = axes else { return Ok((0..ndim).collect()) };
+    let Some(axes) = axes else {
+        return Ok((0..ndim).collect());
+    };
     let mut out = Vec::with_capacity(axes.len());
     for &ax in axes {
         let a = normalize_axis(op, ax, ndim)?;

@@ -6,7 +6,7 @@
 
 use super::reduce::reduced_shape;
 use super::shape_rules::normalize_axes;
-use super::{OutSpec, Operand, Primitive};
+use super::{Operand, OutSpec, Primitive};
 use crate::array::{for_each_offset, row_major_strides, Data};
 use crate::backend::cpu::elementwise::{out_storage, walk};
 use crate::backend::cpu::parallel::{simd, MIN_PAR_ELEMS};
@@ -47,7 +47,10 @@ macro_rules! with_float {
                 type $T = f64;
                 $body
             }
-            d => Err(Error::dtype($name, format!("expected a float dtype, got {d}"))),
+            d => Err(Error::dtype(
+                $name,
+                format!("expected a float dtype, got {d}"),
+            )),
         }
     };
 }
@@ -73,7 +76,8 @@ impl Primitive for LogSumExp {
     }
     fn output_shape(&self, input_shapes: &[&[usize]]) -> Option<Result<Vec<usize>>> {
         let shape = input_shapes.first()?;
-        (self.axes.iter().all(|&a| a < shape.len())).then(|| Ok(reduced_shape(shape, &self.axes, self.keepdims)))
+        (self.axes.iter().all(|&a| a < shape.len()))
+            .then(|| Ok(reduced_shape(shape, &self.axes, self.keepdims)))
     }
     primitive_common!();
 }
@@ -95,7 +99,12 @@ pub fn logsumexp(a: &Array, axes: Option<&[isize]>, keepdims: bool) -> Result<Ar
     let axes = normalize_axes("logsumexp", axes, a.ndim())?;
     let dtype = float_dtype("logsumexp", a.dtype())?;
     let shape = reduced_shape(a.shape(), &axes, keepdims);
-    Ok(Array::from_op(shape, dtype, LogSumExp { axes, keepdims }, vec![a.astype(dtype)?]))
+    Ok(Array::from_op(
+        shape,
+        dtype,
+        LogSumExp { axes, keepdims },
+        vec![a.astype(dtype)?],
+    ))
 }
 
 /// `exp(x - max) / sum(exp(x - max))` over `axes` (sorted, distinct).
@@ -143,7 +152,12 @@ impl Primitive for Softmax {
 pub fn softmax(a: &Array, axes: Option<&[isize]>, precise: bool) -> Result<Array> {
     let axes = normalize_axes("softmax", axes, a.ndim())?;
     let dtype = float_dtype("softmax", a.dtype())?;
-    Ok(Array::from_op(a.shape().to_vec(), dtype, Softmax { axes, precise }, vec![a.astype(dtype)?]))
+    Ok(Array::from_op(
+        a.shape().to_vec(),
+        dtype,
+        Softmax { axes, precise },
+        vec![a.astype(dtype)?],
+    ))
 }
 
 impl Array {
@@ -230,7 +244,10 @@ fn softmax_kernel<T: Compute>(x: &Operand<'_>, axes: &[usize], st: &mut Storage)
     if n == 0 {
         return Ok(());
     }
-    let trailing = axes.iter().enumerate().all(|(i, &a)| a == nd - axes.len() + i);
+    let trailing = axes
+        .iter()
+        .enumerate()
+        .all(|(i, &a)| a == nd - axes.len() + i);
     if !trailing {
         softmax_any_axes::<T>(x, axes, dst);
         return Ok(());
@@ -249,7 +266,9 @@ fn softmax_kernel<T: Compute>(x: &Operand<'_>, axes: &[usize], st: &mut Storage)
         for (i, out_row) in out_rows.chunks_mut(row_len).enumerate() {
             let r = first_row + i;
             match contiguous {
-                Some(src) => softmax_row(&src[r * row_len..(r + 1) * row_len], out_row, &mut scratch),
+                Some(src) => {
+                    softmax_row(&src[r * row_len..(r + 1) * row_len], out_row, &mut scratch)
+                }
                 None => {
                     // Gather the strided row, then the same kernel.
                     let mut base = x.data.offset as isize;
@@ -259,14 +278,18 @@ fn softmax_kernel<T: Compute>(x: &Operand<'_>, axes: &[usize], st: &mut Storage)
                         rest /= d;
                     }
                     gathered.clear();
-                    for_each_offset(row_shape, row_strides, base as usize, |o| gathered.push(raw[o]));
+                    for_each_offset(row_shape, row_strides, base as usize, |o| {
+                        gathered.push(raw[o])
+                    });
                     softmax_row(&gathered, out_row, &mut scratch);
                 }
             }
         }
     };
     if n >= 2 * MIN_PAR_ELEMS && rayon::current_num_threads() > 1 {
-        dst.par_chunks_mut(rows_per_task * row_len).enumerate().for_each(|(c, d)| task(c * rows_per_task, d));
+        dst.par_chunks_mut(rows_per_task * row_len)
+            .enumerate()
+            .for_each(|(c, d)| task(c * rows_per_task, d));
     } else {
         task(0, dst);
     }
@@ -286,7 +309,12 @@ fn softmax_any_axes<T: Compute>(x: &Operand<'_>, axes: &[usize], dst: &mut [T]) 
     // (shift, 1 / sum) per row, as the write pass uses them.
     let coef: Vec<(T::F, T::F)> = stats
         .iter()
-        .map(|&(m, s)| (if m == T::F::NEG_INF { T::F::ZERO } else { m }, T::F::ONE / s))
+        .map(|&(m, s)| {
+            (
+                if m == T::F::NEG_INF { T::F::ZERO } else { m },
+                T::F::ONE / s,
+            )
+        })
         .collect();
     let kept_strides = row_major_strides(&kept_shape);
     let mut k = 0;
@@ -331,19 +359,43 @@ mod tests {
     ) -> Vec<T> {
         let mut st = Storage::new(std::mem::size_of_val(values), false).unwrap();
         st.as_mut_slice::<T>().copy_from_slice(values);
-        let data = Data { storage: std::sync::Arc::new(st), strides, offset: 0 };
-        let x = Operand { data: &data, shape, dtype: T::DTYPE };
-        prim.eval_cpu(&[x], OutSpec { shape: out_shape, dtype: T::DTYPE }).unwrap().to_vec::<T>(out_shape)
+        let data = Data {
+            storage: std::sync::Arc::new(st),
+            strides,
+            offset: 0,
+        };
+        let x = Operand {
+            data: &data,
+            shape,
+            dtype: T::DTYPE,
+        };
+        prim.eval_cpu(
+            &[x],
+            OutSpec {
+                shape: out_shape,
+                dtype: T::DTYPE,
+            },
+        )
+        .unwrap()
+        .to_vec::<T>(out_shape)
     }
 
     #[test]
     fn softmax_matches_reference_on_every_path() {
         // 3 x 130: rows longer than one block plus a tail.
         let (r, c) = (3, 130);
-        let v: Vec<f32> = (0..r * c).map(|i| ((i * 37) % 101) as f32 / 7.0 - 6.0).collect();
+        let v: Vec<f32> = (0..r * c)
+            .map(|i| ((i * 37) % 101) as f32 / 7.0 - 6.0)
+            .collect();
         let a = Array::from_slice(&v, &[r, c]).unwrap();
-        let last = softmax(&a, Some(&[1]), false).unwrap().to_vec::<f32>().unwrap();
-        let first = softmax(&a, Some(&[0]), false).unwrap().to_vec::<f32>().unwrap();
+        let last = softmax(&a, Some(&[1]), false)
+            .unwrap()
+            .to_vec::<f32>()
+            .unwrap();
+        let first = softmax(&a, Some(&[0]), false)
+            .unwrap()
+            .to_vec::<f32>()
+            .unwrap();
         for i in 0..r {
             let row: Vec<f64> = v[i * c..(i + 1) * c].iter().map(|&x| x as f64).collect();
             for (j, w) in softmax_ref(&row).into_iter().enumerate() {
@@ -353,7 +405,10 @@ mod tests {
         for j in 0..c {
             let col: Vec<f64> = (0..r).map(|i| v[i * c + j] as f64).collect();
             for (i, w) in softmax_ref(&col).into_iter().enumerate() {
-                assert!((first[i * c + j] as f64 - w).abs() < 1e-6, "col {j} row {i}");
+                assert!(
+                    (first[i * c + j] as f64 - w).abs() < 1e-6,
+                    "col {j} row {i}"
+                );
             }
         }
         let all = softmax(&a, None, false).unwrap().to_vec::<f32>().unwrap();
@@ -367,29 +422,69 @@ mod tests {
     fn softmax_of_a_transposed_view() {
         // Storage: 2 x 3 row-major; the view is its 3 x 2 transpose.
         let m = [1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0];
-        let got = eval_view(&Softmax { axes: vec![1], precise: false }, &m, &[3, 2], vec![1, 3], &[3, 2]);
+        let got = eval_view(
+            &Softmax {
+                axes: vec![1],
+                precise: false,
+            },
+            &m,
+            &[3, 2],
+            vec![1, 3],
+            &[3, 2],
+        );
         for i in 0..3 {
             let w = softmax_ref(&[m[i] as f64, m[3 + i] as f64]);
-            assert!((got[2 * i] as f64 - w[0]).abs() < 1e-6 && (got[2 * i + 1] as f64 - w[1]).abs() < 1e-6);
+            assert!(
+                (got[2 * i] as f64 - w[0]).abs() < 1e-6
+                    && (got[2 * i + 1] as f64 - w[1]).abs() < 1e-6
+            );
         }
-        let lse = eval_view(&LogSumExp { axes: vec![0], keepdims: false }, &m, &[3, 2], vec![1, 3], &[2]);
+        let lse = eval_view(
+            &LogSumExp {
+                axes: vec![0],
+                keepdims: false,
+            },
+            &m,
+            &[3, 2],
+            vec![1, 3],
+            &[2],
+        );
         let want = (1f64.exp() + 2f64.exp() + 3f64.exp()).ln();
         assert!((lse[0] as f64 - want).abs() < 1e-5);
     }
 
     #[test]
     fn special_values() {
-        let a = Array::from_slice(&[f32::NEG_INFINITY, 0.0, f32::NEG_INFINITY, f32::NEG_INFINITY], &[2, 2]).unwrap();
-        let s = softmax(&a, Some(&[1]), false).unwrap().to_vec::<f32>().unwrap();
+        let a = Array::from_slice(
+            &[f32::NEG_INFINITY, 0.0, f32::NEG_INFINITY, f32::NEG_INFINITY],
+            &[2, 2],
+        )
+        .unwrap();
+        let s = softmax(&a, Some(&[1]), false)
+            .unwrap()
+            .to_vec::<f32>()
+            .unwrap();
         assert_eq!(&s[..2], &[0.0, 1.0]);
         assert!(s[2].is_nan() && s[3].is_nan()); // numpy: 0/0
-        let l = logsumexp(&a, Some(&[1]), false).unwrap().to_vec::<f32>().unwrap();
+        let l = logsumexp(&a, Some(&[1]), false)
+            .unwrap()
+            .to_vec::<f32>()
+            .unwrap();
         assert_eq!(l, vec![0.0, f32::NEG_INFINITY]);
         let b = Array::from_slice(&[f32::INFINITY, 1.0, f32::NAN, 1.0], &[2, 2]).unwrap();
-        let l = logsumexp(&b, Some(&[1]), false).unwrap().to_vec::<f32>().unwrap();
+        let l = logsumexp(&b, Some(&[1]), false)
+            .unwrap()
+            .to_vec::<f32>()
+            .unwrap();
         assert!(l[0] == f32::INFINITY && l[1].is_nan());
         let e = crate::zeros(&[0, 3], DType::Float32).unwrap();
-        assert_eq!(logsumexp(&e, Some(&[0]), false).unwrap().to_vec::<f32>().unwrap(), vec![f32::NEG_INFINITY; 3]);
+        assert_eq!(
+            logsumexp(&e, Some(&[0]), false)
+                .unwrap()
+                .to_vec::<f32>()
+                .unwrap(),
+            vec![f32::NEG_INFINITY; 3]
+        );
         assert_eq!(softmax(&e, None, false).unwrap().shape(), &[0, 3]);
     }
 
@@ -405,7 +500,10 @@ mod tests {
         let got = s.to_vec::<bf16>().unwrap();
         assert!((got[1].to_f64() - w[1]).abs() < 4e-3);
         let c = crate::zeros(&[2], DType::Complex64).unwrap();
-        assert!(softmax(&c, None, false).unwrap_err().to_string().starts_with("softmax:"));
+        assert!(softmax(&c, None, false)
+            .unwrap_err()
+            .to_string()
+            .starts_with("softmax:"));
         assert!(logsumexp(&c, None, false).is_err());
         assert!(softmax(&i, Some(&[1]), false).is_err());
     }
@@ -413,13 +511,21 @@ mod tests {
     #[test]
     fn large_rows_run_in_parallel_and_sum_to_one() {
         let (r, c) = (64, 4099);
-        let v: Vec<f64> = (0..r * c).map(|i| ((i * 7919) % 1000) as f64 / 100.0).collect();
+        let v: Vec<f64> = (0..r * c)
+            .map(|i| ((i * 7919) % 1000) as f64 / 100.0)
+            .collect();
         let a = Array::from_slice(&v, &[r, c]).unwrap();
-        let s = softmax(&a, Some(&[-1]), false).unwrap().to_vec::<f64>().unwrap();
+        let s = softmax(&a, Some(&[-1]), false)
+            .unwrap()
+            .to_vec::<f64>()
+            .unwrap();
         for row in s.chunks(c) {
             assert!((row.iter().sum::<f64>() - 1.0).abs() < 1e-12);
         }
-        let l = logsumexp(&a, Some(&[-1]), false).unwrap().to_vec::<f64>().unwrap();
+        let l = logsumexp(&a, Some(&[-1]), false)
+            .unwrap()
+            .to_vec::<f64>()
+            .unwrap();
         for (i, &g) in l.iter().enumerate() {
             let row = &v[i * c..(i + 1) * c];
             let m = row.iter().cloned().fold(f64::NEG_INFINITY, f64::max);

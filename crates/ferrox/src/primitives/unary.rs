@@ -11,6 +11,7 @@
 //! Float kernels are vectorised (`backend::cpu::math` for `f32`, and for
 //! `f16`/`bf16` through `f32`); `f64` uses the standard library.
 
+mod derivatives;
 mod element;
 mod kernels;
 mod methods;
@@ -152,6 +153,38 @@ impl Primitive for Unary {
     }
     fn output_shape(&self, input_shapes: &[&[usize]]) -> Option<Result<Vec<usize>>> {
         input_shapes.first().map(|s| Ok(s.to_vec()))
+    }
+    fn vjp(
+        &self,
+        primals: &[crate::Array],
+        cotangent: &crate::Array,
+        output: &crate::Array,
+        _argnums: &[usize],
+    ) -> Result<Vec<crate::Array>> {
+        Ok(vec![derivatives::times_derivative(
+            self.0,
+            &primals[0],
+            output,
+            cotangent,
+        )?])
+    }
+    fn jvp(
+        &self,
+        primals: &[crate::Array],
+        tangents: &[Option<crate::Array>],
+        output: &crate::Array,
+    ) -> Result<crate::Array> {
+        match &tangents[0] {
+            Some(t) => derivatives::times_derivative(self.0, &primals[0], output, t),
+            None => crate::zeros_like(output),
+        }
+    }
+    fn vmap(
+        &self,
+        inputs: &[crate::Array],
+        axes: &[Option<usize>],
+    ) -> Result<(crate::Array, Option<usize>)> {
+        Ok((rules::build(self.0, &inputs[0])?, axes[0]))
     }
     primitive_common!();
 }

@@ -45,11 +45,17 @@ pub struct Claim<'a, T: Clone> {
 impl<T: Clone> EvalCell<T> {
     /// A cell with no value yet.
     pub fn pending() -> Self {
-        EvalCell { state: Mutex::new(State::Pending), published: Condvar::new() }
+        EvalCell {
+            state: Mutex::new(State::Pending),
+            published: Condvar::new(),
+        }
     }
     /// A cell that already holds `value`.
     pub fn ready(value: T) -> Self {
-        EvalCell { state: Mutex::new(State::Ready(value)), published: Condvar::new() }
+        EvalCell {
+            state: Mutex::new(State::Ready(value)),
+            published: Condvar::new(),
+        }
     }
 
     /// Takes the right to compute if nobody has; otherwise reports the state.
@@ -58,7 +64,10 @@ impl<T: Clone> EvalCell<T> {
         match &*s {
             State::Pending => {
                 *s = State::Running;
-                Claimed::Mine(Claim { cell: self, published: false })
+                Claimed::Mine(Claim {
+                    cell: self,
+                    published: false,
+                })
             }
             State::Running => Claimed::Running,
             State::Ready(v) => Claimed::Done(Ok(v.clone())),
@@ -90,7 +99,10 @@ impl<T: Clone> EvalCell<T> {
                 State::Ready(v) => return Ok(v.clone()),
                 State::Failed(e) => return Err(e.clone()),
                 State::Pending => {
-                    return Err(Error::runtime("eval", "waited on a node that nobody is computing"))
+                    return Err(Error::runtime(
+                        "eval",
+                        "waited on a node that nobody is computing",
+                    ))
                 }
                 State::Running => {
                     s = match self.published.wait(s) {
@@ -124,7 +136,10 @@ impl<T: Clone> Claim<'_, T> {
 impl<T: Clone> Drop for Claim<'_, T> {
     fn drop(&mut self) {
         if !self.published {
-            self.set(Err(Error::runtime("eval", "the computation of this node panicked")));
+            self.set(Err(Error::runtime(
+                "eval",
+                "the computation of this node panicked",
+            )));
         }
     }
 }

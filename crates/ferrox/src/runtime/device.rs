@@ -36,7 +36,10 @@ pub struct Device {
 impl Device {
     /// The CPU.
     pub const fn cpu() -> Device {
-        Device { kind: DeviceType::Cpu, index: 0 }
+        Device {
+            kind: DeviceType::Cpu,
+            index: 0,
+        }
     }
 }
 
@@ -77,7 +80,10 @@ static NEXT_STREAM: AtomicUsize = AtomicUsize::new(1);
 /// assert_eq!(ferrox::default_device(), ferrox::Device::cpu());
 /// ```
 pub fn default_device() -> Device {
-    Device { kind: DeviceType::Cpu, index: DEFAULT_DEVICE_INDEX.load(Ordering::Relaxed) }
+    Device {
+        kind: DeviceType::Cpu,
+        index: DEFAULT_DEVICE_INDEX.load(Ordering::Relaxed),
+    }
 }
 
 /// Sets the process-wide default device (visible to every thread).
@@ -109,7 +115,10 @@ pub fn default_stream(device: Device) -> Stream {
 /// assert_ne!(a.index, b.index);
 /// ```
 pub fn new_stream(device: Device) -> Stream {
-    Stream { device, index: NEXT_STREAM.fetch_add(1, Ordering::Relaxed) }
+    Stream {
+        device,
+        index: NEXT_STREAM.fetch_add(1, Ordering::Relaxed),
+    }
 }
 
 thread_local! {

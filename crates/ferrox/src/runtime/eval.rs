@@ -14,7 +14,7 @@
 use super::cell::Claimed;
 use super::device::pending;
 use crate::array::{Array, Node};
-use crate::primitives::{OutSpec, Operand};
+use crate::primitives::{Operand, OutSpec};
 use crate::{Error, Result};
 use std::collections::HashSet;
 
@@ -134,9 +134,16 @@ fn run_kernel(node: &Node) -> Result<crate::array::Data> {
     let operands: Vec<Operand<'_>> = inputs
         .iter()
         .zip(&datas)
-        .map(|(i, d)| Operand { data: d, shape: i.shape(), dtype: i.dtype() })
+        .map(|(i, d)| Operand {
+            data: d,
+            shape: i.shape(),
+            dtype: i.dtype(),
+        })
         .collect();
-    let out = OutSpec { shape: &node.shape, dtype: node.dtype };
+    let out = OutSpec {
+        shape: &node.shape,
+        dtype: node.dtype,
+    };
     op.eval_cpu(&operands, out)
 }
 

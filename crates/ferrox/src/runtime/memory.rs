@@ -43,7 +43,10 @@ impl RawBuf {
         let layout = Layout::from_size_align(capacity.max(1), ALIGN).ok()?;
         // SAFETY: layout has non-zero size.
         let ptr = unsafe { alloc_zeroed(layout) };
-        NonNull::new(ptr).map(|ptr| RawBuf { ptr, capacity: capacity.max(1) })
+        NonNull::new(ptr).map(|ptr| RawBuf {
+            ptr,
+            capacity: capacity.max(1),
+        })
     }
 }
 
@@ -51,7 +54,12 @@ impl Drop for RawBuf {
     fn drop(&mut self) {
         // SAFETY: allocated in new_zeroed with exactly this layout
         // (from_size_align succeeded there with the same arguments).
-        unsafe { dealloc(self.ptr.as_ptr(), Layout::from_size_align_unchecked(self.capacity, ALIGN)) }
+        unsafe {
+            dealloc(
+                self.ptr.as_ptr(),
+                Layout::from_size_align_unchecked(self.capacity, ALIGN),
+            )
+        }
     }
 }
 
@@ -80,7 +88,21 @@ macro_rules! pod {($($t:ty),*) => {$(
     // SAFETY: integers, floats and pairs of floats accept every bit pattern.
     unsafe impl Pod for $t {}
 )*}}
-pod!(u8, u16, u32, u64, i8, i16, i32, i64, f32, f64, half::f16, half::bf16, crate::Complex64);
+pod!(
+    u8,
+    u16,
+    u32,
+    u64,
+    i8,
+    i16,
+    i32,
+    i64,
+    f32,
+    f64,
+    half::f16,
+    half::bf16,
+    crate::Complex64
+);
 // SAFETY: bool is NOT valid for every bit pattern. Storage upholds it anyway:
 // buffers for Bool arrays are zeroed on allocation (`Storage::new(.., zeroed)`)
 // and every kernel writing Bool writes only `true`/`false`; `view` into Bool
@@ -92,7 +114,10 @@ impl Storage {
     /// bytes unless `zeroed` is set.
     pub fn new(len: usize, zeroed: bool) -> crate::Result<Storage> {
         let buf = pool().take(len, zeroed)?;
-        Ok(Storage { buf: Some(buf), len })
+        Ok(Storage {
+            buf: Some(buf),
+            len,
+        })
     }
 
     /// Length in bytes.
@@ -110,14 +135,20 @@ impl Storage {
         // SAFETY: buf holds >= len initialised bytes, aligned to ALIGN >=
         // align_of::<T>(); T is Pod so any initialised bytes are a valid T
         // (bool: see the Pod impl); `&self` guarantees no concurrent writer.
-        unsafe { std::slice::from_raw_parts(buf.ptr.as_ptr() as *const T, self.len / size_of::<T>()) }
+        unsafe {
+            std::slice::from_raw_parts(buf.ptr.as_ptr() as *const T, self.len / size_of::<T>())
+        }
     }
 
     /// The contents as mutable `T`s.
     pub fn as_mut_slice<T: Pod>(&mut self) -> &mut [T] {
-        let Some(buf) = &mut self.buf else { return &mut [] };
+        let Some(buf) = &mut self.buf else {
+            return &mut [];
+        };
         // SAFETY: as in `as_slice`; `&mut self` guarantees exclusive access.
-        unsafe { std::slice::from_raw_parts_mut(buf.ptr.as_ptr() as *mut T, self.len / size_of::<T>()) }
+        unsafe {
+            std::slice::from_raw_parts_mut(buf.ptr.as_ptr() as *mut T, self.len / size_of::<T>())
+        }
     }
 }
 
@@ -182,7 +213,11 @@ impl Pool {
     fn take(&self, len: usize, zeroed: bool) -> crate::Result<RawBuf> {
         let cap = rounded(len);
         self.apply_backpressure(cap);
-        let reused = if cap >= POOL_MIN { self.take_cached(cap) } else { None };
+        let reused = if cap >= POOL_MIN {
+            self.take_cached(cap)
+        } else {
+            None
+        };
         let buf = match reused {
             Some(buf) => {
                 if zeroed {
@@ -299,7 +334,8 @@ pub fn get_peak_memory() -> usize {
 /// ```
 pub fn reset_peak_memory() {
     let p = pool();
-    p.peak.store(p.active.load(Ordering::Relaxed), Ordering::Relaxed);
+    p.peak
+        .store(p.active.load(Ordering::Relaxed), Ordering::Relaxed);
 }
 /// Bytes held in the buffer cache for reuse.
 ///

@@ -21,13 +21,21 @@ struct Queue {
 fn queue() -> &'static Queue {
     static Q: OnceLock<Queue> = OnceLock::new();
     Q.get_or_init(|| {
-        let n = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(2).clamp(2, 8);
+        let n = std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(2)
+            .clamp(2, 8);
         for i in 0..n {
             // A failed spawn leaves fewer workers; at least one is needed,
             // and `submit` runs the job inline if none could be started.
-            let _ = std::thread::Builder::new().name(format!("ferrox-async-{i}")).spawn(work);
+            let _ = std::thread::Builder::new()
+                .name(format!("ferrox-async-{i}"))
+                .spawn(work);
         }
-        Queue { jobs: Mutex::new(VecDeque::new()), ready: Condvar::new() }
+        Queue {
+            jobs: Mutex::new(VecDeque::new()),
+            ready: Condvar::new(),
+        }
     })
 }
 

@@ -31,7 +31,11 @@ pub fn jvp(
         if p.shape() != t.shape() {
             return Err(Error::shape(
                 "jvp",
-                format!("primal {i} has shape {:?} but its tangent has shape {:?}", p.shape(), t.shape()),
+                format!(
+                    "primal {i} has shape {:?} but its tangent has shape {:?}",
+                    p.shape(),
+                    t.shape()
+                ),
             ));
         }
     }
@@ -50,7 +54,8 @@ pub fn jvp(
         }
         let Some(op) = node.primitive() else { continue };
         let inputs = node.inputs();
-        let in_tans: Vec<Option<Array>> = inputs.iter().map(|i| tans.get(&i.id()).cloned()).collect();
+        let in_tans: Vec<Option<Array>> =
+            inputs.iter().map(|i| tans.get(&i.id()).cloned()).collect();
         if in_tans.iter().all(Option::is_none) {
             continue;
         }

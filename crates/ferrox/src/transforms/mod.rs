@@ -9,6 +9,7 @@
 
 pub mod graph;
 pub mod jvp;
+pub mod rules;
 pub mod trace;
 pub mod tracer;
 pub mod vjp;

@@ -110,7 +110,8 @@ pub(crate) fn union<'a>(sets: impl Iterator<Item = &'a TraceSet>) -> TraceSet {
 
 /// True if `set` contains the live trace `id`.
 pub(crate) fn contains(set: &TraceSet, id: u64) -> bool {
-    set.as_ref().is_some_and(|s| s.iter().any(|t| t.id() == id && t.is_live()))
+    set.as_ref()
+        .is_some_and(|s| s.iter().any(|t| t.id() == id && t.is_live()))
 }
 
 /// True if `set` has any live trace.

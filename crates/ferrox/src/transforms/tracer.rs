@@ -2,7 +2,7 @@
 
 use super::trace::{self, Trace, TraceSet};
 use crate::array::Data;
-use crate::primitives::{OutSpec, Operand, Primitive};
+use crate::primitives::{Operand, OutSpec, Primitive};
 use crate::{primitive_common, Array, Error, Result};
 use std::sync::Arc;
 
@@ -17,7 +17,13 @@ impl Primitive for Identity {
     fn eval_cpu(&self, inputs: &[Operand<'_>], _out: OutSpec<'_>) -> Result<Data> {
         Ok(inputs[0].data.clone())
     }
-    fn vjp(&self, _p: &[Array], cotangent: &Array, _o: &Array, _argnums: &[usize]) -> Result<Vec<Array>> {
+    fn vjp(
+        &self,
+        _p: &[Array],
+        cotangent: &Array,
+        _o: &Array,
+        _argnums: &[usize],
+    ) -> Result<Vec<Array>> {
         Ok(vec![cotangent.clone()])
     }
     fn jvp(&self, _p: &[Array], tangents: &[Option<Array>], output: &Array) -> Result<Array> {
@@ -37,7 +43,13 @@ pub(crate) fn tracer(primal: &Array, trace: &Trace) -> Array {
     let mut set: Vec<Trace> = primal.0.traces.as_deref().unwrap_or(&[]).to_vec();
     set.push(trace.clone());
     let traces = trace::union(std::iter::once(&Some(Arc::from(set))));
-    Array::build(primal.shape().to_vec(), primal.dtype(), Arc::new(Identity), vec![primal.clone()], traces)
+    Array::build(
+        primal.shape().to_vec(),
+        primal.dtype(),
+        Arc::new(Identity),
+        vec![primal.clone()],
+        traces,
+    )
 }
 
 /// Stands for an input of a function being traced by `vmap` (one example
@@ -67,7 +79,13 @@ pub(crate) fn placeholder(shape: Vec<usize>, dtype: crate::DType, trace: &Trace)
         _ => "vmap",
     };
     let traces: TraceSet = Some(Arc::from(vec![trace.clone()]));
-    Array::build(shape, dtype, Arc::new(Placeholder { transform }), vec![], traces)
+    Array::build(
+        shape,
+        dtype,
+        Arc::new(Placeholder { transform }),
+        vec![],
+        traces,
+    )
 }
 
 /// Identity whose output is not differentiated through.
@@ -99,7 +117,19 @@ impl Primitive for StopGradient {
 /// ```
 pub fn stop_gradient(a: &Array) -> Result<Array> {
     let kept: Vec<Trace> =
-        a.0.traces.as_deref().unwrap_or(&[]).iter().filter(|t| !t.kind().differentiates()).cloned().collect();
+        a.0.traces
+            .as_deref()
+            .unwrap_or(&[])
+            .iter()
+            .filter(|t| !t.kind().differentiates())
+            .cloned()
+            .collect();
     let traces = trace::union(std::iter::once(&Some(Arc::from(kept))));
-    Ok(Array::build(a.shape().to_vec(), a.dtype(), Arc::new(StopGradient), vec![a.clone()], traces))
+    Ok(Array::build(
+        a.shape().to_vec(),
+        a.dtype(),
+        Arc::new(StopGradient),
+        vec![a.clone()],
+        traces,
+    ))
 }

@@ -32,14 +32,22 @@ pub fn vjp(
     if outputs.len() != cotangents.len() {
         return Err(Error::value(
             "vjp",
-            format!("the function returned {} outputs but {} cotangents were given", outputs.len(), cotangents.len()),
+            format!(
+                "the function returned {} outputs but {} cotangents were given",
+                outputs.len(),
+                cotangents.len()
+            ),
         ));
     }
     for (i, (o, c)) in outputs.iter().zip(cotangents).enumerate() {
         if o.shape() != c.shape() {
             return Err(Error::shape(
                 "vjp",
-                format!("output {i} has shape {:?} but its cotangent has shape {:?}", o.shape(), c.shape()),
+                format!(
+                    "output {i} has shape {:?} but its cotangent has shape {:?}",
+                    o.shape(),
+                    c.shape()
+                ),
             ));
         }
     }
@@ -49,7 +57,12 @@ pub fn vjp(
 
 /// Pulls `cotangents` of `outputs` back through the nodes of `trace` to
 /// `tracers`. Primals the outputs do not depend on get zeros.
-fn backward(trace: &Trace, tracers: &[Array], outputs: &[Array], cotangents: &[Array]) -> Result<Vec<Array>> {
+fn backward(
+    trace: &Trace,
+    tracers: &[Array],
+    outputs: &[Array],
+    cotangents: &[Array],
+) -> Result<Vec<Array>> {
     let id = trace.id();
     let mut cots: HashMap<u64, Array> = HashMap::new();
     for (o, c) in outputs.iter().zip(cotangents) {
@@ -62,17 +75,23 @@ fn backward(trace: &Trace, tracers: &[Array], outputs: &[Array], cotangents: &[A
         if tracer_ids.contains(&node.id()) {
             continue; // a tracer's cotangent is the result; stop here
         }
-        let Some(ct) = cots.remove(&node.id()) else { continue };
+        let Some(ct) = cots.remove(&node.id()) else {
+            continue;
+        };
         let Some(op) = node.primitive() else { continue };
         let inputs = node.inputs();
-        let argnums: Vec<usize> =
-            (0..inputs.len()).filter(|&i| trace::contains(&inputs[i].0.traces, id)).collect();
+        let argnums: Vec<usize> = (0..inputs.len())
+            .filter(|&i| trace::contains(&inputs[i].0.traces, id))
+            .collect();
         if argnums.is_empty() {
             continue;
         }
         let grads = op.vjp(&inputs, &ct, node, &argnums)?;
         if grads.len() != argnums.len() {
-            return Err(Error::runtime(op.name(), "vjp rule returned the wrong number of cotangents"));
+            return Err(Error::runtime(
+                op.name(),
+                "vjp rule returned the wrong number of cotangents",
+            ));
         }
         for (g, &i) in grads.into_iter().zip(&argnums) {
             accumulate(&mut cots, inputs[i].id(), g)?;
@@ -126,11 +145,17 @@ fn value_and_grad_call(
 ) -> Result<(Vec<Array>, Vec<Array>)> {
     for &a in argnums {
         if a >= args.len() {
-            return Err(Error::value("grad", format!("argnum {a} is out of range for {} arguments", args.len())));
+            return Err(Error::value(
+                "grad",
+                format!("argnum {a} is out of range for {} arguments", args.len()),
+            ));
         }
     }
     if argnums.is_empty() {
-        return Err(Error::value("grad", "argnums must name at least one argument"));
+        return Err(Error::value(
+            "grad",
+            "argnums must name at least one argument",
+        ));
     }
     let trace = Trace::new(TraceKind::Vjp);
     let _end = EndOnDrop(trace.clone());
@@ -146,7 +171,10 @@ fn value_and_grad_call(
     if loss.size() != 1 {
         return Err(Error::shape(
             "grad",
-            format!("the function's first output must be a scalar, got shape {:?}", loss.shape()),
+            format!(
+                "the function's first output must be a scalar, got shape {:?}",
+                loss.shape()
+            ),
         ));
     }
     let seed = crate::ones_like(loss)?;
@@ -167,7 +195,10 @@ fn value_and_grad_call(
 /// assert_eq!(gg(&[Array::from_slice(&[3.0f32], &[])?])?[0].item::<f32>()?, 2.0);
 /// # Ok::<(), ferrox::Error>(())
 /// ```
-pub fn grad(f: impl Fn(&[Array]) -> Result<Vec<Array>> + Send + Sync + 'static, argnums: &[usize]) -> ArrayFn {
+pub fn grad(
+    f: impl Fn(&[Array]) -> Result<Vec<Array>> + Send + Sync + 'static,
+    argnums: &[usize],
+) -> ArrayFn {
     let vg = value_and_grad(f, argnums);
     Arc::new(move |args: &[Array]| vg(args).map(|(_, g)| g))
 }

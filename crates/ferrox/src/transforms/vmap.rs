@@ -72,7 +72,10 @@ fn vmap_call(
         axes.push(ax);
     }
     let Some(batch) = batch else {
-        return Err(Error::value("vmap", "at least one argument must have a batch axis"));
+        return Err(Error::value(
+            "vmap",
+            "at least one argument must have a batch axis",
+        ));
     };
     let trace = Trace::new(TraceKind::Vmap);
     let _end = EndOnDrop(trace.clone());
@@ -94,7 +97,11 @@ fn vmap_call(
     if outputs.len() != out_axes.len() {
         return Err(Error::value(
             "vmap",
-            format!("the function returned {} outputs but {} out_axes were given", outputs.len(), out_axes.len()),
+            format!(
+                "the function returned {} outputs but {} out_axes were given",
+                outputs.len(),
+                out_axes.len()
+            ),
         ));
     }
     for node in trace_order(&outputs, trace.id()) {
@@ -125,7 +132,13 @@ fn vmap_call(
 
 /// Moves (or, for an unbatched value, broadcasts in) the batch axis of
 /// output `j` to `out_ax`.
-fn place_batch_axis(j: usize, v: Array, ax: Option<usize>, out_ax: Option<isize>, batch: usize) -> Result<Array> {
+fn place_batch_axis(
+    j: usize,
+    v: Array,
+    ax: Option<usize>,
+    out_ax: Option<isize>,
+    batch: usize,
+) -> Result<Array> {
     match (ax, out_ax) {
         (None, None) => Ok(v),
         (Some(_), None) => Err(Error::value(

@@ -8,7 +8,7 @@
 
 use super::parallel::{chunk_len, simd, worth_splitting};
 use crate::array::{for_each_offset, Data};
-use crate::primitives::{OutSpec, Operand};
+use crate::primitives::{Operand, OutSpec};
 use crate::runtime::memory::Pod;
 use crate::Result;
 use rayon::prelude::*;
@@ -54,10 +54,20 @@ pub fn binary<A: Pod, B: Pod, O: Pod>(
     let mut storage = out_storage(out)?;
     let n: usize = out.shape.iter().product();
     let dst = storage.as_mut_slice::<O>();
-    let a_flat = if a.shape == out.shape { a.data.as_contiguous::<A>(a.shape) } else { None };
-    let b_flat = if b.shape == out.shape { b.data.as_contiguous::<B>(b.shape) } else { None };
-    let a_scalar = (a.shape.iter().product::<usize>() == 1).then(|| a.data.raw::<A>()[a.data.offset]);
-    let b_scalar = (b.shape.iter().product::<usize>() == 1).then(|| b.data.raw::<B>()[b.data.offset]);
+    let a_flat = if a.shape == out.shape {
+        a.data.as_contiguous::<A>(a.shape)
+    } else {
+        None
+    };
+    let b_flat = if b.shape == out.shape {
+        b.data.as_contiguous::<B>(b.shape)
+    } else {
+        None
+    };
+    let a_scalar =
+        (a.shape.iter().product::<usize>() == 1).then(|| a.data.raw::<A>()[a.data.offset]);
+    let b_scalar =
+        (b.shape.iter().product::<usize>() == 1).then(|| b.data.raw::<B>()[b.data.offset]);
     match (a_flat, b_flat, a_scalar, b_scalar) {
         (Some(x), Some(y), _, _) => zip_slices(x, y, dst, f),
         (Some(x), None, _, Some(s)) => map_slices(x, dst, move |v| f(v, s)),
@@ -68,10 +78,17 @@ pub fn binary<A: Pod, B: Pod, O: Pod>(
             let sb = broadcast_strides(b, out.shape);
             let (ra, rb) = (a.data.raw::<A>(), b.data.raw::<B>());
             let mut k = 0;
-            for_each_offset2(out.shape, &sa, a.data.offset, &sb, b.data.offset, |oa, ob| {
-                dst[k] = f(ra[oa], rb[ob]);
-                k += 1;
-            });
+            for_each_offset2(
+                out.shape,
+                &sa,
+                a.data.offset,
+                &sb,
+                b.data.offset,
+                |oa, ob| {
+                    dst[k] = f(ra[oa], rb[ob]);
+                    k += 1;
+                },
+            );
         }
     }
     Ok(Data::contiguous(storage, out.shape))
@@ -91,10 +108,16 @@ pub fn ternary<A: Pod, B: Pod, C: Pod, O: Pod>(
     let sb = broadcast_strides(b, out.shape);
     let sc = broadcast_strides(c, out.shape);
     let (ra, rb, rc) = (a.data.raw::<A>(), b.data.raw::<B>(), c.data.raw::<C>());
-    let (oa, ob, oc) = (a.data.offset as isize, b.data.offset as isize, c.data.offset as isize);
+    let (oa, ob, oc) = (
+        a.data.offset as isize,
+        b.data.offset as isize,
+        c.data.offset as isize,
+    );
     let mut k = 0;
     // Walk with a combined stride set: offsets are advanced in lock step.
-    let strides3: Vec<[isize; 3]> = (0..out.shape.len()).map(|d| [sa[d], sb[d], sc[d]]).collect();
+    let strides3: Vec<[isize; 3]> = (0..out.shape.len())
+        .map(|d| [sa[d], sb[d], sc[d]])
+        .collect();
     walk(out.shape, &strides3, [oa, ob, oc], |o| {
         dst[k] = f(ra[o[0] as usize], rb[o[1] as usize], rc[o[2] as usize]);
         k += 1;
@@ -112,11 +135,18 @@ pub fn for_each_offset2(
     mut f: impl FnMut(usize, usize),
 ) {
     let strides: Vec<[isize; 2]> = (0..shape.len()).map(|d| [sa[d], sb[d]]).collect();
-    walk(shape, &strides, [oa as isize, ob as isize], |o| f(o[0] as usize, o[1] as usize));
+    walk(shape, &strides, [oa as isize, ob as isize], |o| {
+        f(o[0] as usize, o[1] as usize)
+    });
 }
 
 /// Row-major walk of `shape` advancing K offsets with K stride sets.
-pub fn walk<const K: usize>(shape: &[usize], strides: &[[isize; K]], start: [isize; K], mut f: impl FnMut([isize; K])) {
+pub fn walk<const K: usize>(
+    shape: &[usize],
+    strides: &[[isize; K]],
+    start: [isize; K],
+    mut f: impl FnMut([isize; K]),
+) {
     let n: usize = shape.iter().product();
     if n == 0 {
         return;
@@ -160,7 +190,11 @@ pub fn walk<const K: usize>(shape: &[usize], strides: &[[isize; K]], start: [isi
 }
 
 /// `dst[i] = f(src[i])`, vectorised and split over cores when large.
-pub fn map_slices<I: Pod, O: Pod>(src: &[I], dst: &mut [O], f: impl Fn(I) -> O + Sync + Send + Copy) {
+pub fn map_slices<I: Pod, O: Pod>(
+    src: &[I],
+    dst: &mut [O],
+    f: impl Fn(I) -> O + Sync + Send + Copy,
+) {
     let body = |s: &[I], d: &mut [O]| {
         simd(|| {
             for (o, &i) in d.iter_mut().zip(s) {
@@ -170,7 +204,9 @@ pub fn map_slices<I: Pod, O: Pod>(src: &[I], dst: &mut [O], f: impl Fn(I) -> O +
     };
     if worth_splitting(dst.len()) {
         let c = chunk_len(dst.len());
-        dst.par_chunks_mut(c).zip(src.par_chunks(c)).for_each(|(d, s)| body(s, d));
+        dst.par_chunks_mut(c)
+            .zip(src.par_chunks(c))
+            .for_each(|(d, s)| body(s, d));
     } else {
         body(src, dst);
     }

@@ -2,5 +2,5 @@
 
 pub mod elementwise;
 pub mod math;
-pub mod reduce;
 pub mod parallel;
+pub mod reduce;

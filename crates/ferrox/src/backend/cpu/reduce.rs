@@ -156,7 +156,13 @@ impl Plan {
             reduced.push(Dim { n: 1, s: 0 });
         }
         kept = merge_dims(kept);
-        Plan { kept, reduced, offset, count, n_out }
+        Plan {
+            kept,
+            reduced,
+            offset,
+            count,
+            n_out,
+        }
     }
 }
 
@@ -225,12 +231,22 @@ pub fn offset_of(dims: &[Dim], base: isize, linear: usize) -> isize {
 
 /// Reduces `axes` (sorted, distinct, in range) of `x` into `out`, the
 /// row-major output without the reduced dimensions.
-pub fn reduce<T: Pod, R: Reducer<T>>(x: &Operand<'_>, axes: &[usize], r: &R, out: &mut [R::Out]) -> Result<()> {
+pub fn reduce<T: Pod, R: Reducer<T>>(
+    x: &Operand<'_>,
+    axes: &[usize],
+    r: &R,
+    out: &mut [R::Out],
+) -> Result<()> {
     let plan = Plan::new(x.shape, &x.data.strides, x.data.offset, axes);
     if out.len() != plan.n_out {
         return Err(Error::runtime(
             "reduce",
-            format!("output has {} elements but shape {:?} reduced over {axes:?} has {}", out.len(), x.shape, plan.n_out),
+            format!(
+                "output has {} elements but shape {:?} reduced over {axes:?} has {}",
+                out.len(),
+                x.shape,
+                plan.n_out
+            ),
         ));
     }
     if x.shape.contains(&0) {
@@ -256,14 +272,22 @@ pub fn reduce<T: Pod, R: Reducer<T>>(x: &Operand<'_>, axes: &[usize], r: &R, out
 /// offset of its kept index.
 fn per_output<T: Pod, R: Reducer<T>>(raw: &[T], plan: &Plan, r: &R, out: &mut [R::Out]) {
     let (outer, inner) = plan.reduced.split_at(plan.reduced.len() - 1);
-    let group = Group { raw, r, outer, inner: inner[0] };
+    let group = Group {
+        raw,
+        r,
+        outer,
+        inner: inner[0],
+    };
     let outer_n: usize = outer.iter().map(|d| d.n).product();
     let count = plan.count;
     let par = worth_splitting(plan.n_out * count);
     let threads = rayon::current_num_threads();
     if par && plan.n_out >= 4 * threads {
         // Many outputs: parallel over outputs, each one sequential.
-        let chunk = plan.n_out.div_ceil(4 * threads).max(MIN_PAR_ELEMS.div_ceil(count));
+        let chunk = plan
+            .n_out
+            .div_ceil(4 * threads)
+            .max(MIN_PAR_ELEMS.div_ceil(count));
         out.par_chunks_mut(chunk).enumerate().for_each(|(c, dst)| {
             let mut cur = Cursor::new(&plan.kept, plan.offset, c * chunk);
             for o in dst {
@@ -310,9 +334,15 @@ impl<T: Pod, R: Reducer<T>> Group<'_, T, R> {
         }
         let mid = lo + len / 2;
         let (a, b) = if par && worth_splitting(len * line.n) {
-            rayon::join(|| self.fold(base, lo, mid, par), || self.fold(base, mid, hi, par))
+            rayon::join(
+                || self.fold(base, lo, mid, par),
+                || self.fold(base, mid, hi, par),
+            )
         } else {
-            (self.fold(base, lo, mid, false), self.fold(base, mid, hi, false))
+            (
+                self.fold(base, lo, mid, false),
+                self.fold(base, mid, hi, false),
+            )
         };
         self.r.merge(a, b)
     }
@@ -326,9 +356,15 @@ impl<T: Pod, R: Reducer<T>> Group<'_, T, R> {
         // A multiple of BLOCK, so every leaf but the last is a full block.
         let mid = lo + (len / 2).div_ceil(BLOCK) * BLOCK;
         let (a, b) = if par && worth_splitting(len) {
-            rayon::join(|| self.fold_line(start, lo, mid, par), || self.fold_line(start, mid, hi, par))
+            rayon::join(
+                || self.fold_line(start, lo, mid, par),
+                || self.fold_line(start, mid, hi, par),
+            )
         } else {
-            (self.fold_line(start, lo, mid, false), self.fold_line(start, mid, hi, false))
+            (
+                self.fold_line(start, lo, mid, false),
+                self.fold_line(start, mid, hi, false),
+            )
         };
         self.r.merge(a, b)
     }
@@ -356,7 +392,11 @@ fn row_accumulate<T: Pod, R: Reducer<T>>(raw: &[T], plan: &Plan, r: &R, out: &mu
     let (outer, last) = plan.kept.split_at(plan.kept.len() - 1);
     let k = last[0].n;
     let cw = k.min(COL_CHUNK);
-    let rows = Rows { raw, r, reduced: &plan.reduced };
+    let rows = Rows {
+        raw,
+        r,
+        reduced: &plan.reduced,
+    };
     let count = plan.count;
     let par = worth_splitting(plan.n_out * count);
     let tasks = (plan.n_out / k) * k.div_ceil(cw);
@@ -369,7 +409,9 @@ fn row_accumulate<T: Pod, R: Reducer<T>>(raw: &[T], plan: &Plan, r: &R, out: &mu
     };
     if par && tasks >= 2 * rayon::current_num_threads() {
         out.par_chunks_mut(k).enumerate().for_each(|(row, dst)| {
-            dst.par_chunks_mut(cw).enumerate().for_each(|(c, d)| run(row, c * cw, d, false));
+            dst.par_chunks_mut(cw)
+                .enumerate()
+                .for_each(|(c, d)| run(row, c * cw, d, false));
         });
     } else {
         for (row, dst) in out.chunks_mut(k).enumerate() {
@@ -409,9 +451,15 @@ impl<T: Pod, R: Reducer<T>> Rows<'_, T, R> {
         }
         let mid = lo + len / 2;
         let (mut a, b) = if par && worth_splitting(len * w) {
-            rayon::join(|| self.fold(base, w, lo, mid, par), || self.fold(base, w, mid, hi, par))
+            rayon::join(
+                || self.fold(base, w, lo, mid, par),
+                || self.fold(base, w, mid, hi, par),
+            )
         } else {
-            (self.fold(base, w, lo, mid, false), self.fold(base, w, mid, hi, false))
+            (
+                self.fold(base, w, lo, mid, false),
+                self.fold(base, w, mid, hi, false),
+            )
         };
         simd(|| {
             for (x, &y) in a.iter_mut().zip(&b) {
@@ -895,7 +943,8 @@ impl LseFloat for f32 {
     const ONE: Self = 1.0;
     #[inline(always)]
     fn exp(self) -> Self {
-        f32::exp(self)
+        // Polynomial, branch-free: vectorises inside `simd`.
+        super::math::exp_f32(self)
     }
     #[inline(always)]
     fn ln(self) -> Self {
@@ -1237,7 +1286,10 @@ fn arg_slice_par<T: Extremum, const MAX: bool>(xs: &[T], offset: u32) -> (T, u32
     }
     let mid = (xs.len() / 2).div_ceil(BLOCK) * BLOCK;
     let (a, b) = xs.split_at(mid);
-    let (x, y) = rayon::join(|| arg_slice_par::<T, MAX>(a, offset), || arg_slice_par::<T, MAX>(b, offset + mid as u32));
+    let (x, y) = rayon::join(
+        || arg_slice_par::<T, MAX>(a, offset),
+        || arg_slice_par::<T, MAX>(b, offset + mid as u32),
+    );
     arg_merge::<T, MAX>(x, y)
 }
 
@@ -1252,11 +1304,20 @@ fn arg_name<const MAX: bool>() -> &'static str {
 /// Indices of the extreme elements along `axis` (or of the flattened array
 /// for `None`) into `out`, row-major over the other dimensions. The reduced
 /// length must be non-empty and fit in `u32` (checked by the op builder).
-pub fn arg_reduce<T: Extremum, const MAX: bool>(x: &Operand<'_>, axis: Option<usize>, out: &mut [u32]) -> Result<()> {
+pub fn arg_reduce<T: Extremum, const MAX: bool>(
+    x: &Operand<'_>,
+    axis: Option<usize>,
+    out: &mut [u32],
+) -> Result<()> {
     let Some(axis) = axis else {
-        let Some(dst) = out.first_mut() else { return Ok(()) };
+        let Some(dst) = out.first_mut() else {
+            return Ok(());
+        };
         if x.shape.contains(&0) {
-            return Err(Error::value(arg_name::<MAX>(), "cannot reduce an empty array"));
+            return Err(Error::value(
+                arg_name::<MAX>(),
+                "cannot reduce an empty array",
+            ));
         }
         *dst = match x.data.as_contiguous::<T>(x.shape) {
             Some(xs) => arg_slice_par::<T, MAX>(xs, 0).1,
@@ -1270,10 +1331,16 @@ pub fn arg_reduce<T: Extremum, const MAX: bool>(x: &Operand<'_>, axis: Option<us
         return Ok(());
     }
     if n == 0 {
-        return Err(Error::value(arg_name::<MAX>(), "cannot reduce an empty axis"));
+        return Err(Error::value(
+            arg_name::<MAX>(),
+            "cannot reduce an empty axis",
+        ));
     }
-    let pre: Vec<Dim> =
-        x.shape[..axis].iter().zip(&x.data.strides[..axis]).map(|(&n, &s)| Dim { n, s }).collect();
+    let pre: Vec<Dim> = x.shape[..axis]
+        .iter()
+        .zip(&x.data.strides[..axis])
+        .map(|(&n, &s)| Dim { n, s })
+        .collect();
     let post = merge_dims(
         x.shape[axis + 1..]
             .iter()
@@ -1311,7 +1378,9 @@ pub fn arg_reduce<T: Extremum, const MAX: bool>(x: &Operand<'_>, axis: Option<us
         };
         if par {
             out.par_chunks_mut(p).enumerate().for_each(|(r, dst)| {
-                dst.par_chunks_mut(cw).enumerate().for_each(|(c, d)| run(r, c * cw, d));
+                dst.par_chunks_mut(cw)
+                    .enumerate()
+                    .for_each(|(c, d)| run(r, c * cw, d));
             });
         } else {
             for (r, dst) in out.chunks_mut(p).enumerate() {
@@ -1324,7 +1393,12 @@ pub fn arg_reduce<T: Extremum, const MAX: bool>(x: &Operand<'_>, axis: Option<us
     }
     // One line per output: contiguous lines use the lane kernel.
     let mut outer = pre;
-    outer.extend(x.shape[axis + 1..].iter().zip(&x.data.strides[axis + 1..]).map(|(&n, &s)| Dim { n, s }));
+    outer.extend(
+        x.shape[axis + 1..]
+            .iter()
+            .zip(&x.data.strides[axis + 1..])
+            .map(|(&n, &s)| Dim { n, s }),
+    );
     let line = |start: isize| -> u32 {
         if s == 1 {
             let o = start as usize;
@@ -1349,8 +1423,13 @@ pub fn arg_reduce<T: Extremum, const MAX: bool>(x: &Operand<'_>, axis: Option<us
         })
     };
     if par {
-        let chunk = out.len().div_ceil(4 * rayon::current_num_threads()).max(MIN_PAR_ELEMS.div_ceil(n));
-        out.par_chunks_mut(chunk).enumerate().for_each(|(c, d)| fill(c * chunk, d));
+        let chunk = out
+            .len()
+            .div_ceil(4 * rayon::current_num_threads())
+            .max(MIN_PAR_ELEMS.div_ceil(n));
+        out.par_chunks_mut(chunk)
+            .enumerate()
+            .for_each(|(c, d)| fill(c * chunk, d));
     } else {
         fill(0, out);
     }
@@ -1373,14 +1452,27 @@ mod tests {
     fn data_of<T: Pod>(values: &[T], strides: Vec<isize>, offset: usize) -> Data {
         let mut st = Storage::new(std::mem::size_of_val(values), false).unwrap();
         st.as_mut_slice::<T>().copy_from_slice(values);
-        Data { storage: std::sync::Arc::new(st), strides, offset }
+        Data {
+            storage: std::sync::Arc::new(st),
+            strides,
+            offset,
+        }
     }
 
     /// Naive reference: fold every output's elements in row-major order.
-    fn naive<T: Pod, R: Reducer<T>>(values: &[T], shape: &[usize], axes: &[usize], r: &R) -> Vec<R::Out> {
+    fn naive<T: Pod, R: Reducer<T>>(
+        values: &[T],
+        shape: &[usize],
+        axes: &[usize],
+        r: &R,
+    ) -> Vec<R::Out> {
         let strides = row_major_strides(shape);
-        let out_shape: Vec<usize> =
-            shape.iter().enumerate().filter(|(d, _)| !axes.contains(d)).map(|(_, &n)| n).collect();
+        let out_shape: Vec<usize> = shape
+            .iter()
+            .enumerate()
+            .filter(|(d, _)| !axes.contains(d))
+            .map(|(_, &n)| n)
+            .collect();
         let n_out: usize = out_shape.iter().product();
         let mut acc = vec![r.init(); n_out];
         let total: usize = shape.iter().product();
@@ -1397,18 +1489,33 @@ mod tests {
                     o = o * shape[d] + idx[d];
                 }
             }
-            let off: isize = idx.iter().zip(&strides).map(|(&i, &s)| i as isize * s).sum();
+            let off: isize = idx
+                .iter()
+                .zip(&strides)
+                .map(|(&i, &s)| i as isize * s)
+                .sum();
             acc[o] = r.step(acc[o], values[off as usize]);
         }
         let count: usize = axes.iter().map(|&a| shape[a]).product();
         acc.into_iter().map(|a| r.finish(a, count)).collect()
     }
 
-    fn run<T: Pod, R: Reducer<T>>(d: &Data, shape: &[usize], dtype: DType, axes: &[usize], r: &R) -> Vec<R::Out>
+    fn run<T: Pod, R: Reducer<T>>(
+        d: &Data,
+        shape: &[usize],
+        dtype: DType,
+        axes: &[usize],
+        r: &R,
+    ) -> Vec<R::Out>
     where
         R::Out: Default,
     {
-        let n_out: usize = shape.iter().enumerate().filter(|(d, _)| !axes.contains(d)).map(|(_, &n)| n).product();
+        let n_out: usize = shape
+            .iter()
+            .enumerate()
+            .filter(|(d, _)| !axes.contains(d))
+            .map(|(_, &n)| n)
+            .product();
         let mut out = vec![R::Out::default(); n_out];
         reduce(&operand(d, shape, dtype), axes, r, &mut out).unwrap();
         out
@@ -1446,7 +1553,10 @@ mod tests {
         let want: f64 = xs.iter().map(|&x| x as f64).sum();
         assert!(((got as f64 - want) / want).abs() < 1e-6, "{got} vs {want}");
         // Same bits single-threaded (split points depend only on sizes).
-        let pool = rayon::ThreadPoolBuilder::new().num_threads(1).build().unwrap();
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(1)
+            .build()
+            .unwrap();
         let single = pool.install(|| run::<f32, _>(&d, &[n], DType::Float32, &[0], &SumReducer)[0]);
         assert_eq!(got.to_bits(), single.to_bits());
     }
@@ -1509,7 +1619,11 @@ mod tests {
 
     /// Lays `values` (row-major over `shape`) out in storage in the order of
     /// `perm`, returning the strides that view it as `shape` again.
-    fn permuted<T: Pod + Default>(values: &[T], shape: &[usize], perm: &[usize]) -> (Vec<T>, Vec<isize>) {
+    fn permuted<T: Pod + Default>(
+        values: &[T],
+        shape: &[usize],
+        perm: &[usize],
+    ) -> (Vec<T>, Vec<isize>) {
         let pshape: Vec<usize> = perm.iter().map(|&p| shape[p]).collect();
         let pstrides = row_major_strides(&pshape);
         let mut strides = vec![0isize; shape.len()];
@@ -1526,6 +1640,85 @@ mod tests {
             store[off as usize] = v;
         }
         (store, strides)
+    }
+
+    /// Timings of the headline kernels (run with `cargo test --release -p
+    /// ferrox --lib reduce -- --ignored --nocapture`); prints, asserts
+    /// nothing.
+    #[test]
+    #[ignore]
+    fn timing_report() {
+        use crate::Array;
+        use std::time::Instant;
+        fn best(label: &str, bytes: usize, f: impl Fn() -> Result<Array>) {
+            let mut best = f64::INFINITY;
+            for _ in 0..15 {
+                let t = Instant::now();
+                let y = f().unwrap();
+                y.eval().unwrap();
+                best = best.min(t.elapsed().as_secs_f64());
+            }
+            println!(
+                "{label:<44} {:>8.2} ms  {:>6.1} GB/s",
+                best * 1e3,
+                bytes as f64 / best / 1e9
+            );
+        }
+        println!("rayon threads: {}", rayon::current_num_threads());
+        let n = 1 << 24;
+        let v: Vec<f32> = (0..n)
+            .map(|i| ((i * 7919) % 1000) as f32 / 500.0 - 1.0)
+            .collect();
+        let flat = Array::from_slice(&v, &[n]).unwrap();
+        let square = Array::from_slice(&v, &[4096, 4096]).unwrap();
+        let square_t = crate::transpose(&square, None).unwrap();
+        let halves = flat.astype(DType::Float16).unwrap();
+        for a in [&flat, &square, &square_t, &halves] {
+            a.eval().unwrap();
+        }
+        let b = 4 * n;
+        best("sum 16M f32 (all axes)", b, || {
+            crate::sum(&flat, None, false)
+        });
+        best("max 16M f32 (all axes)", b, || {
+            crate::max(&flat, None, false)
+        });
+        best("sum (4096,4096) f32 axis 1", b, || {
+            crate::sum(&square, Some(&[1]), false)
+        });
+        best("sum (4096,4096) f32 axis 0", b, || {
+            crate::sum(&square, Some(&[0]), false)
+        });
+        best("sum transposed (4096,4096) f32 axis 1", b, || {
+            crate::sum(&square_t, Some(&[1]), false)
+        });
+        best("sum 16M f16 (all axes)", 2 * n, || {
+            crate::sum(&halves, None, false)
+        });
+        best("argmax 16M f32 (flattened)", b, || {
+            crate::argmax(&flat, None, false)
+        });
+        best("argmax (4096,4096) f32 axis 0", b, || {
+            crate::argmax(&square, Some(0), false)
+        });
+        best("logsumexp (4096,4096) f32 axis -1", b, || {
+            crate::logsumexp(&square, Some(&[-1]), false)
+        });
+        best("softmax (4096,4096) f32 axis -1", 2 * b, || {
+            crate::softmax(&square, Some(&[-1]), false)
+        });
+        best("softmax (4096,4096) f32 axis 0", 2 * b, || {
+            crate::softmax(&square, Some(&[0]), false)
+        });
+        best("var (4096,4096) f32 axis -1", b, || {
+            crate::var(&square, Some(&[-1]), false, 0)
+        });
+        best("cumsum 16M f32 (flattened)", 2 * b, || {
+            crate::cumsum(&flat, None, false, true)
+        });
+        best("cumsum (4096,4096) f32 axis 0", 2 * b, || {
+            crate::cumsum(&square, Some(0), false, true)
+        });
     }
 
     proptest! {

@@ -240,7 +240,7 @@ impl FloatElement for f32 {
     }
     #[inline(always)]
     fn beyond_trig_medium(self) -> bool {
-        !(f32::abs(self) < TRIG_MEDIUM_LIMIT)
+        f32::abs(self) >= TRIG_MEDIUM_LIMIT || f32::is_nan(self)
     }
 }
 
@@ -591,7 +591,8 @@ macro_rules! half_element {
             }
             #[inline(always)]
             fn beyond_trig_medium(self) -> bool {
-                !($to(self).abs() < TRIG_MEDIUM_LIMIT)
+                let x = $to(self);
+                x.abs() >= TRIG_MEDIUM_LIMIT || x.is_nan()
             }
         }
     };
@@ -614,7 +615,7 @@ pub(super) fn round_decimals<T: FloatElement>(x: T, decimals: i32) -> T {
     let scale = to_dtype(10f64.powi(decimals.unsigned_abs().min(400) as i32));
     if decimals >= 0 {
         let y = to_dtype(v * scale);
-        if !(y.abs() < 2f64.powi(T::BITS - 1)) {
+        if !y.is_finite() || y.abs() >= 2f64.powi(T::BITS - 1) {
             return x; // integral at this scale (or the scaling overflowed)
         }
         T::narrow(y.round_ties_even() / scale)

@@ -18,7 +18,7 @@
 use super::{horner, horner64, sel, sel64};
 
 /// 2/pi to 53 bits.
-const INV_PIO2: f64 = 6.366_197_723_675_814e-1;
+const INV_PIO2: f64 = std::f64::consts::FRAC_2_PI;
 /// The first 25 bits of pi/2, so that `n * PIO2_1` is exact for `n < 2^28`.
 const PIO2_1: f64 = 1.570_796_310_901_641_8;
 /// pi/2 - PIO2_1.
@@ -148,7 +148,7 @@ fn k_cos(r: f64) -> f64 {
     let z = r * r;
     let w = z * z;
     let tail = 2.439_044_879_627_741e-5f64.mul_add(z, -1.388_676_377_460_993e-3);
-    ((1.0 + z * -4.999_999_972_510_31e-1) + w * 4.166_662_332_373_906_4e-2) + (w * z) * tail
+    ((1.0 + z * -4.999_999_972_510_31e-1) + w * 4.166_662_332_373_906e-2) + (w * z) * tail
 }
 
 /// sin or cos of `x = n pi/2 + r` by quadrant, as `f32`.
@@ -192,7 +192,7 @@ pub fn sin_f32_medium(x: f32) -> f32 {
 fn sin_from(x: f32, (r, n): (f64, i32)) -> f32 {
     let v = sin_by_quadrant(r, n);
     // sin(±0) = ±0 and sin(±inf) = sin(NaN) = NaN.
-    sel(x == 0.0, x, sel(x.is_finite(), v, x - x))
+    sel(x == 0.0, x, sel(x.is_finite(), v, f32::NAN))
 }
 
 /// Cosine, within 1 ulp for every finite `f32` (see [`sin_f32`] on cost).
@@ -222,7 +222,7 @@ pub fn cos_f32_medium(x: f32) -> f32 {
 #[inline(always)]
 fn cos_from(x: f32, (r, n): (f64, i32)) -> f32 {
     let v = sin_by_quadrant(r, n.wrapping_add(1));
-    sel(x.is_finite(), v, x - x)
+    sel(x.is_finite(), v, f32::NAN)
 }
 
 /// Tangent, within 1 ulp for every finite `f32` (see [`sin_f32`] on cost).
@@ -259,7 +259,7 @@ fn tan_from(x: f32, (r, n): (f64, i32)) -> f32 {
     let q = 9.465_647_849_436_732e-3f64.mul_add(z, 2.974_357_433_599_673e-3);
     let v = (r + s * u) + (s * w) * w.mul_add(q, t);
     let v = sel64(n & 1 == 1, -1.0 / v, v) as f32;
-    sel(x == 0.0, x, sel(x.is_finite(), v, x - x))
+    sel(x == 0.0, x, sel(x.is_finite(), v, f32::NAN))
 }
 
 const PIO2_HI: f32 = std::f32::consts::FRAC_PI_2;
