@@ -4,8 +4,9 @@
 //! any deadlock or lost wake-up (every thread blocked) and on any assertion
 //! in any interleaving.
 //!
-//! Run with:
-//! RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=target/loom cargo test -p ferrox --release --test loom_cache
+//! Run with (add `-- --nocapture` to see how many executions each explores):
+//! RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=target/loom \
+//!     cargo test -p ferrox --release --test loom_cache
 #![cfg(loom)]
 
 use ferrox::compile::cache::{CompileCache, FnIdentity};
@@ -14,24 +15,26 @@ use loom::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use loom::sync::Arc;
 use loom::thread;
 
-/// Explores every interleaving with at most `preemptions` forced switches
-/// (bounded so each model finishes in seconds; the bugs these models look
-/// for need at most two).
-/// Prints how many executions were explored (visible with `--nocapture`).
-fn model(preemptions: usize, f: impl Fn() + Send + Sync + 'static) {
-    // A plain std counter: it only counts executions, outside the model.
+/// Explores the model's executions: all of them (`None`) for the
+/// two-thread models, or those with at most `preemptions` forced switches
+/// for the three-thread one (bound 5: 21k executions, about a second;
+/// unbounded: 635k, about a minute).
+/// `LOOM_MAX_PREEMPTIONS=n` overrides the bound. Prints how many executions
+/// were explored (visible with `--nocapture`).
+fn model(preemptions: Option<usize>, f: impl Fn() + Send + Sync + 'static) {
+    // A plain std counter: it counts executions from outside the model.
     let executions = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
     let counter = executions.clone();
     let mut builder = loom::model::Builder::new();
-    builder.preemption_bound = Some(preemptions);
+    if std::env::var_os("LOOM_MAX_PREEMPTIONS").is_none() {
+        builder.preemption_bound = preemptions;
+    }
     builder.check(move || {
         counter.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         f()
     });
-    eprintln!(
-        "explored {} executions",
-        executions.load(std::sync::atomic::Ordering::Relaxed)
-    );
+    let explored = executions.load(std::sync::atomic::Ordering::Relaxed);
+    eprintln!("explored {explored} executions");
 }
 
 fn failure() -> Error {
@@ -40,7 +43,7 @@ fn failure() -> Error {
 
 #[test]
 fn three_threads_trace_once_and_share_one_arc() {
-    model(2, || {
+    model(Some(5), || {
         let cache = Arc::new(CompileCache::<u8, u32>::new());
         let f = FnIdentity::new_in(&cache);
         let call = |f: &FnIdentity<u8, u32>| f.get_or_trace(1, || Ok(42));
@@ -63,7 +66,7 @@ fn three_threads_trace_once_and_share_one_arc() {
 
 #[test]
 fn a_failed_trace_leaves_no_entry_and_its_waiter_gets_the_error() {
-    model(3, || {
+    model(None, || {
         let cache = Arc::new(CompileCache::<u8, u32>::new());
         let f = FnIdentity::new_in(&cache);
         let other = {
@@ -88,7 +91,7 @@ fn a_failed_trace_leaves_no_entry_and_its_waiter_gets_the_error() {
 
 #[test]
 fn a_panicking_trace_releases_its_waiter_with_an_error() {
-    model(3, || {
+    model(None, || {
         let cache = Arc::new(CompileCache::<u8, u32>::new());
         let f = FnIdentity::new_in(&cache);
         let panicker = {
@@ -137,7 +140,7 @@ impl Drop for Tape {
 
 #[test]
 fn erase_during_a_replay_keeps_the_replayed_value_alive() {
-    model(3, || {
+    model(None, || {
         let cache = Arc::new(CompileCache::<u8, Tape>::new());
         let f = FnIdentity::new_in(&cache);
         let freed = Arc::new(AtomicBool::new(false));
@@ -174,7 +177,7 @@ fn erase_during_a_replay_keeps_the_replayed_value_alive() {
 
 #[test]
 fn dropping_the_last_handle_during_a_replay_erases_and_nothing_resurrects() {
-    model(3, || {
+    model(None, || {
         let cache = Arc::new(CompileCache::<u8, Tape>::new());
         let f = FnIdentity::new_in(&cache);
         let freed = Arc::new(AtomicBool::new(false));
@@ -204,7 +207,7 @@ fn dropping_the_last_handle_during_a_replay_erases_and_nothing_resurrects() {
 
 #[test]
 fn a_trace_landing_after_the_release_inserts_nothing() {
-    model(3, || {
+    model(None, || {
         let cache = Arc::new(CompileCache::<u8, u32>::new());
         let f = FnIdentity::new_in(&cache);
         let id = f.id();
@@ -226,7 +229,7 @@ fn a_trace_landing_after_the_release_inserts_nothing() {
 
 #[test]
 fn clear_during_a_trace_leaves_no_entry_of_that_trace() {
-    model(3, || {
+    model(None, || {
         let cache = Arc::new(CompileCache::<u8, u32>::new());
         let f = FnIdentity::new_in(&cache);
         let started = Arc::new(AtomicBool::new(false));
@@ -256,7 +259,7 @@ fn clear_during_a_trace_leaves_no_entry_of_that_trace() {
 
 #[test]
 fn eviction_racing_a_hit_keeps_the_bound_and_the_hit_valid() {
-    model(2, || {
+    model(None, || {
         let cache = Arc::new(CompileCache::<u8, u32>::with_max_entries(1));
         let f = FnIdentity::new_in(&cache);
         f.get_or_trace(1, || Ok(1)).unwrap();
@@ -273,7 +276,7 @@ fn eviction_racing_a_hit_keeps_the_bound_and_the_hit_valid() {
 
 #[test]
 fn traces_of_two_keys_run_side_by_side() {
-    model(2, || {
+    model(None, || {
         let cache = Arc::new(CompileCache::<u8, u32>::new());
         let f = FnIdentity::new_in(&cache);
         let g = FnIdentity::new_in(&cache);

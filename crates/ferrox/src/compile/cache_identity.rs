@@ -193,7 +193,8 @@ impl<K: CacheKey, V: Send + Sync + 'static> FnIdentity<K, V> {
     /// use ferrox::compile::cache::{CompileCache, FnIdentity};
     /// use ferrox::sync::Arc;
     /// let f = FnIdentity::new_in(&Arc::new(CompileCache::<u32, u32>::new()));
-    /// assert!(f.get_or_trace(1, || Err(ferrox::Error::new(ferrox::ErrorKind::Value, "f", "no"))).is_err());
+    /// let failure = || Err(ferrox::Error::new(ferrox::ErrorKind::Value, "f", "no"));
+    /// assert!(f.get_or_trace(1, failure).is_err());
     /// f.get_or_trace(1, || Ok(1))?;
     /// assert_eq!(f.traces(), 2);
     /// # Ok::<(), ferrox::Error>(())

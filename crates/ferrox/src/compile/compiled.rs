@@ -138,11 +138,11 @@ impl CompiledFn {
     pub fn traces(&self) -> usize {
         self.inner.identity.traces()
     }
-    /// The function as an [`crate::ArrayFn`], to pass to transforms
-    /// (`grad(compiled.as_fn())`).
-    pub fn as_fn(&self) -> crate::ArrayFn {
+    /// The function as a closure, to pass to transforms
+    /// (`grad(compiled.as_fn(), &[0])`).
+    pub fn as_fn(&self) -> impl Fn(&[Array]) -> Result<Vec<Array>> + Clone + Send + Sync + 'static {
         let me = self.clone();
-        Arc::new(move |xs: &[Array]| me.call(xs))
+        move |xs: &[Array]| me.call(xs)
     }
 }
 

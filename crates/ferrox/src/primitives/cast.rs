@@ -1,11 +1,15 @@
 //! Dtype conversion: `astype` (value conversion) and `view` (bit reinterpretation).
 
+use super::binary::HalfBlock;
 use super::{Operand, OutSpec, Primitive};
 use crate::array::{checked_numel, for_each_offset, row_major_strides, Data};
 use crate::backend::cpu::elementwise::{map_slices, out_storage, unary};
+use crate::backend::cpu::parallel::{chunk_len, worth_splitting};
 use crate::dtype::Element;
 use crate::runtime::memory::{Pod, Storage};
 use crate::{with_dtype, Array, DType, Error, Result};
+use half::{bf16, f16};
+use rayon::prelude::*;
 use std::sync::Arc;
 
 /// Converts one element between any two dtypes with numpy's semantics:
@@ -38,6 +42,16 @@ impl Primitive for AsType {
     }
     fn eval_cpu(&self, inputs: &[Operand<'_>], out: OutSpec<'_>) -> Result<Data> {
         let x = &inputs[0];
+        let block = match (x.dtype, out.dtype) {
+            (DType::Float32, DType::Float16) => convert_blocks(x, out, f16::narrow),
+            (DType::Float32, DType::BFloat16) => convert_blocks(x, out, bf16::narrow),
+            (DType::Float16, DType::Float32) => convert_blocks(x, out, f16::widen),
+            (DType::BFloat16, DType::Float32) => convert_blocks(x, out, bf16::widen),
+            _ => None,
+        };
+        if let Some(result) = block {
+            return result;
+        }
         with_dtype!(x.dtype, T => with_dtype!(out.dtype, U => cast_kernel::<T, U>(x, out)))
     }
     fn vjp(
@@ -59,6 +73,37 @@ impl Primitive for AsType {
         input_shapes.first().map(|s| Ok(s.to_vec()))
     }
     primitive_common!();
+}
+
+/// Converts a contiguous input with a slice conversion (f32 <-> f16/bf16:
+/// the same values as [`convert`], vectorised), split over cores when
+/// large; `None` for strided inputs.
+fn convert_blocks<T: Pod, U: Pod>(
+    x: &Operand<'_>,
+    out: OutSpec<'_>,
+    f: fn(&[T], &mut [U]),
+) -> Option<Result<Data>> {
+    let src = x.data.as_contiguous::<T>(x.shape)?;
+    let mut storage = match out_storage(out) {
+        Ok(s) => s,
+        Err(e) => return Some(Err(e)),
+    };
+    let dst = storage.as_mut_slice::<U>();
+    if src.len() != dst.len() {
+        return Some(Err(Error::runtime(
+            "astype",
+            "internal error: input and output sizes differ",
+        )));
+    }
+    if worth_splitting(dst.len()) {
+        let c = chunk_len(dst.len());
+        dst.par_chunks_mut(c)
+            .zip(src.par_chunks(c))
+            .for_each(|(d, s)| f(s, d));
+    } else {
+        f(src, dst);
+    }
+    Some(Ok(Data::contiguous(storage, out.shape)))
 }
 
 fn cast_kernel<T: Element + Pod, U: Element + Pod>(
@@ -384,6 +429,81 @@ mod tests {
         assert_eq!(
             b.to_vec::<Complex64>().unwrap(),
             vec![Complex64::new(1.5, 0.0)]
+        );
+    }
+
+    #[test]
+    fn block_conversions_match_element_conversions() {
+        // Specials, subnormals, ties and overflow; large enough to split.
+        let mut v: Vec<f32> = vec![
+            0.0,
+            -0.0,
+            f32::NAN,
+            f32::INFINITY,
+            -f32::INFINITY,
+            65504.0,
+            65520.0,
+            1e-8,
+            6e-8,
+            1.0 + 2f32.powi(-11), // ties: round to even
+            1.0 + 3.0 * 2f32.powi(-11),
+            3.0e38,
+        ];
+        v.extend((0..70_000).map(|i| (i as f32 - 35_000.0) * 0.37));
+        let a = arr(&v, &[v.len()]);
+        let h = a.astype(DType::Float16).unwrap().to_vec::<f16>().unwrap();
+        let b = a.astype(DType::BFloat16).unwrap().to_vec::<bf16>().unwrap();
+        for (i, &x) in v.iter().enumerate() {
+            let (eh, eb) = (convert::<f32, f16>(x), convert::<f32, bf16>(x));
+            assert!(
+                h[i].to_bits() == eh.to_bits() || (h[i].is_nan() && eh.is_nan()),
+                "f16 {x}"
+            );
+            assert!(
+                b[i].to_bits() == eb.to_bits() || (b[i].is_nan() && eb.is_nan()),
+                "bf16 {x}"
+            );
+        }
+        let back = arr(&h, &[h.len()])
+            .astype(DType::Float32)
+            .unwrap()
+            .to_vec::<f32>()
+            .unwrap();
+        for (i, &x) in h.iter().enumerate() {
+            let e = convert::<f16, f32>(x);
+            assert!(
+                back[i] == e || (back[i].is_nan() && e.is_nan()),
+                "f16 -> f32 {x}"
+            );
+        }
+        let back = arr(&b, &[b.len()])
+            .astype(DType::Float32)
+            .unwrap()
+            .to_vec::<f32>()
+            .unwrap();
+        assert!(back
+            .iter()
+            .zip(&b)
+            .all(|(&y, &x)| y == x.to_f32() || (y.is_nan() && x.is_nan())));
+        // Strided inputs take the element path.
+        let t = operand_data(&[1.5f32, 2.5, -3.0], vec![-1], 2);
+        let x = Operand {
+            data: &t,
+            shape: &[3],
+            dtype: DType::Float32,
+        };
+        let out = AsType
+            .eval_cpu(
+                &[x],
+                OutSpec {
+                    shape: &[3],
+                    dtype: DType::Float16,
+                },
+            )
+            .unwrap();
+        assert_eq!(
+            out.to_vec::<f16>(&[3]),
+            vec![f16::from_f32(-3.0), f16::from_f32(2.5), f16::from_f32(1.5)]
         );
     }
 

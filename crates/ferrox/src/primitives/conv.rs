@@ -843,4 +843,35 @@ mod tests {
             prop_assert_eq!(y.to_vec::<f64>().unwrap(), want);
         }
     }
+
+    /// conv2d f32 GFLOP/s on a ResNet-like layer (run with --release
+    /// --ignored --nocapture).
+    #[test]
+    #[ignore]
+    fn bench_conv2d_f32() {
+        let (xs, ws) = ([8, 56, 56, 64], [64, 3, 3, 64]);
+        let x = crate::full(&xs, 0.5, DType::Float32).unwrap();
+        let w = crate::full(&ws, 0.25, DType::Float32).unwrap();
+        x.eval().unwrap();
+        w.eval().unwrap();
+        conv2d(&x, &w, (1, 1), (1, 1), (1, 1), 1)
+            .unwrap()
+            .eval()
+            .unwrap();
+        let mut best = f64::MAX;
+        for _ in 0..5 {
+            let t = std::time::Instant::now();
+            conv2d(&x, &w, (1, 1), (1, 1), (1, 1), 1)
+                .unwrap()
+                .eval()
+                .unwrap();
+            best = best.min(t.elapsed().as_secs_f64());
+        }
+        let flops = 2.0 * (8 * 56 * 56 * 64 * 9 * 64) as f64;
+        println!(
+            "conv2d f32 {xs:?} * {ws:?}: best {:.3} ms, {:.1} GFLOP/s",
+            best * 1e3,
+            flops / best / 1e9
+        );
+    }
 }

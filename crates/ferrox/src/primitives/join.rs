@@ -30,6 +30,13 @@ mod tests;
 // ------------------------------------------------------------ concatenate
 
 /// Joins inputs of one dtype along `axis`.
+///
+/// ```
+/// let a = ferrox::zeros(&[2], ferrox::DType::Float32)?;
+/// let c = ferrox::concatenate(&[a.clone(), a], 0)?;
+/// assert_eq!(c.primitive().unwrap().name(), "concatenate");
+/// # Ok::<(), ferrox::Error>(())
+/// ```
 #[derive(Debug, Clone, PartialEq)]
 pub struct Concatenate {
     /// The (normalised) axis.
@@ -155,7 +162,15 @@ pub fn stack(arrays: &[Array], axis: isize) -> Result<Array> {
 
 // ------------------------------------------------------------------ split
 
-/// How [`split`] divides an axis.
+/// How [`split`] divides an axis; a `usize` converts to `Count`, a
+/// `Vec<isize>` or `&[isize]` to `Indices`.
+///
+/// ```
+/// use ferrox::Sections;
+/// assert_eq!(Sections::from(3), Sections::Count(3));
+/// assert_eq!(Sections::from(vec![1, -1]), Sections::Indices(vec![1, -1]));
+/// # Ok::<(), ferrox::Error>(())
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Sections {
     /// Into this many equal parts (the axis size must be divisible).
@@ -303,6 +318,13 @@ pub fn repeat(a: &Array, repeats: usize, axis: Option<isize>) -> Result<Array> {
 // -------------------------------------------------------------------- pad
 
 /// How [`pad`] fills the new elements.
+///
+/// ```
+/// let a = ferrox::Array::from_slice(&[1.0f32], &[1])?;
+/// let p = ferrox::pad(&a, &[(1, 0)], ferrox::PadMode::Constant(-1.0))?;
+/// assert_eq!(p.to_vec::<f32>()?, vec![-1.0, 1.0]);
+/// # Ok::<(), ferrox::Error>(())
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum PadMode {
     /// This value (cast to the array's dtype).
@@ -312,6 +334,13 @@ pub enum PadMode {
 }
 
 /// Places the input at offset `low` inside an output filled with `value`.
+///
+/// ```
+/// let a = ferrox::zeros(&[2], ferrox::DType::Float32)?;
+/// let p = ferrox::pad(&a, &[(1, 1)], ferrox::PadMode::Constant(0.0))?;
+/// assert_eq!(p.primitive().unwrap().name(), "pad");
+/// # Ok::<(), ferrox::Error>(())
+/// ```
 #[derive(Debug, Clone, PartialEq)]
 pub struct Pad {
     /// Elements before the input, per axis.
@@ -554,6 +583,12 @@ pub fn meshgrid(arrays: &[Array], sparse: bool, indexing: &str) -> Result<Vec<Ar
 
 /// Zeroes the elements above (`tril`) or below (`triu`) diagonal `k` of
 /// the last two axes.
+///
+/// ```
+/// let t = ferrox::tril(&ferrox::ones(&[2, 2], ferrox::DType::Float32)?, 0)?;
+/// assert_eq!(t.primitive().unwrap().name(), "tril");
+/// # Ok::<(), ferrox::Error>(())
+/// ```
 #[derive(Debug, Clone, PartialEq)]
 pub struct Triangle {
     /// Diagonal offset.
@@ -640,6 +675,12 @@ pub fn triu(a: &Array, k: isize) -> Result<Array> {
 }
 
 /// A square matrix with a 1-d input on diagonal `k` and zeros elsewhere.
+///
+/// ```
+/// let d = ferrox::diag(&ferrox::ones(&[2], ferrox::DType::Float32)?, 0)?;
+/// assert_eq!(d.primitive().unwrap().name(), "diag");
+/// # Ok::<(), ferrox::Error>(())
+/// ```
 #[derive(Debug, Clone, PartialEq)]
 pub struct DiagMatrix {
     /// Diagonal offset.

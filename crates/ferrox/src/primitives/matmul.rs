@@ -1319,25 +1319,40 @@ mod tests {
         }
     }
 
-    /// f32 GFLOP/s at 1024 and 2048 (run with --release --ignored --nocapture).
+    /// Best wall time of `reps` evaluations of `f()`, after one warm-up.
+    fn best_seconds(reps: usize, f: impl Fn() -> Array) -> f64 {
+        f().eval().unwrap();
+        (0..reps)
+            .map(|_| {
+                let t = std::time::Instant::now();
+                f().eval().unwrap();
+                t.elapsed().as_secs_f64()
+            })
+            .fold(f64::MAX, f64::min)
+    }
+
+    /// f32 GFLOP/s at 1024 and 2048, contiguous and with a transposed
+    /// right operand (run with --release --ignored --nocapture).
     #[test]
     #[ignore]
     fn bench_matmul_f32() {
         for n in [1024usize, 2048] {
             let a = Array::from_slice(&f32s(n * n, 1), &[n, n]).unwrap();
             let b = Array::from_slice(&f32s(n * n, 2), &[n, n]).unwrap();
-            matmul(&a, &b).unwrap().eval().unwrap();
+            let bt = crate::transpose(&b, None).unwrap();
             let reps = if n == 1024 { 20 } else { 5 };
-            let mut best = f64::MAX;
-            for _ in 0..reps {
-                let t = std::time::Instant::now();
-                matmul(&a, &b).unwrap().eval().unwrap();
-                best = best.min(t.elapsed().as_secs_f64());
-            }
-            let gflops = 2.0 * (n as f64).powi(3) / best / 1e9;
+            let flops = 2.0 * (n as f64).powi(3);
+            let t = best_seconds(reps, || matmul(&a, &b).unwrap());
             println!(
-                "matmul f32 {n}x{n}: best {:.3} ms, {gflops:.1} GFLOP/s",
-                best * 1e3
+                "matmul f32 {n}x{n}: best {:.3} ms, {:.1} GFLOP/s",
+                t * 1e3,
+                flops / t / 1e9
+            );
+            let t = best_seconds(reps, || matmul(&a, &bt).unwrap());
+            println!(
+                "matmul f32 {n}x{n} (b transposed view): best {:.3} ms, {:.1} GFLOP/s",
+                t * 1e3,
+                flops / t / 1e9
             );
         }
     }

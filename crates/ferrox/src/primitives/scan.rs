@@ -11,14 +11,15 @@ use super::shape_rules::normalize_axis;
 use super::{Operand, OutSpec, Primitive};
 use crate::array::Data;
 use crate::backend::cpu::elementwise::out_storage;
-use crate::backend::cpu::parallel::{simd, worth_splitting, MIN_PAR_ELEMS};
+use crate::backend::cpu::parallel::{worth_splitting, MIN_PAR_ELEMS};
 use crate::backend::cpu::reduce::{
-    lanes, merge_dims, offset_of, AccNum, Cursor, Dim, MaxReducer, MinReducer, Reducer,
+    dispatch, lanes, merge_dims, offset_of, AccNum, Cursor, Dim, MaxReducer, MinReducer, Reducer,
 };
 use crate::dtype::Element;
 use crate::runtime::memory::{Pod, Storage};
 use crate::{with_dtype, Array, Complex64, DType, Error, Result};
 use half::{bf16, f16};
+use pulp::{Simd, WithSimd};
 use rayon::prelude::*;
 
 /// The scans computed by [`Scan`].
@@ -295,7 +296,15 @@ fn scan<T: Pod, C: Reducer<T>>(
         for (k, blk) in dst.chunks_mut(block).enumerate() {
             let base = offset_of(&pre, offset, first + k);
             if p > 1 && rows_contiguous {
-                simd(|| scan_rows(c, raw, base, s, n, blk, dir));
+                dispatch(ScanRows {
+                    c,
+                    raw,
+                    base,
+                    s,
+                    n,
+                    block: blk,
+                    dir,
+                });
             } else {
                 // One strided line per post index.
                 let mut cur = Cursor::new(&post, base, 0);
@@ -305,7 +314,14 @@ fn scan<T: Pod, C: Reducer<T>>(
                         stride: s,
                         n,
                     };
-                    simd(|| scan_line(c, raw, line, &mut blk[j..], p, dir));
+                    dispatch(ScanLine {
+                        c,
+                        raw,
+                        line,
+                        out: &mut blk[j..],
+                        out_stride: p,
+                        dir,
+                    });
                     cur.advance();
                 }
             }
@@ -430,12 +446,18 @@ fn scan_slice<T: Pod, C: Reducer<T>>(
 /// the chunks scan in parallel.
 fn scan_long<T: Pod, C: Reducer<T>>(c: &C, xs: &[T], out: &mut [C::Out], dir: Dir) {
     if xs.len() < 2 * MIN_PAR_ELEMS {
-        simd(|| scan_slice(c, xs, out, c.init(), dir));
+        dispatch(ScanSlice {
+            c,
+            xs,
+            out,
+            acc: c.init(),
+            dir,
+        });
         return;
     }
     let totals: Vec<C::Acc> = xs
         .par_chunks(SCAN_CHUNK)
-        .map(|ch| simd(|| lanes(c, ch)))
+        .map(|ch| dispatch(Lanes { c, xs: ch }))
         .collect();
     // Carry into each chunk: everything before it in scan order.
     let mut carries = vec![c.init(); totals.len()];
@@ -452,7 +474,91 @@ fn scan_long<T: Pod, C: Reducer<T>>(c: &C, xs: &[T], out: &mut [C::Out], dir: Di
     out.par_chunks_mut(SCAN_CHUNK)
         .zip(xs.par_chunks(SCAN_CHUNK))
         .zip(carries)
-        .for_each(|((o, x), carry)| simd(|| scan_slice(c, x, o, carry, dir)));
+        .for_each(|((o, x), carry)| {
+            dispatch(ScanSlice {
+                c,
+                xs: x,
+                out: o,
+                acc: carry,
+                dir,
+            })
+        });
+}
+
+// Dispatched kernel bodies (see `backend::cpu::reduce::dispatch` for why
+// these are structs rather than closures).
+
+struct ScanRows<'a, T: Copy, C: Reducer<T>> {
+    c: &'a C,
+    raw: &'a [T],
+    base: isize,
+    s: isize,
+    n: usize,
+    block: &'a mut [C::Out],
+    dir: Dir,
+}
+
+impl<T: Pod, C: Reducer<T>> WithSimd for ScanRows<'_, T, C> {
+    type Output = ();
+    #[inline(always)]
+    fn with_simd<S: Simd>(self, _: S) {
+        scan_rows(
+            self.c, self.raw, self.base, self.s, self.n, self.block, self.dir,
+        )
+    }
+}
+
+struct ScanLine<'a, T: Copy, C: Reducer<T>> {
+    c: &'a C,
+    raw: &'a [T],
+    line: Line,
+    out: &'a mut [C::Out],
+    out_stride: usize,
+    dir: Dir,
+}
+
+impl<T: Pod, C: Reducer<T>> WithSimd for ScanLine<'_, T, C> {
+    type Output = ();
+    #[inline(always)]
+    fn with_simd<S: Simd>(self, _: S) {
+        scan_line(
+            self.c,
+            self.raw,
+            self.line,
+            self.out,
+            self.out_stride,
+            self.dir,
+        )
+    }
+}
+
+struct ScanSlice<'a, T: Copy, C: Reducer<T>> {
+    c: &'a C,
+    xs: &'a [T],
+    out: &'a mut [C::Out],
+    acc: C::Acc,
+    dir: Dir,
+}
+
+impl<T: Pod, C: Reducer<T>> WithSimd for ScanSlice<'_, T, C> {
+    type Output = ();
+    #[inline(always)]
+    fn with_simd<S: Simd>(self, _: S) {
+        scan_slice(self.c, self.xs, self.out, self.acc, self.dir)
+    }
+}
+
+struct Lanes<'a, T, C> {
+    c: &'a C,
+    xs: &'a [T],
+}
+
+impl<T: Pod, C: Reducer<T>> WithSimd for Lanes<'_, T, C> {
+    type Output = C::Acc;
+    #[inline(always)]
+    fn with_simd<S: Simd>(self, _: S) -> C::Acc {
+        lanes(self.c, self.xs)
+    }
 }
 
 fn scan_op(

@@ -8,14 +8,16 @@ use super::reduce::reduced_shape;
 use super::shape_rules::normalize_axes;
 use super::{Operand, OutSpec, Primitive};
 use crate::array::{for_each_offset, row_major_strides, Data};
-use crate::backend::cpu::elementwise::{out_storage, walk};
-use crate::backend::cpu::parallel::{simd, MIN_PAR_ELEMS};
+use crate::backend::cpu::elementwise::out_storage;
+use crate::backend::cpu::parallel::MIN_PAR_ELEMS;
 use crate::backend::cpu::reduce::{
-    online_max_sum, reduce, softmax_write, LogSumExpReducer, LseFloat, LseInput, MaxSumReducer,
+    dispatch, reduce, softmax_row as softmax_row_kernel, Cursor, Dim, LogSumExpReducer, LseFloat,
+    LseInput, MaxSumReducer, SOFTMAX_LANES,
 };
 use crate::runtime::memory::Storage;
 use crate::{Array, DType, Error, Result};
 use half::{bf16, f16};
+use pulp::{Simd, WithSimd};
 use rayon::prelude::*;
 
 /// The dtype softmax/logsumexp compute and return for an input dtype.
@@ -222,19 +224,36 @@ macro_rules! compute_half {($($t:ty),*) => {$(
 )*}}
 compute_half!(f16, bf16);
 
-/// Softmax of one row into `out`. Rows that are not already in the compute
-/// type go through `scratch` (converted input, then the f32 results).
-fn softmax_row<T: Compute>(row: &[T], out: &mut [T], scratch: &mut (Vec<T::F>, Vec<T::F>)) {
+/// Per-task scratch of the row kernel: converted rows (half floats) and
+/// the kernel's block maxima.
+struct Scratch<F> {
+    xs: Vec<F>,
+    ys: Vec<F>,
+    maxima: Vec<[F; SOFTMAX_LANES]>,
+}
+
+impl<F> Scratch<F> {
+    fn new() -> Self {
+        Scratch {
+            xs: Vec::new(),
+            ys: Vec::new(),
+            maxima: Vec::new(),
+        }
+    }
+}
+
+/// Softmax of one row into `out`; rows not already in the compute type are
+/// converted through the scratch buffers.
+fn softmax_row<T: Compute>(row: &[T], out: &mut [T], scratch: &mut Scratch<T::F>) {
     if let (Some(xs), Some(ys)) = (T::as_compute(row), T::as_compute_mut(out)) {
-        simd(|| softmax_write(xs, online_max_sum(xs), ys));
+        softmax_row_kernel(xs, ys, &mut scratch.maxima);
         return;
     }
-    let (xs, ys) = scratch;
-    xs.resize(row.len(), T::F::ZERO);
-    ys.resize(row.len(), T::F::ZERO);
-    T::widen_into(row, xs);
-    simd(|| softmax_write(xs, online_max_sum(xs), ys));
-    T::narrow_into(ys, out);
+    scratch.xs.resize(row.len(), T::F::ZERO);
+    scratch.ys.resize(row.len(), T::F::ZERO);
+    T::widen_into(row, &mut scratch.xs);
+    softmax_row_kernel(&scratch.xs, &mut scratch.ys, &mut scratch.maxima);
+    T::narrow_into(&scratch.ys, out);
 }
 
 fn softmax_kernel<T: Compute>(x: &Operand<'_>, axes: &[usize], st: &mut Storage) -> Result<()> {
@@ -261,7 +280,7 @@ fn softmax_kernel<T: Compute>(x: &Operand<'_>, axes: &[usize], st: &mut Storage)
     let (outer_shape, row_shape) = x.shape.split_at(lead);
     let (outer_strides, row_strides) = x.data.strides.split_at(lead);
     let task = |first_row: usize, out_rows: &mut [T]| {
-        let mut scratch = (Vec::new(), Vec::new());
+        let mut scratch = Scratch::new();
         let mut gathered = Vec::new();
         for (i, out_row) in out_rows.chunks_mut(row_len).enumerate() {
             let r = first_row + i;
@@ -318,23 +337,49 @@ fn softmax_any_axes<T: Compute>(x: &Operand<'_>, axes: &[usize], dst: &mut [T]) 
         .collect();
     let kept_strides = row_major_strides(&kept_shape);
     let mut k = 0;
-    let mut strides = Vec::with_capacity(x.shape.len());
-    for (d, &s) in x.data.strides.iter().enumerate() {
+    let mut input_dims = Vec::with_capacity(x.shape.len());
+    let mut stat_dims = Vec::with_capacity(x.shape.len());
+    for (d, (&n, &s)) in x.shape.iter().zip(&x.data.strides).enumerate() {
+        input_dims.push(Dim { n, s });
         let stat_stride = if axes.contains(&d) {
             0
         } else {
             k += 1;
             kept_strides[k - 1]
         };
-        strides.push([s, stat_stride]);
+        stat_dims.push(Dim { n, s: stat_stride });
     }
-    let raw = x.data.raw::<T>();
-    let mut i = 0;
-    walk(x.shape, &strides, [x.data.offset as isize, 0], |[o, r]| {
-        let (sh, inv) = coef[r as usize];
-        dst[i] = T::narrow((raw[o as usize].widen() - sh).exp() * inv);
-        i += 1;
+    dispatch(WritePass {
+        raw: x.data.raw::<T>(),
+        input: Cursor::new(&input_dims, x.data.offset as isize, 0),
+        stat: Cursor::new(&stat_dims, 0, 0),
+        coef: &coef,
+        out: dst,
     });
+}
+
+/// The write pass of [`softmax_any_axes`]: every element in row-major
+/// order, with the `(shift, 1 / sum)` of its row.
+struct WritePass<'a, T: LseInput> {
+    raw: &'a [T],
+    input: Cursor<'a>,
+    stat: Cursor<'a>,
+    coef: &'a [(T::F, T::F)],
+    out: &'a mut [T],
+}
+
+impl<T: LseInput> WithSimd for WritePass<'_, T> {
+    type Output = ();
+    #[inline(always)]
+    fn with_simd<S: Simd>(self, _: S) {
+        let (mut input, mut stat) = (self.input, self.stat);
+        for o in self.out.iter_mut() {
+            let (sh, inv) = self.coef[stat.offset()];
+            *o = T::narrow((self.raw[input.offset()].widen() - sh).exp() * inv);
+            input.advance();
+            stat.advance();
+        }
+    }
 }
 
 #[cfg(test)]

@@ -54,6 +54,12 @@ fn view_of(
 /// Reads the input with a new shape: a view when the strides allow it,
 /// otherwise a row-major copy. Also serves flatten, unflatten, squeeze and
 /// expand_dims (all of which only regroup dimensions).
+///
+/// ```
+/// let a = ferrox::zeros(&[6], ferrox::DType::Float32)?.reshape(&[2, 3])?;
+/// assert_eq!(a.primitive().unwrap().name(), "reshape");
+/// # Ok::<(), ferrox::Error>(())
+/// ```
 #[derive(Debug, Clone, PartialEq)]
 pub struct Reshape {
     /// The output shape.
@@ -251,6 +257,12 @@ pub fn expand_dims(a: &Array, axes: &[isize]) -> Result<Array> {
 // -------------------------------------------------------------- transpose
 
 /// Permutes the axes: output axis `i` is input axis `axes[i]`.
+///
+/// ```
+/// let t = ferrox::zeros(&[2, 3], ferrox::DType::Float32)?.t()?;
+/// assert_eq!(t.primitive().unwrap().name(), "transpose");
+/// # Ok::<(), ferrox::Error>(())
+/// ```
 #[derive(Debug, Clone, PartialEq)]
 pub struct Transpose {
     /// The permutation.
@@ -341,6 +353,12 @@ pub fn moveaxis(a: &Array, source: isize, destination: isize) -> Result<Array> {
 
 /// Broadcasts the input to the output shape (stride 0 on new and size-1
 /// axes).
+///
+/// ```
+/// let b = ferrox::zeros(&[3], ferrox::DType::Float32)?.broadcast_to(&[2, 3])?;
+/// assert_eq!(b.primitive().unwrap().name(), "broadcast_to");
+/// # Ok::<(), ferrox::Error>(())
+/// ```
 #[derive(Debug, Clone, PartialEq)]
 pub struct Broadcast {
     /// The output shape.
@@ -419,6 +437,13 @@ pub fn broadcast_arrays(arrays: &[Array]) -> Result<Vec<Array>> {
 
 /// Selects `start[i] + k * step[i]` along each axis (the output shape gives
 /// the counts). `start` is only read for non-empty outputs.
+///
+/// ```
+/// let a = ferrox::zeros(&[4], ferrox::DType::Float32)?;
+/// let s = ferrox::slice(&a, &[1], &[3], &[1])?;
+/// assert_eq!(s.primitive().unwrap().name(), "slice");
+/// # Ok::<(), ferrox::Error>(())
+/// ```
 #[derive(Debug, Clone, PartialEq)]
 pub struct Slice {
     /// First selected index per axis.
@@ -503,6 +528,12 @@ pub fn slice(a: &Array, start: &[isize], stop: &[isize], strides: &[isize]) -> R
 
 /// The diagonal `offset` of the plane (`axis1`, `axis2`), appended as the
 /// last axis.
+///
+/// ```
+/// let d = ferrox::eye(3, None, 0, ferrox::DType::Float32)?.diagonal(0, 0, 1)?;
+/// assert_eq!(d.primitive().unwrap().name(), "diagonal");
+/// # Ok::<(), ferrox::Error>(())
+/// ```
 #[derive(Debug, Clone, PartialEq)]
 pub struct Diagonal {
     /// Diagonal offset (positive: above the main diagonal).
@@ -589,6 +620,12 @@ pub fn diagonal(a: &Array, offset: isize, axis1: isize, axis2: isize) -> Result<
 // ------------------------------------------------------------- contiguous
 
 /// Row-major copy of the input (shares the input when it already is).
+///
+/// ```
+/// let c = ferrox::contiguous(&ferrox::zeros(&[2], ferrox::DType::Float32)?)?;
+/// assert_eq!(c.primitive().unwrap().name(), "contiguous");
+/// # Ok::<(), ferrox::Error>(())
+/// ```
 #[derive(Debug, Clone, PartialEq)]
 pub struct Contiguous;
 

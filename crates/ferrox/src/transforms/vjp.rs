@@ -3,7 +3,6 @@
 use super::graph::trace_order;
 use super::trace::{self, EndOnDrop, Trace, TraceKind};
 use super::tracer::tracer;
-use super::ArrayFn;
 use crate::{Array, Error, Result};
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -133,9 +132,10 @@ pub type ValueAndGradFn = Arc<dyn Fn(&[Array]) -> Result<(Vec<Array>, Vec<Array>
 pub fn value_and_grad(
     f: impl Fn(&[Array]) -> Result<Vec<Array>> + Send + Sync + 'static,
     argnums: &[usize],
-) -> ValueAndGradFn {
-    let argnums = argnums.to_vec();
-    Arc::new(move |args: &[Array]| value_and_grad_call(&f, &argnums, args))
+) -> impl Fn(&[Array]) -> Result<(Vec<Array>, Vec<Array>)> + Clone + Send + Sync + 'static {
+    let argnums: Arc<[usize]> = argnums.into();
+    let f = Arc::new(f);
+    move |args: &[Array]| value_and_grad_call(&*f, &argnums, args)
 }
 
 fn value_and_grad_call(
@@ -190,15 +190,14 @@ fn value_and_grad_call(
 /// let g = grad(|xs| Ok(vec![multiply(&xs[0], &xs[0])?]), &[0]);
 /// assert_eq!(g(&[Array::from_slice(&[3.0f32], &[])?])?[0].item::<f32>()?, 6.0);
 /// // Second derivative: grad of grad.
-/// let g1 = g.clone();
-/// let gg = grad(move |xs| g1(xs), &[0]);
+/// let gg = grad(g.clone(), &[0]);
 /// assert_eq!(gg(&[Array::from_slice(&[3.0f32], &[])?])?[0].item::<f32>()?, 2.0);
 /// # Ok::<(), ferrox::Error>(())
 /// ```
 pub fn grad(
     f: impl Fn(&[Array]) -> Result<Vec<Array>> + Send + Sync + 'static,
     argnums: &[usize],
-) -> ArrayFn {
+) -> impl Fn(&[Array]) -> Result<Vec<Array>> + Clone + Send + Sync + 'static {
     let vg = value_and_grad(f, argnums);
-    Arc::new(move |args: &[Array]| vg(args).map(|(_, g)| g))
+    move |args: &[Array]| vg(args).map(|(_, g)| g)
 }

@@ -8,7 +8,6 @@
 use super::graph::trace_order;
 use super::trace::{EndOnDrop, Trace, TraceKind};
 use super::tracer::placeholder;
-use super::ArrayFn;
 use crate::primitives::shape_rules::normalize_axis;
 use crate::{Array, Error, Result};
 use std::collections::HashMap;
@@ -33,9 +32,10 @@ pub fn vmap(
     f: impl Fn(&[Array]) -> Result<Vec<Array>> + Send + Sync + 'static,
     in_axes: &[Option<isize>],
     out_axes: &[Option<isize>],
-) -> ArrayFn {
-    let (in_axes, out_axes) = (in_axes.to_vec(), out_axes.to_vec());
-    Arc::new(move |args: &[Array]| vmap_call(&f, &in_axes, &out_axes, args))
+) -> impl Fn(&[Array]) -> Result<Vec<Array>> + Clone + Send + Sync + 'static {
+    let (in_axes, out_axes) = (Arc::new(in_axes.to_vec()), Arc::new(out_axes.to_vec()));
+    let f = Arc::new(f);
+    move |args: &[Array]| vmap_call(&*f, &in_axes, &out_axes, args)
 }
 
 fn vmap_call(

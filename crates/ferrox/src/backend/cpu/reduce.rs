@@ -29,13 +29,30 @@
 //! [`MIN_PAR_ELEMS`](super::parallel::MIN_PAR_ELEMS), and runs whole
 //! outputs in parallel when there are many of them.
 
-use super::parallel::{simd, worth_splitting, MIN_PAR_ELEMS};
+use super::parallel::{worth_splitting, MIN_PAR_ELEMS};
 use crate::dtype::Element;
 use crate::primitives::Operand;
 use crate::runtime::memory::Pod;
 use crate::{Complex64, Error, Result};
 use half::{bf16, f16};
+use pulp::{Simd, WithSimd};
 use rayon::prelude::*;
+use std::marker::PhantomData;
+
+/// Runs a kernel body compiled for the best available instruction set
+/// (AVX2 + FMA where present).
+///
+/// Every hot loop in this module is a small struct implementing
+/// [`WithSimd`] with an `#[inline(always)]` body, rather than a closure
+/// passed to [`super::parallel::simd`]: LLVM compiles a closure whose
+/// inlined body is large as a function of its own, *without* the dispatched
+/// target features, which silently stops AVX2 vectorisation and turns every
+/// `mul_add` into a libm call (measured: a softmax row 40x slower). An
+/// `#[inline(always)]` `with_simd` is always part of the dispatched function.
+#[inline(always)]
+pub fn dispatch<K: WithSimd>(kernel: K) -> K::Output {
+    pulp::Arch::new().dispatch(kernel)
+}
 
 /// Independent accumulators per contiguous slice (two to eight SIMD
 /// registers' worth, enough to hide the latency of a dependent add).
@@ -65,8 +82,9 @@ pub trait Reducer<T: Copy>: Sync {
     /// The result for `count` folded elements.
     fn finish(&self, acc: Self::Acc, count: usize) -> Self::Out;
     /// Reduces a contiguous slice of at most a few [`BLOCK`]s. Called inside
-    /// [`simd`], so the default lane loop vectorises; reducers with a
-    /// cheaper blocked algorithm (logsumexp) override it.
+    /// [`dispatch`], so the default lane loop vectorises; reducers with a
+    /// cheaper blocked algorithm (logsumexp) override it. Implementations
+    /// must be `#[inline(always)]`.
     #[inline(always)]
     fn reduce_slice(&self, xs: &[T]) -> Self::Acc {
         lanes(self, xs)
@@ -74,7 +92,7 @@ pub trait Reducer<T: Copy>: Sync {
 }
 
 /// Folds `xs` with [`LANES`] independent accumulators, then merges them as
-/// a balanced tree. Inlined into the caller's [`simd`] region.
+/// a balanced tree. Inlined into the caller's [`dispatch`] kernel.
 #[inline(always)]
 pub fn lanes<T: Copy, R: Reducer<T> + ?Sized>(r: &R, xs: &[T]) -> R::Acc {
     let mut acc = [r.init(); LANES];
@@ -322,14 +340,10 @@ impl<T: Pod, R: Reducer<T>> Group<'_, T, R> {
             return self.fold_line(offset_of(self.outer, base, lo) as usize, 0, line.n, par);
         }
         if len * line.n <= 4 * BLOCK {
-            return simd(|| {
-                let mut cur = Cursor::new(self.outer, base, lo);
-                let mut acc = self.r.init();
-                for _ in 0..len {
-                    acc = self.r.merge(acc, self.line_seq(cur.offset(), 0, line.n));
-                    cur.advance();
-                }
-                acc
+            return dispatch(GroupLeaf {
+                group: self,
+                cursor: Cursor::new(self.outer, base, lo),
+                len,
             });
         }
         let mid = lo + len / 2;
@@ -351,7 +365,12 @@ impl<T: Pod, R: Reducer<T>> Group<'_, T, R> {
     fn fold_line(&self, start: usize, lo: usize, hi: usize, par: bool) -> R::Acc {
         let len = hi - lo;
         if len <= BLOCK {
-            return simd(|| self.line_seq(start, lo, hi));
+            return dispatch(LineLeaf {
+                group: self,
+                start,
+                lo,
+                hi,
+            });
         }
         // A multiple of BLOCK, so every leaf but the last is a full block.
         let mid = lo + (len / 2).div_ceil(BLOCK) * BLOCK;
@@ -383,6 +402,43 @@ impl<T: Pod, R: Reducer<T>> Group<'_, T, R> {
             o += s;
         }
         acc
+    }
+}
+
+/// Several short lines of one group, folded in one dispatched pass.
+struct GroupLeaf<'g, 'a, T, R> {
+    group: &'g Group<'a, T, R>,
+    cursor: Cursor<'a>,
+    len: usize,
+}
+
+impl<T: Pod, R: Reducer<T>> WithSimd for GroupLeaf<'_, '_, T, R> {
+    type Output = R::Acc;
+    #[inline(always)]
+    fn with_simd<S: Simd>(self, _: S) -> R::Acc {
+        let (g, mut cur) = (self.group, self.cursor);
+        let mut acc = g.r.init();
+        for _ in 0..self.len {
+            acc = g.r.merge(acc, g.line_seq(cur.offset(), 0, g.inner.n));
+            cur.advance();
+        }
+        acc
+    }
+}
+
+/// Indices `lo..hi` of one line, folded in one dispatched pass.
+struct LineLeaf<'g, 'a, T, R> {
+    group: &'g Group<'a, T, R>,
+    start: usize,
+    lo: usize,
+    hi: usize,
+}
+
+impl<T: Pod, R: Reducer<T>> WithSimd for LineLeaf<'_, '_, T, R> {
+    type Output = R::Acc;
+    #[inline(always)]
+    fn with_simd<S: Simd>(self, _: S) -> R::Acc {
+        self.group.line_seq(self.start, self.lo, self.hi)
     }
 }
 
@@ -437,15 +493,12 @@ impl<T: Pod, R: Reducer<T>> Rows<'_, T, R> {
         let r = self.r;
         if len <= (BLOCK / w).clamp(32, 1024) {
             let mut acc = vec![r.init(); w];
-            simd(|| {
-                let mut cur = Cursor::new(self.reduced, base, lo);
-                for _ in 0..len {
-                    let row = &self.raw[cur.offset()..cur.offset() + w];
-                    for (a, &x) in acc.iter_mut().zip(row) {
-                        *a = r.step(*a, x);
-                    }
-                    cur.advance();
-                }
+            let cursor = Cursor::new(self.reduced, base, lo);
+            dispatch(RowsLeaf {
+                rows: self,
+                cursor,
+                len,
+                acc: &mut acc,
             });
             return acc;
         }
@@ -461,12 +514,54 @@ impl<T: Pod, R: Reducer<T>> Rows<'_, T, R> {
                 self.fold(base, w, mid, hi, false),
             )
         };
-        simd(|| {
-            for (x, &y) in a.iter_mut().zip(&b) {
-                *x = r.merge(*x, y);
-            }
+        dispatch(MergeRows {
+            r,
+            a: &mut a,
+            b: &b,
+            t: PhantomData,
         });
         a
+    }
+}
+
+/// `len` input rows folded into an accumulator row in one dispatched pass.
+struct RowsLeaf<'r, 'a, T: Copy, R: Reducer<T>> {
+    rows: &'r Rows<'a, T, R>,
+    cursor: Cursor<'a>,
+    len: usize,
+    acc: &'r mut [R::Acc],
+}
+
+impl<T: Pod, R: Reducer<T>> WithSimd for RowsLeaf<'_, '_, T, R> {
+    type Output = ();
+    #[inline(always)]
+    fn with_simd<S: Simd>(self, _: S) {
+        let (r, w, mut cur) = (self.rows.r, self.acc.len(), self.cursor);
+        for _ in 0..self.len {
+            let row = &self.rows.raw[cur.offset()..cur.offset() + w];
+            for (a, &x) in self.acc.iter_mut().zip(row) {
+                *a = r.step(*a, x);
+            }
+            cur.advance();
+        }
+    }
+}
+
+/// `a[i] = merge(a[i], b[i])`, dispatched.
+struct MergeRows<'a, T: Copy, R: Reducer<T>> {
+    r: &'a R,
+    a: &'a mut [R::Acc],
+    b: &'a [R::Acc],
+    t: PhantomData<T>,
+}
+
+impl<T: Pod, R: Reducer<T>> WithSimd for MergeRows<'_, T, R> {
+    type Output = ();
+    #[inline(always)]
+    fn with_simd<S: Simd>(self, _: S) {
+        for (x, &y) in self.a.iter_mut().zip(self.b) {
+            *x = self.r.merge(*x, y);
+        }
     }
 }
 
@@ -943,7 +1038,7 @@ impl LseFloat for f32 {
     const ONE: Self = 1.0;
     #[inline(always)]
     fn exp(self) -> Self {
-        // Polynomial, branch-free: vectorises inside `simd`.
+        // Polynomial, branch-free: vectorises inside `dispatch`.
         super::math::exp_f32(self)
     }
     #[inline(always)]
@@ -1026,7 +1121,7 @@ pub fn online_merge<F: LseFloat>((m1, s1): (F, F), (m2, s2): (F, F)) -> (F, F) {
 /// Blocked online algorithm: each of 16 lanes keeps its own running max
 /// and sum; per block of 4 elements per lane the lane max is updated first
 /// and the lane sum rescaled once, so the pass costs one `exp` per element
-/// plus one per lane per block. Call inside [`simd`].
+/// plus one per lane per block. Call inside [`dispatch`].
 #[inline(always)]
 pub fn online_max_sum<F: LseFloat>(xs: &[F]) -> (F, F) {
     const L: usize = 16;
@@ -1074,14 +1169,96 @@ pub fn lse_finish<F: LseFloat>((m, s): (F, F)) -> F {
     }
 }
 
-/// Writes `exp(x - shift(m)) / s` for a `(max, sum)` state: the softmax
-/// write pass. Call inside [`simd`].
-#[inline(always)]
-pub fn softmax_write<F: LseFloat>(xs: &[F], (m, s): (F, F), out: &mut [F]) {
-    let sh = shift(m);
-    let inv = F::ONE / s;
-    for (o, &x) in out.iter_mut().zip(xs) {
-        *o = (x - sh).exp() * inv;
+/// Lanes of the softmax row kernel.
+pub const SOFTMAX_LANES: usize = 16;
+/// Elements per lane per block of the softmax row kernel.
+const SOFTMAX_BLOCK: usize = 8;
+
+/// Softmax of one contiguous row into `out` (same length), in two passes.
+///
+/// The online pass keeps a running max and sum per lane like
+/// [`online_max_sum`] and also stores `exp(x - block max)` in `out`,
+/// recording every block's lane maxima in `maxima` (scratch). The write
+/// pass then only multiplies each block's lane by
+/// `exp(block max - row max) / sum`: one `exp` per element in all, plus two
+/// per lane per block of 8 (against two per element for a write pass that
+/// recomputes the exponentials).
+pub fn softmax_row<F: LseFloat>(xs: &[F], out: &mut [F], maxima: &mut Vec<[F; SOFTMAX_LANES]>) {
+    dispatch(SoftmaxRow { xs, out, maxima });
+}
+
+struct SoftmaxRow<'a, F> {
+    xs: &'a [F],
+    out: &'a mut [F],
+    maxima: &'a mut Vec<[F; SOFTMAX_LANES]>,
+}
+
+impl<F: LseFloat> WithSimd for SoftmaxRow<'_, F> {
+    type Output = ();
+    #[inline(always)]
+    fn with_simd<S: Simd>(self, _: S) {
+        const L: usize = SOFTMAX_LANES;
+        const LB: usize = SOFTMAX_LANES * SOFTMAX_BLOCK;
+        let (xs, out, maxima) = (self.xs, self.out, self.maxima);
+        maxima.clear();
+        let mut m = [F::NEG_INF; L];
+        let mut s = [F::ZERO; L];
+        let full = xs.len() / LB * LB;
+        for (block, dst) in xs[..full]
+            .chunks_exact(LB)
+            .zip(out[..full].chunks_exact_mut(LB))
+        {
+            // Fixed-size views: the loops below compile to straight SIMD.
+            let (Ok(block), Ok(dst)) = (<&[F; LB]>::try_from(block), <&mut [F; LB]>::try_from(dst))
+            else {
+                continue;
+            };
+            let mut bm = m;
+            for j in 0..SOFTMAX_BLOCK {
+                for i in 0..L {
+                    bm[i] = nan_max(bm[i], block[j * L + i]);
+                }
+            }
+            let mut sh = [F::ZERO; L];
+            for i in 0..L {
+                sh[i] = shift(bm[i]);
+                s[i] = s[i] * (m[i] - sh[i]).exp();
+            }
+            for j in 0..SOFTMAX_BLOCK {
+                for i in 0..L {
+                    let e = (block[j * L + i] - sh[i]).exp();
+                    dst[j * L + i] = e;
+                    s[i] = s[i] + e;
+                }
+            }
+            m = bm;
+            maxima.push(bm);
+        }
+        let mut state = (F::NEG_INF, F::ZERO);
+        for i in 0..L {
+            state = online_merge(state, (m[i], s[i]));
+        }
+        for &x in &xs[full..] {
+            state = online_step(state, x);
+        }
+        let (row_max, sum) = state;
+        let sh = shift(row_max);
+        let inv = F::ONE / sum;
+        for (dst, bm) in out[..full].chunks_exact_mut(LB).zip(maxima.iter()) {
+            // exp(-inf - sh) = 0 for lanes that only saw -inf so far.
+            let mut scale = [F::ZERO; L];
+            for i in 0..L {
+                scale[i] = (bm[i] - sh).exp() * inv;
+            }
+            for row in dst.chunks_exact_mut(L) {
+                for (o, &k) in row.iter_mut().zip(&scale) {
+                    *o = *o * k;
+                }
+            }
+        }
+        for (o, &x) in out[full..].iter_mut().zip(&xs[full..]) {
+            *o = (x - sh).exp() * inv;
+        }
     }
 }
 
@@ -1093,7 +1270,7 @@ pub trait LseInput: Pod {
     fn widen(self) -> Self::F;
     /// Rounds back from the compute type.
     fn narrow(f: Self::F) -> Self;
-    /// `(max, sum)` of a contiguous slice (call inside [`simd`]).
+    /// `(max, sum)` of a contiguous slice (call inside [`dispatch`]).
     fn online(xs: &[Self]) -> (Self::F, Self::F);
 }
 
@@ -1281,7 +1458,7 @@ fn arg_slice<T: Extremum, const MAX: bool>(xs: &[T]) -> (T, u32) {
 /// when large); `offset` is the index of `xs[0]`.
 fn arg_slice_par<T: Extremum, const MAX: bool>(xs: &[T], offset: u32) -> (T, u32) {
     if xs.len() <= 16 * BLOCK || !worth_splitting(xs.len()) {
-        let (v, i) = simd(|| arg_slice::<T, MAX>(xs));
+        let (v, i) = dispatch(ArgSlice::<T, MAX>(xs));
         return (v, i + offset);
     }
     let mid = (xs.len() / 2).div_ceil(BLOCK) * BLOCK;
@@ -1291,6 +1468,79 @@ fn arg_slice_par<T: Extremum, const MAX: bool>(xs: &[T], offset: u32) -> (T, u32
         || arg_slice_par::<T, MAX>(b, offset + mid as u32),
     );
     arg_merge::<T, MAX>(x, y)
+}
+
+/// [`arg_slice`], dispatched.
+struct ArgSlice<'a, T, const MAX: bool>(&'a [T]);
+
+impl<T: Extremum, const MAX: bool> WithSimd for ArgSlice<'_, T, MAX> {
+    type Output = (T, u32);
+    #[inline(always)]
+    fn with_simd<S: Simd>(self, _: S) -> (T, u32) {
+        arg_slice::<T, MAX>(self.0)
+    }
+}
+
+/// Row-wise arg-reduction: `n` rows of `best.len()` elements at `base +
+/// i * s` update a best row and an index row (vectorised blends).
+struct ArgRows<'a, T, const MAX: bool> {
+    raw: &'a [T],
+    base: isize,
+    s: isize,
+    n: usize,
+    best: &'a mut [T],
+    idx: &'a mut [u32],
+}
+
+impl<T: Extremum, const MAX: bool> WithSimd for ArgRows<'_, T, MAX> {
+    type Output = ();
+    #[inline(always)]
+    fn with_simd<S: Simd>(self, _: S) {
+        let w = self.best.len();
+        for i in 1..self.n {
+            let o = (self.base + i as isize * self.s) as usize;
+            let row = &self.raw[o..o + w];
+            for ((b, j), &v) in self.best.iter_mut().zip(self.idx.iter_mut()).zip(row) {
+                let take = beats::<T, MAX>(v, *b);
+                *b = if take { v } else { *b };
+                *j = if take { i as u32 } else { *j };
+            }
+        }
+    }
+}
+
+/// One arg-reduction line per output, dispatched.
+struct ArgLines<'a, T, const MAX: bool> {
+    raw: &'a [T],
+    cursor: Cursor<'a>,
+    n: usize,
+    s: isize,
+    out: &'a mut [u32],
+}
+
+impl<T: Extremum, const MAX: bool> WithSimd for ArgLines<'_, T, MAX> {
+    type Output = ();
+    #[inline(always)]
+    fn with_simd<S: Simd>(self, _: S) {
+        let (raw, n, s, mut cur) = (self.raw, self.n, self.s, self.cursor);
+        for o in self.out.iter_mut() {
+            let start = cur.off;
+            *o = if s == 1 {
+                let at = start as usize;
+                arg_slice::<T, MAX>(&raw[at..at + n]).1
+            } else {
+                let mut best = (raw[start as usize], 0u32);
+                for i in 1..n {
+                    let v = raw[(start + i as isize * s) as usize];
+                    if beats::<T, MAX>(v, best.0) {
+                        best = (v, i as u32);
+                    }
+                }
+                best.1
+            };
+            cur.advance();
+        }
+    }
 }
 
 fn arg_name<const MAX: bool>() -> &'static str {
@@ -1359,21 +1609,16 @@ pub fn arg_reduce<T: Extremum, const MAX: bool>(
         let cw = p.min(COL_CHUNK);
         let run = |pre_idx: usize, c0: usize, dst: &mut [u32]| {
             let base = offset_of(&pre, offset, pre_idx) + c0 as isize;
-            let w = dst.len();
-            let row = |i: usize| {
-                let o = (base + i as isize * s) as usize;
-                &raw[o..o + w]
-            };
-            let mut best = row(0).to_vec();
+            let first = base as usize;
+            let mut best = raw[first..first + dst.len()].to_vec();
             dst.fill(0);
-            simd(|| {
-                for i in 1..n {
-                    for ((b, j), &v) in best.iter_mut().zip(dst.iter_mut()).zip(row(i)) {
-                        let take = beats::<T, MAX>(v, *b);
-                        *b = if take { v } else { *b };
-                        *j = if take { i as u32 } else { *j };
-                    }
-                }
+            dispatch(ArgRows::<T, MAX> {
+                raw,
+                base,
+                s,
+                n,
+                best: &mut best,
+                idx: dst,
             });
         };
         if par {
@@ -1399,28 +1644,15 @@ pub fn arg_reduce<T: Extremum, const MAX: bool>(
             .zip(&x.data.strides[axis + 1..])
             .map(|(&n, &s)| Dim { n, s }),
     );
-    let line = |start: isize| -> u32 {
-        if s == 1 {
-            let o = start as usize;
-            return arg_slice::<T, MAX>(&raw[o..o + n]).1;
-        }
-        let mut best = (raw[start as usize], 0u32);
-        for i in 1..n {
-            let v = raw[(start + i as isize * s) as usize];
-            if beats::<T, MAX>(v, best.0) {
-                best = (v, i as u32);
-            }
-        }
-        best.1
-    };
     let fill = |first: usize, dst: &mut [u32]| {
-        simd(|| {
-            let mut cur = Cursor::new(&outer, offset, first);
-            for o in dst.iter_mut() {
-                *o = line(cur.off);
-                cur.advance();
-            }
-        })
+        let cursor = Cursor::new(&outer, offset, first);
+        dispatch(ArgLines::<T, MAX> {
+            raw,
+            cursor,
+            n,
+            s,
+            out: dst,
+        });
     };
     if par {
         let chunk = out
@@ -1585,6 +1817,47 @@ mod tests {
         let mut ys = [f32::NEG_INFINITY; 100];
         ys[90] = 1.0;
         assert!((lse_finish(online_max_sum(&ys)) - 1.0).abs() < 1e-6);
+    }
+
+    #[test]
+    fn softmax_rows_with_special_values() {
+        fn reference(xs: &[f32]) -> Vec<f32> {
+            let m = xs.iter().fold(f64::NEG_INFINITY, |m, &x| {
+                if x as f64 > m || x.is_nan() {
+                    x as f64
+                } else {
+                    m
+                }
+            });
+            let e: Vec<f64> = xs.iter().map(|&x| (x as f64 - m).exp()).collect();
+            let s: f64 = e.iter().sum();
+            e.iter().map(|v| (v / s) as f32).collect()
+        }
+        let n = 300; // two full blocks of 128 and a tail
+        let finite: Vec<f32> = (0..n).map(|i| -200.0 + (i % 17) as f32 * 0.5).collect();
+        let mut first_block_neg_inf = finite.clone();
+        first_block_neg_inf[..128].fill(f32::NEG_INFINITY);
+        let mut one_pos_inf = finite.clone();
+        one_pos_inf[140] = f32::INFINITY;
+        let mut one_nan = finite.clone();
+        one_nan[299] = f32::NAN;
+        let mut maxima = Vec::new();
+        for xs in [
+            finite,
+            first_block_neg_inf,
+            vec![f32::NEG_INFINITY; n],
+            one_pos_inf,
+            one_nan,
+        ] {
+            let mut out = vec![0.0f32; n];
+            softmax_row(&xs, &mut out, &mut maxima);
+            for (i, (&g, w)) in out.iter().zip(reference(&xs)).enumerate() {
+                assert!(
+                    (g.is_nan() && w.is_nan()) || (g - w).abs() <= 1e-6 * w.abs() + 1e-12,
+                    "{i}: {g} vs {w}"
+                );
+            }
+        }
     }
 
     #[test]

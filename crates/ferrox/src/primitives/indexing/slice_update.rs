@@ -56,11 +56,17 @@ impl SliceUpdate {
             .zip(&rows)
             .map(|(&s, &r)| s as isize * r)
             .sum();
-        let dst_strides: Vec<isize> = self
-            .strides
-            .iter()
-            .zip(&rows)
-            .map(|(&s, &r)| s * r)
+        // A step only matters along axes the slice has 2+ elements on; there
+        // |step| < size, so `step * row stride` stays inside the array (a
+        // huge step on a 1-element axis must not overflow).
+        let dst_strides: Vec<isize> = (0..rows.len())
+            .map(|d| {
+                if self.shape[d] > 1 {
+                    self.strides[d] * rows[d]
+                } else {
+                    0
+                }
+            })
             .collect();
         let src_strides = broadcast_strides_to(update.shape, &update.data.strides, &self.shape);
         let strides = zip_strides([&dst_strides, &src_strides]);
@@ -241,6 +247,18 @@ mod tests {
         // An empty slice leaves `a` as it was.
         let s = slice_update(&a, &u, &[1, 1], &[1, 1], None).unwrap();
         assert_eq!(s.to_vec::<f32>().unwrap(), [0.0; 6]);
+        // Extreme steps select one element and must not overflow.
+        let s = slice_update(
+            &a,
+            &u,
+            &[1, -1],
+            &[2, isize::MIN],
+            Some(&[isize::MAX, isize::MIN]),
+        );
+        assert_eq!(
+            s.unwrap().to_vec::<f32>().unwrap(),
+            [0.0, 0.0, 0.0, 0.0, 0.0, 1.0]
+        );
     }
 
     #[test]

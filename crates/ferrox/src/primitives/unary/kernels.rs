@@ -98,8 +98,10 @@ fn map<I: Pod, O: Pod>(
     Ok(Data::contiguous(storage, out.shape))
 }
 
-/// `sin`/`cos`/`tan`: the cheap medium-range reduction unless some element
-/// needs Payne–Hanek (|x| >= 2^28, or inf/NaN, which both paths handle).
+/// `sin`/`cos`/`tan`: the medium-range reduction for every element (cheap,
+/// vectorised), then, only if some `|x| >= 2^28` (or inf/NaN) is present,
+/// those elements again through the full-range function (its Payne–Hanek
+/// path costs several times the rest).
 fn trig<T: FloatElement>(
     x: &Operand<'_>,
     out: OutSpec<'_>,
@@ -107,6 +109,9 @@ fn trig<T: FloatElement>(
     medium: impl Fn(T) -> T + Sync + Send + Copy,
 ) -> Result<Data> {
     let src = elements::<T>(x);
+    let mut storage = out_storage(out)?;
+    let dst = storage.as_mut_slice::<T>();
+    map_slices(&src, dst, medium);
     let beyond = simd(
         #[inline(always)]
         || {
@@ -114,11 +119,17 @@ fn trig<T: FloatElement>(
                 .fold(false, |acc, &v| acc | v.beyond_trig_medium())
         },
     );
-    let mut storage = out_storage(out)?;
     if beyond {
-        map_slices(&src, storage.as_mut_slice::<T>(), full);
-    } else {
-        map_slices(&src, storage.as_mut_slice::<T>(), medium);
+        simd(
+            #[inline(always)]
+            || {
+                for (o, &v) in dst.iter_mut().zip(src.iter()) {
+                    if v.beyond_trig_medium() {
+                        *o = full(v);
+                    }
+                }
+            },
+        );
     }
     Ok(Data::contiguous(storage, out.shape))
 }

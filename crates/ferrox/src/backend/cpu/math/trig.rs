@@ -168,7 +168,7 @@ fn sin_by_quadrant(r: f64, n: i32) -> f32 {
 /// use ferrox::backend::cpu::math::sin_f32;
 /// assert_eq!(sin_f32(0.0), 0.0);
 /// assert_eq!(sin_f32(std::f32::consts::FRAC_PI_2), 1.0);
-/// assert_eq!(sin_f32(1e30), (1e30f64).sin() as f32);
+/// assert_eq!(sin_f32(1e30), (1e30f32 as f64).sin() as f32);
 /// assert!(sin_f32(f32::INFINITY).is_nan());
 /// ```
 #[inline(always)]
