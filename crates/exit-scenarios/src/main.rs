@@ -46,7 +46,7 @@ fn streams_of_exited_threads() -> Result<()> {
             std::thread::spawn(|| -> Result<Array> {
                 let s = new_stream(Device::cpu());
                 let y = with_stream(s, heavy_graph)?;
-                async_eval(&[y.clone()])?;
+                async_eval(std::slice::from_ref(&y))?;
                 Ok(y)
             })
         })

@@ -68,12 +68,12 @@ fn main() -> Result<()> {
     });
     report(
         "tanh_exp_16M_f32_compiled",
-        median_ms(reps, || fused.call(&[x.clone()])?[0].eval())?,
+        median_ms(reps, || fused.call(std::slice::from_ref(&x))?[0].eval())?,
     );
     let affine = compile(|xs: &[Array]| Ok(vec![((&xs[0] * 2.0)? + 1.0)?]));
     report(
         "x*2+1_16M_f32_compiled",
-        median_ms(reps, || affine.call(&[x.clone()])?[0].eval())?,
+        median_ms(reps, || affine.call(std::slice::from_ref(&x))?[0].eval())?,
     );
     report(
         "sum_16M_f32",

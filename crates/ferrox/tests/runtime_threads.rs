@@ -146,8 +146,8 @@ fn async_eval_and_synchronize_across_streams() {
         let b = with_stream(s2, || multiply(&a, &a).unwrap());
         assert_eq!(a.stream(), s1);
         assert_eq!(b.stream(), s2);
-        async_eval(&[b.clone()]).unwrap();
-        async_eval(&[a.clone()]).unwrap();
+        async_eval(std::slice::from_ref(&b)).unwrap();
+        async_eval(std::slice::from_ref(&a)).unwrap();
         synchronize(s2);
         assert!(b.is_available());
         synchronize(s1);
@@ -165,7 +165,7 @@ fn synchronize_from_another_thread_and_async_eval_returns_immediately() {
         let x = ones(&[16], DType::Float32).unwrap();
         let y = with_stream(s, || counted(&x, &runs, 200, false));
         let t0 = std::time::Instant::now();
-        async_eval(&[y.clone()]).unwrap();
+        async_eval(std::slice::from_ref(&y)).unwrap();
         assert!(
             t0.elapsed() < Duration::from_millis(150),
             "async_eval must not wait for the work"

@@ -30,7 +30,7 @@ fn derivatives_match_finite_differences() {
     let x = rng.array(&[3, 4], -1.0, 1.0);
     let y = rng.array(&[4], 0.5, 2.0);
     check_derivatives("poly", &f_poly, &[x.clone(), y], 1);
-    check_derivatives("trig", &f_trig, &[x.clone()], 2);
+    check_derivatives("trig", &f_trig, std::slice::from_ref(&x), 2);
     let mean_sq =
         |xs: &[Array]| -> Result<Vec<Array>> { Ok(vec![mean(&square(&xs[0])?, None, false)?]) };
     check_derivatives("mean_sq", &mean_sq, &[x], 3);
@@ -53,12 +53,16 @@ fn second_derivatives_of_known_functions() {
     let second = grad(move |xs| Ok(vec![sum(&c2(xs)?[0], None, false)?]), &[0]);
     let x = Array::from_slice(&[0.5f64, -1.0, 2.0], &[3]).unwrap();
     assert_eq!(
-        second(&[x.clone()]).unwrap()[0].to_vec::<f64>().unwrap(),
+        second(std::slice::from_ref(&x)).unwrap()[0]
+            .to_vec::<f64>()
+            .unwrap(),
         vec![3.0, -6.0, 12.0]
     );
     let dsin = grad(|xs| Ok(vec![sum(&sin(&xs[0])?, None, false)?]), &[0]);
     let d2 = grad(move |xs| Ok(vec![sum(&dsin(xs)?[0], None, false)?]), &[0]);
-    let got = d2(&[x.clone()]).unwrap()[0].to_vec::<f64>().unwrap();
+    let got = d2(std::slice::from_ref(&x)).unwrap()[0]
+        .to_vec::<f64>()
+        .unwrap();
     for (g, v) in got.iter().zip(x.to_vec::<f64>().unwrap()) {
         assert!((g + v.sin()).abs() < 1e-12);
     }
@@ -142,7 +146,7 @@ fn a_forward_pass_on_one_thread_never_observes_another_threads_gradient() {
                 let x = ones(&[16], DType::Float32).unwrap();
                 let mut n = 0;
                 while !stop.load(std::sync::atomic::Ordering::Relaxed) || n < 100 {
-                    g(&[x.clone()]).unwrap()[0].eval().unwrap();
+                    g(std::slice::from_ref(&x)).unwrap()[0].eval().unwrap();
                     n += 1;
                 }
             })
@@ -228,13 +232,17 @@ fn compile_composes_with_grad_and_vmap() {
     // grad(compile(f)): the compiled function is inlined inside the trace.
     let g = grad(f.as_fn(), &[0]);
     assert_eq!(
-        g(&[x.clone()]).unwrap()[0].to_vec::<f64>().unwrap(),
+        g(std::slice::from_ref(&x)).unwrap()[0]
+            .to_vec::<f64>()
+            .unwrap(),
         vec![2.0, 4.0, 6.0]
     );
     // compile(grad(f)).
     let cg = compile(move |xs: &[Array]| g(xs));
     assert_eq!(
-        cg.call(&[x.clone()]).unwrap()[0].to_vec::<f64>().unwrap(),
+        cg.call(std::slice::from_ref(&x)).unwrap()[0]
+            .to_vec::<f64>()
+            .unwrap(),
         vec![2.0, 4.0, 6.0]
     );
     assert_eq!(cg.traces(), 1);
@@ -250,7 +258,12 @@ fn compile_composes_with_grad_and_vmap() {
 #[test]
 fn an_op_without_a_rule_names_the_op_and_the_transform() {
     let x = ones(&[3], DType::Float32).unwrap();
-    let err = vjp(|xs| Ok(vec![sort(&xs[0], Some(0))?]), &[x.clone()], &[x]).unwrap_err();
+    let err = vjp(
+        |xs| Ok(vec![sort(&xs[0], Some(0))?]),
+        std::slice::from_ref(&x),
+        std::slice::from_ref(&x),
+    )
+    .unwrap_err();
     assert_eq!(err.kind(), ErrorKind::Unsupported);
     assert!(err.to_string().contains("vjp"), "{err}");
 }

@@ -169,6 +169,9 @@ enum Next<V> {
     TracePrivately,
 }
 
+/// The least recently used entry: its shard, key and stamp.
+type Oldest<K, V> = (Arc<Shard<K, V>>, K, u64);
+
 impl<K: CacheKey, V: Send + Sync + 'static> CompileCache<K, V> {
     /// An empty cache bounded to [`DEFAULT_MAX_ENTRIES`] entries.
     ///
@@ -548,7 +551,7 @@ impl<K: CacheKey, V: Send + Sync + 'static> CompileCache<K, V> {
     }
 
     /// The cached entry with the oldest stamp, over all shards.
-    fn least_recently_used(&self) -> Option<(Arc<Shard<K, V>>, K, u64)> {
+    fn least_recently_used(&self) -> Option<Oldest<K, V>> {
         let shards = self.snapshot();
         // (index into `shards`, key, stamp): the shard `Arc` is taken once at
         // the end, so the number of `Arc` operations does not depend on the

@@ -31,6 +31,10 @@ fn is_noop(ins: &Instr) -> bool {
     (any.is::<Identity>() || any.is::<StopGradient>()) && ins.inputs.len() == 1
 }
 
+/// What CSE compares before asking `is_equivalent`: op name, input refs,
+/// shape and dtype.
+type InstrKey = (&'static str, Vec<(u8, u64)>, Vec<usize>, crate::DType);
+
 /// Returns the simplified tape.
 pub(crate) fn simplify(tape: Tape) -> Tape {
     let mut consts: HashMap<(crate::DType, Vec<usize>, Vec<u8>), Array> = HashMap::new();
@@ -44,8 +48,7 @@ pub(crate) fn simplify(tape: Tape) -> Tape {
     };
     let mut remap: Vec<Ref> = Vec::with_capacity(tape.instrs.len());
     let mut kept: Vec<Instr> = Vec::with_capacity(tape.instrs.len());
-    let mut seen: HashMap<(&'static str, Vec<(u8, u64)>, Vec<usize>, crate::DType), Vec<usize>> =
-        HashMap::new();
+    let mut seen: HashMap<InstrKey, Vec<usize>> = HashMap::new();
     let resolve = |r: &Ref, remap: &[Ref]| match r {
         Ref::Node(k) => remap[*k].clone(),
         other => other.clone(),

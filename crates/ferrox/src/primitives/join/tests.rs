@@ -183,7 +183,7 @@ fn roll_pairs_and_repeated_axes() {
         vals(&roll(&a, &[isize::MIN, isize::MIN], Some(&[1, -1])).unwrap()),
         {
             let s = (2 * (isize::MIN as i128)).rem_euclid(3) as usize;
-            vec![0, 1, 2, 3, 4, 5]
+            [0, 1, 2, 3, 4, 5]
                 .chunks(3)
                 .flat_map(|r| (0..3).map(move |c| r[(c + 3 - s) % 3]))
                 .collect::<Vec<_>>()
@@ -223,7 +223,7 @@ fn tile_repeat_and_edge_pad() {
 fn errors_name_the_op_and_values() {
     let a = iota(&[2, 3]);
     let check = |r: Result<Array>, kind: ErrorKind, parts: &[&str]| {
-        let e = r.err().expect("an error");
+        let e = r.expect_err("an error");
         assert_eq!(e.kind(), kind, "{e}");
         let s = e.to_string();
         for p in parts {
@@ -247,7 +247,7 @@ fn errors_name_the_op_and_values() {
         &["concatenate:", "[6]"],
     );
     check(
-        concatenate(&[a.clone()], 2),
+        concatenate(std::slice::from_ref(&a), 2),
         ErrorKind::Axis,
         &["concatenate:", "axis 2"],
     );
@@ -258,7 +258,7 @@ fn errors_name_the_op_and_values() {
         &["stack:", "[2, 3]", "[3, 2]"],
     );
     check(
-        stack(&[a.clone()], 3),
+        stack(std::slice::from_ref(&a), 3),
         ErrorKind::Axis,
         &["stack:", "axis 3"],
     );

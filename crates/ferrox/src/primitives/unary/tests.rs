@@ -12,6 +12,12 @@ use crate::{Array, Complex64, DType, ErrorKind};
 use half::{bf16, f16};
 use proptest::prelude::*;
 
+/// An op under test.
+type OpFn = fn(&Array) -> crate::Result<Array>;
+/// An op and its scalar reference (and tolerance).
+type Check<T> = (OpFn, fn(T) -> T);
+type CheckTol = (OpFn, fn(f64) -> f64, f64);
+
 const ALL_OPS: [UnaryOp; 39] = {
     use UnaryOp::*;
     [
@@ -325,7 +331,7 @@ fn simd_tails_and_the_parallel_path_match_the_element_functions() {
     for n in sizes {
         let vals: Vec<f32> = (0..n).map(|i| (i as f32 * 0.37).sin() * 30.0).collect();
         let a = Array::from_slice(&vals, &[n]).unwrap();
-        let checks: [(fn(&Array) -> crate::Result<Array>, fn(f32) -> f32); 5] = [
+        let checks: [Check<f32>; 5] = [
             (exp, math::exp_f32),
             (tanh, math::tanh_f32),
             (sin, math::sin_f32),
@@ -366,7 +372,7 @@ fn half_types_compute_through_f32_with_one_rounding() {
     let b: Vec<bf16> = vals.iter().map(|&v| bf16::from_f32(v)).collect();
     let ah = Array::from_slice(&h, &[2000]).unwrap();
     let ab = Array::from_slice(&b, &[2000]).unwrap();
-    let checks: [(fn(&Array) -> crate::Result<Array>, fn(f64) -> f64); 6] = [
+    let checks: [Check<f64>; 6] = [
         (exp, f64::exp),
         (tanh, f64::tanh),
         (sin, f64::sin),
@@ -460,7 +466,7 @@ proptest! {
     #[test]
     fn float_ops_match_naive_loops(v in proptest::collection::vec(-100.0f32..100.0, 0..80)) {
         let a = Array::from_slice(&v, &[v.len()]).unwrap();
-        let checks: [(fn(&Array) -> crate::Result<Array>, fn(f64) -> f64, f64); 9] = [
+        let checks: [CheckTol; 9] = [
             (exp, f64::exp, 1e-6),
             (log, f64::ln, 1e-6),
             (sqrt, f64::sqrt, 1e-7),
