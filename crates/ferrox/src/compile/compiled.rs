@@ -1,6 +1,7 @@
 //! `compile`: the compiled-function handle and its call path.
 
 use super::cache::{FnId, FnIdentity};
+use super::fuse::fuse;
 use super::signature::{Constant, Signature};
 use super::simplify::simplify;
 use super::tape::Tape;
@@ -125,7 +126,7 @@ impl CompiledFn {
         let body = inner.body.clone();
         let tape = inner.identity.get_or_trace(key, || {
             let tape = Tape::trace(args, |xs| body(xs, constants))?;
-            Ok(simplify(tape))
+            Ok(fuse(simplify(tape)))
         })?;
         tape.replay(args, inner.shapeless)
     }

@@ -3,6 +3,8 @@
 
 pub mod cache;
 mod compiled;
+mod fuse;
+mod fused;
 mod signature;
 mod simplify;
 mod tape;
@@ -11,5 +13,6 @@ pub use compiled::{
     cache_len, clear_compile_cache, compile, compile_shapeless, compile_with, disable_compile,
     enable_compile, CompiledFn,
 };
+pub use fused::Fused;
 pub use signature::{Constant, Signature};
 pub use tape::Tape;

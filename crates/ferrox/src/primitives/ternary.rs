@@ -54,6 +54,14 @@ impl Primitive for Select {
         }
         with_dtype!(out.dtype, T => select_kernel::<T>(c, x, y, out))
     }
+    fn output_shape(&self, input_shapes: &[&[usize]]) -> Option<Result<Vec<usize>>> {
+        match input_shapes {
+            [c, a, b] => {
+                Some(broadcast_shapes("where", c, a).and_then(|s| broadcast_shapes("where", &s, b)))
+            }
+            _ => None,
+        }
+    }
     primitive_common!();
 }
 

@@ -1,0 +1,291 @@
+//! The fused elementwise primitive: a chain of elementwise instructions run
+//! chunk by chunk, so that intermediates live in cache-sized buffers and
+//! never reach memory.
+//!
+//! Each step is an ordinary elementwise primitive (unary, binary, `where`,
+//! `astype`) evaluated by its own kernel on a chunk of the output, so a
+//! fused result is bitwise equal to the unfused one: the same kernels apply
+//! the same operations, in the same order, to the same elements.
+//!
+//! Chunking: when every input is either a full-shape contiguous array or a
+//! single element, the output is split into flat runs of [`CHUNK`]
+//! elements; otherwise it is split along axis 0 into blocks of whole rows
+//! (inputs that broadcast along axis 0 are shared by every block). Chunks
+//! are spread over cores for large outputs. If a step's shape is not the
+//! output's (possible for shapeless replays at new shapes), the steps run
+//! one after another on whole arrays instead.
+
+use crate::array::Data;
+use crate::backend::cpu::elementwise::out_storage;
+use crate::backend::cpu::parallel::worth_splitting;
+use crate::primitives::{Operand, OutSpec, Primitive};
+use crate::{DType, Error, Result};
+use rayon::prelude::*;
+use std::any::Any;
+use std::sync::Arc;
+
+/// Output elements per chunk: with a handful of intermediates the working
+/// set stays within a core's L2 cache.
+pub(crate) const CHUNK: usize = 8192;
+
+/// Where a step reads an operand.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Reg {
+    /// The fused node's i-th input.
+    Input(usize),
+    /// The result of step k.
+    Step(usize),
+}
+
+/// One elementwise instruction of a fused program.
+#[derive(Debug, Clone)]
+pub(crate) struct Step {
+    pub(crate) op: Arc<dyn Primitive>,
+    pub(crate) args: Vec<Reg>,
+    pub(crate) dtype: DType,
+}
+
+/// A chain of elementwise steps evaluated as one node; the last step's
+/// result is the node's value. Built by `compile`'s fusion pass.
+///
+/// ```
+/// use ferrox::*;
+/// let f = compile(|xs: &[Array]| Ok(vec![exp(&((&xs[0] * 2.0)? + 1.0)?)?]));
+/// let y = f.call(&[zeros(&[4], DType::Float32)?])?;
+/// assert_eq!(y[0].primitive().unwrap().name(), "fused");
+/// assert_eq!(y[0].to_vec::<f32>()?, vec![1.0f32.exp(); 4]);
+/// # Ok::<(), ferrox::Error>(())
+/// ```
+#[derive(Debug, Clone)]
+pub struct Fused {
+    steps: Vec<Step>,
+}
+
+impl Fused {
+    /// A fused program; `steps` is non-empty and each step reads only
+    /// inputs and earlier steps (the fusion pass guarantees both).
+    pub(crate) fn new(steps: Vec<Step>) -> Fused {
+        Fused { steps }
+    }
+
+    /// The shape of every step for inputs of `input_shapes`.
+    fn step_shapes(&self, input_shapes: &[&[usize]]) -> Result<Vec<Vec<usize>>> {
+        let mut shapes: Vec<Vec<usize>> = Vec::with_capacity(self.steps.len());
+        for step in &self.steps {
+            let args: Vec<&[usize]> = step
+                .args
+                .iter()
+                .map(|r| match *r {
+                    Reg::Input(i) => input_shapes[i],
+                    Reg::Step(k) => shapes[k].as_slice(),
+                })
+                .collect();
+            let shape = step.op.output_shape(&args).unwrap_or_else(|| {
+                Err(Error::runtime(
+                    "fused",
+                    format!("{} cannot infer its output shape", step.op.name()),
+                ))
+            })?;
+            shapes.push(shape);
+        }
+        Ok(shapes)
+    }
+
+    /// Runs the steps one after another on whole arrays.
+    fn eval_whole(&self, inputs: &[Operand<'_>], shapes: &[Vec<usize>]) -> Result<Data> {
+        let mut results: Vec<Data> = Vec::with_capacity(self.steps.len());
+        for (k, step) in self.steps.iter().enumerate() {
+            let operands: Vec<Operand<'_>> = step
+                .args
+                .iter()
+                .map(|r| match *r {
+                    Reg::Input(i) => inputs[i],
+                    Reg::Step(j) => Operand {
+                        data: &results[j],
+                        shape: &shapes[j],
+                        dtype: self.steps[j].dtype,
+                    },
+                })
+                .collect();
+            let out = OutSpec {
+                shape: &shapes[k],
+                dtype: step.dtype,
+            };
+            let data = step.op.eval_cpu(&operands, out)?;
+            drop(operands);
+            results.push(data);
+        }
+        results
+            .pop()
+            .ok_or_else(|| Error::runtime("fused", "internal error: an empty program"))
+    }
+
+    /// Evaluates rows `r0..r0 + nrows` of the output (flat elements when
+    /// `flat`) into `dst`, the bytes of those rows.
+    fn eval_chunk(
+        &self,
+        inputs: &[Operand<'_>],
+        out: OutSpec<'_>,
+        flat: bool,
+        (r0, nrows): (usize, usize),
+        dst: &mut [u8],
+    ) -> Result<()> {
+        let chunk_shape: Vec<usize> = if flat {
+            vec![nrows]
+        } else {
+            std::iter::once(nrows)
+                .chain(out.shape[1..].iter().copied())
+                .collect()
+        };
+        let views: Vec<(Data, Vec<usize>)> = inputs
+            .iter()
+            .map(|x| chunk_view(x, out.shape, flat, r0, nrows))
+            .collect();
+        let mut results: Vec<Data> = Vec::with_capacity(self.steps.len());
+        for step in &self.steps {
+            let operands: Vec<Operand<'_>> = step
+                .args
+                .iter()
+                .map(|r| match *r {
+                    Reg::Input(i) => Operand {
+                        data: &views[i].0,
+                        shape: &views[i].1,
+                        dtype: inputs[i].dtype,
+                    },
+                    Reg::Step(j) => Operand {
+                        data: &results[j],
+                        shape: &chunk_shape,
+                        dtype: self.steps[j].dtype,
+                    },
+                })
+                .collect();
+            let spec = OutSpec {
+                shape: &chunk_shape,
+                dtype: step.dtype,
+            };
+            let data = step.op.eval_cpu(&operands, spec)?;
+            drop(operands);
+            results.push(data);
+        }
+        let last = results
+            .last()
+            .ok_or_else(|| Error::runtime("fused", "internal error: an empty program"))?;
+        let size = out.dtype.size();
+        let start = last.offset * size;
+        let src = last
+            .is_contiguous(&chunk_shape)
+            .then(|| last.storage.as_slice::<u8>().get(start..start + dst.len()))
+            .flatten()
+            .ok_or_else(|| {
+                Error::runtime("fused", "internal error: a step returned a strided chunk")
+            })?;
+        dst.copy_from_slice(src);
+        Ok(())
+    }
+}
+
+/// The part of input `x` that rows `r0..r0 + nrows` of the output read,
+/// with its shape.
+fn chunk_view(
+    x: &Operand<'_>,
+    out_shape: &[usize],
+    flat: bool,
+    r0: usize,
+    nrows: usize,
+) -> (Data, Vec<usize>) {
+    let storage = x.data.storage.clone();
+    let single = x.shape.iter().product::<usize>() == 1;
+    if flat {
+        if single {
+            // One element at `offset` whatever the shape: a scalar.
+            let data = Data {
+                storage,
+                strides: vec![],
+                offset: x.data.offset,
+            };
+            return (data, vec![]);
+        }
+        let data = Data {
+            storage,
+            strides: vec![1],
+            offset: x.data.offset + r0,
+        };
+        return (data, vec![nrows]);
+    }
+    let sliced = x.shape.len() == out_shape.len() && x.shape[0] == out_shape[0] && nrows > 0;
+    if !sliced {
+        return (x.data.clone(), x.shape.to_vec());
+    }
+    let offset = x.data.offset as isize + r0 as isize * x.data.strides[0];
+    let mut shape = x.shape.to_vec();
+    shape[0] = nrows;
+    let data = Data {
+        storage,
+        strides: x.data.strides.clone(),
+        offset: offset as usize,
+    };
+    (data, shape)
+}
+
+impl Primitive for Fused {
+    fn name(&self) -> &'static str {
+        "fused"
+    }
+
+    fn eval_cpu(&self, inputs: &[Operand<'_>], out: OutSpec<'_>) -> Result<Data> {
+        let input_shapes: Vec<&[usize]> = inputs.iter().map(|x| x.shape).collect();
+        let shapes = self.step_shapes(&input_shapes)?;
+        let n: usize = out.shape.iter().product();
+        let every_step_full = shapes.iter().all(|s| s.as_slice() == out.shape);
+        if !every_step_full || n == 0 || out.shape.is_empty() {
+            return self.eval_whole(inputs, &shapes);
+        }
+        let flat = inputs.iter().all(|x| {
+            x.shape.iter().product::<usize>() == 1
+                || (x.shape == out.shape && x.data.is_contiguous(x.shape))
+        });
+        let row_len = if flat { 1 } else { n / out.shape[0] };
+        let rows_per_chunk = (CHUNK / row_len).max(1);
+        let size = out.dtype.size();
+        let mut storage = out_storage(out)?;
+        let chunk_bytes = rows_per_chunk * row_len * size;
+        let run = |(i, dst): (usize, &mut [u8])| {
+            let nrows = dst.len() / (row_len * size);
+            self.eval_chunk(inputs, out, flat, (i * rows_per_chunk, nrows), dst)
+        };
+        let bytes = storage.as_mut_slice::<u8>();
+        if worth_splitting(n) {
+            bytes
+                .par_chunks_mut(chunk_bytes)
+                .enumerate()
+                .try_for_each(run)?;
+        } else {
+            bytes
+                .chunks_mut(chunk_bytes)
+                .enumerate()
+                .try_for_each(run)?;
+        }
+        Ok(Data::contiguous(storage, out.shape))
+    }
+
+    fn output_shape(&self, input_shapes: &[&[usize]]) -> Option<Result<Vec<usize>>> {
+        Some(
+            self.step_shapes(input_shapes)
+                .and_then(|mut s| s.pop().ok_or_else(|| Error::runtime("fused", "no steps"))),
+        )
+    }
+
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+
+    fn is_equivalent(&self, other: &dyn Primitive) -> bool {
+        let Some(o) = other.as_any().downcast_ref::<Fused>() else {
+            return false;
+        };
+        self.steps.len() == o.steps.len()
+            && self.steps.iter().zip(&o.steps).all(|(a, b)| {
+                a.args == b.args && a.dtype == b.dtype && a.op.is_equivalent(b.op.as_ref())
+            })
+    }
+}
