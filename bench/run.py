@@ -33,7 +33,7 @@ def median_ms(fn, reps, warmup=2):
 def ferrox_results(quick):
     """Runs the Rust benchmark examples; each prints JSON lines."""
     results = {}
-    for example in ("bench_ops", "bench_runtime"):
+    for example in ("bench_ops", "bench_runtime", "bench_mlp"):
         cmd = ["cargo", "run", "--release", "-q", "-p", "ferrox", "--example", example]
         if quick:
             cmd += ["--", "--quick"]
@@ -89,6 +89,80 @@ def jax_cases(reps):
     small = jnp.ones(16, dtype=jnp.float32)
     f3 = jax.jit(lambda x: jnp.exp(x * 2 + 1))
     out["eval_3op_16_f32"] = median_ms(lambda: [f3(small).block_until_ready() for _ in range(1000)], reps) / 1000
+    # Everything above is already jitted: the compiled cases are the same.
+    out["x*2+1_16M_f32_compiled"] = out["x*2+1_16M_f32"]
+    out["tanh_exp_16M_f32_compiled"] = out["tanh_exp_16M_f32"]
+    out["compiled_3op_16_f32"] = out["eval_3op_16_f32"]
+    out["mlp_784_512_10_step"] = jax_mlp_ms(reps)
+    return out
+
+
+def mlp_data(np):
+    rng = np.random.default_rng(0)
+    w1 = (rng.uniform(-1, 1, (784, 512)) / np.sqrt(784)).astype(np.float32)
+    w2 = (rng.uniform(-1, 1, (512, 10)) / np.sqrt(512)).astype(np.float32)
+    x = rng.uniform(-1, 1, (256, 784)).astype(np.float32)
+    y = np.eye(10, dtype=np.float32)[np.arange(256) % 10]
+    return [w1, np.zeros(512, np.float32), w2, np.zeros(10, np.float32)], x, y
+
+
+def jax_mlp_ms(reps):
+    import jax
+    import jax.numpy as jnp
+    import numpy as np
+    params, x, y = mlp_data(np)
+    params = [jnp.asarray(p) for p in params]
+    x, y = jnp.asarray(x), jnp.asarray(y)
+
+    def loss(p, x, y):
+        h = jnp.maximum(x @ p[0] + p[1], 0)
+        logits = h @ p[2] + p[3]
+        return jnp.mean(jax.nn.logsumexp(logits, axis=-1) - jnp.sum(logits * y, axis=-1))
+
+    @jax.jit
+    def step(p, x, y):
+        l, g = jax.value_and_grad(loss)(p, x, y)
+        return l, [a - 0.01 * b for a, b in zip(p, g)]
+
+    state = {"p": params}
+
+    def run():
+        for _ in range(20):
+            l, state["p"] = step(state["p"], x, y)
+        l.block_until_ready()
+
+    return median_ms(run, reps) / 20
+
+
+def torch_cases(reps):
+    import numpy as np
+    import torch
+    out = {}
+    rng = np.random.default_rng(0)
+    for n in (1024, 2048):
+        a = torch.from_numpy(rng.standard_normal((n, n), dtype=np.float32))
+        out[f"matmul_f32_{n}"] = median_ms(lambda: a @ a, reps)
+    x16 = torch.from_numpy(rng.standard_normal(1 << 24, dtype=np.float32))
+    out["x*2+1_16M_f32"] = median_ms(lambda: x16 * 2 + 1, reps)
+    out["tanh_exp_16M_f32"] = median_ms(lambda: torch.tanh(0.5 * x16) * x16 + torch.exp(-x16 * x16), reps)
+    out["sum_16M_f32"] = median_ms(lambda: x16.sum(), reps)
+    s = torch.from_numpy(rng.standard_normal((4096, 4096), dtype=np.float32))
+    out["softmax_4096x4096_f32"] = median_ms(lambda: torch.softmax(s, dim=-1), reps)
+    params, x, y = mlp_data(np)
+    params = [torch.from_numpy(p).requires_grad_() for p in params]
+    x, y = torch.from_numpy(x), torch.from_numpy(y)
+
+    def run():
+        for _ in range(20):
+            h = torch.relu(x @ params[0] + params[1])
+            logits = h @ params[2] + params[3]
+            loss = (torch.logsumexp(logits, dim=-1) - (logits * y).sum(-1)).mean()
+            grads = torch.autograd.grad(loss, params)
+            with torch.no_grad():
+                for p, g in zip(params, grads):
+                    p -= 0.01 * g
+
+    out["mlp_784_512_10_step"] = median_ms(run, reps) / 20
     return out
 
 
@@ -106,6 +180,12 @@ def mlx_cases(reps):
     out["softmax_4096x4096_f32"] = median_ms(lambda: mx.eval(mx.softmax(s, axis=-1)), reps)
     small = mx.ones(16)
     out["eval_3op_16_f32"] = median_ms(lambda: [mx.eval(mx.exp(small * 2 + 1)) for _ in range(1000)], reps) / 1000
+    f1 = mx.compile(lambda x: x * 2 + 1)
+    f2 = mx.compile(lambda x: mx.tanh(0.5 * x) * x + mx.exp(-x * x))
+    f3 = mx.compile(lambda x: mx.exp(x * 2 + 1))
+    out["x*2+1_16M_f32_compiled"] = median_ms(lambda: mx.eval(f1(x16)), reps)
+    out["tanh_exp_16M_f32_compiled"] = median_ms(lambda: mx.eval(f2(x16)), reps)
+    out["compiled_3op_16_f32"] = median_ms(lambda: [mx.eval(f3(small)) for _ in range(1000)], reps) / 1000
     return out
 
 
@@ -116,7 +196,7 @@ def main():
     reps = 3 if args.quick else 9
     fx = ferrox_results(args.quick)
     competitors = {}
-    for name, fn in (("numpy", numpy_cases), ("jax", jax_cases), ("mlx", mlx_cases)):
+    for name, fn in (("numpy", numpy_cases), ("jax", jax_cases), ("torch", torch_cases), ("mlx", mlx_cases)):
         try:
             competitors[name] = fn(reps)
         except ImportError:
