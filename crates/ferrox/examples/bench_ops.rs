@@ -70,6 +70,21 @@ fn main() -> Result<()> {
         "tanh_exp_16M_f32_compiled",
         median_ms(reps, || fused.call(std::slice::from_ref(&x))?[0].eval())?,
     );
+    // Peak memory of the fused chain: the input is resident; the call
+    // should add only its output (64 MiB), no intermediates.
+    fused.call(std::slice::from_ref(&x))?[0].eval()?;
+    clear_cache();
+    reset_peak_memory();
+    let before = get_active_memory();
+    let y = fused.call(std::slice::from_ref(&x))?;
+    y[0].eval()?;
+    let added = get_peak_memory().saturating_sub(before);
+    println!(
+        "{{\"bench\": \"tanh_exp_16M_f32_compiled_peak\", \"impl\": \"ferrox\", \"added_mib\": {:.1}, \"output_mib\": {:.1}}}",
+        added as f64 / (1 << 20) as f64,
+        (4usize << 24) as f64 / (1 << 20) as f64
+    );
+    drop(y);
     let affine = compile(|xs: &[Array]| Ok(vec![((&xs[0] * 2.0)? + 1.0)?]));
     report(
         "x*2+1_16M_f32_compiled",
