@@ -251,7 +251,12 @@ fn compile_composes_with_grad_and_vmap() {
 #[test]
 fn an_op_without_a_rule_names_the_op_and_the_transform() {
     let x = ones(&[3], DType::Float32).unwrap();
-    let err = vjp(|xs| Ok(vec![sort(&xs[0], Some(0))?]), &[x.clone()], &[x]).unwrap_err();
+    let err = vjp(
+        |xs| Ok(vec![view(&xs[0], DType::Int32)?]),
+        &[x.clone()],
+        &[x],
+    )
+    .unwrap_err();
     assert_eq!(err.kind(), ErrorKind::Unsupported);
     assert!(err.to_string().contains("vjp"), "{err}");
 }
@@ -577,4 +582,329 @@ fn mlp_gradient_matches_finite_differences() {
         &params,
         &[None, None, None, None, Some(0), Some(0)],
     );
+}
+
+fn idx(v: &[i32], shape: &[usize]) -> Array {
+    Array::from_slice(v, shape).unwrap()
+}
+
+/// Checks derivatives of `f` at `x` and vmap of `f` over a batched copy
+/// (batch axis `in_axis`, output batch axis `out_axis`).
+fn check_unary_op(
+    name: &str,
+    f: F,
+    x: &Array,
+    xb: &Array,
+    in_axis: isize,
+    out_axis: usize,
+    seed: u64,
+) {
+    check_derivatives(name, &f, &[x.clone()], seed);
+    check_vmap_out(name, f, &[xb.clone()], &[Some(in_axis)], out_axis);
+}
+
+#[test]
+fn join_rules() {
+    let mut rng = Rng::new(31);
+    let fs: Vec<(&str, F)> = vec![
+        ("pad", |xs| {
+            Ok(vec![pad(
+                &xs[0],
+                &[(1, 0), (0, 2), (2, 1)],
+                PadMode::Constant(3.0),
+            )?])
+        }),
+        ("pad edge", |xs| {
+            Ok(vec![pad(&xs[0], &[(1, 2)], PadMode::Edge)?])
+        }),
+        ("tril", |xs| Ok(vec![tril(&xs[0], 0)?])),
+        ("triu", |xs| Ok(vec![triu(&xs[0], 1)?])),
+        ("concatenate", |xs| {
+            let a = multiply(&xs[0], &xs[0])?;
+            Ok(vec![concatenate(&[xs[0].clone(), a, xs[0].clone()], 1)?])
+        }),
+        ("stack", |xs| {
+            Ok(vec![stack(&[xs[0].clone(), exp(&xs[0])?], 2)?])
+        }),
+        ("repeat tile roll", |xs| {
+            let r = repeat(&xs[0], 2, Some(1))?;
+            Ok(vec![roll(&tile(&r, &[1, 2, 1])?, &[1], Some(&[2]))?])
+        }),
+    ];
+    let x = rng.array(&[2, 3, 4], -1.0, 1.0);
+    let xb = rng.array(&[2, 3, 5, 4], -1.0, 1.0);
+    for (i, (name, f)) in fs.iter().enumerate() {
+        check_unary_op(name, *f, &x, &xb, 2, 1, i as u64);
+    }
+    // concatenate with one batched and one unbatched input.
+    let cat = |xs: &[Array]| -> Result<Vec<Array>> {
+        Ok(vec![concatenate(&[xs[0].clone(), xs[1].clone()], 0)?])
+    };
+    let a = rng.array(&[3, 5, 2], -1.0, 1.0);
+    let b = rng.array(&[4, 2], -1.0, 1.0);
+    check_vmap_out("concatenate mixed", cat, &[a, b], &[Some(1), None], 2);
+    // diag of a vector.
+    let d: F = |xs| Ok(vec![diag(&xs[0], -1)?]);
+    check_unary_op(
+        "diag",
+        d,
+        &rng.array(&[3], -1.0, 1.0),
+        &rng.array(&[3, 4], -1.0, 1.0),
+        1,
+        2,
+        7,
+    );
+}
+
+#[test]
+fn indexing_rules() {
+    let mut rng = Rng::new(32);
+    let x = rng.array(&[3, 4, 2], -1.0, 1.0);
+    let xb = rng.array(&[3, 5, 4, 2], -1.0, 1.0);
+    let fs: Vec<(&str, F)> = vec![
+        ("take axis", |xs| {
+            Ok(vec![take(
+                &xs[0],
+                &idx(&[3, 0, 3, -1, 1, 2], &[2, 3]),
+                Some(1),
+            )?])
+        }),
+        ("take flat", |xs| {
+            Ok(vec![take(&xs[0], &idx(&[5, 0, 5, 23], &[2, 2]), None)?])
+        }),
+        ("take_along_axis", |xs| {
+            let i = idx(&[0, 3, 3, 1, 2, 0], &[3, 2, 1]);
+            Ok(vec![take_along_axis(&xs[0], &i, Some(1))?])
+        }),
+        ("take_along_axis flat", |xs| {
+            Ok(vec![take_along_axis(&xs[0], &idx(&[1, 1, 7], &[3]), None)?])
+        }),
+        ("put_along_axis", |xs| {
+            let i = idx(&[0, 3, 1], &[3, 1, 1]);
+            let v = multiply(&sum(&xs[0], Some(&[1]), true)?, &Array::from(2.0))?;
+            Ok(vec![put_along_axis(&xs[0], &i, &v, Some(1))?])
+        }),
+        ("slice_update", |xs| {
+            let u = exp(&slice(&xs[0], &[0, 0, 0], &[3, 2, 1], &[1, 1, 1])?)?;
+            Ok(vec![slice_update(
+                &xs[0],
+                &u,
+                &[0, 3, 1],
+                &[3, 0, 2],
+                Some(&[1, -2, 1]),
+            )?])
+        }),
+    ];
+    for (i, (name, f)) in fs.iter().enumerate() {
+        check_unary_op(name, *f, &x, &xb, 1, 0, i as u64);
+    }
+    // Batched indices, with and without a batched source.
+    let tk = |xs: &[Array]| -> Result<Vec<Array>> { Ok(vec![take(&xs[0], &xs[1], Some(1))?]) };
+    let src = rng.array(&[3, 4], -1.0, 1.0);
+    let ib = idx(&[0, 3, 2, 1, 1, 0, 3, 3, 2, 0], &[5, 2]);
+    check_vmap_out(
+        "take batched indices",
+        tk,
+        &[src.clone(), ib.clone()],
+        &[None, Some(0)],
+        1,
+    );
+    let srcb = rng.array(&[3, 4, 5], -1.0, 1.0);
+    check_vmap(
+        "take both batched",
+        tk,
+        &[srcb.clone(), ib.clone()],
+        &[Some(2), Some(0)],
+    );
+    let tf = |xs: &[Array]| -> Result<Vec<Array>> { Ok(vec![take(&xs[0], &xs[1], None)?]) };
+    check_vmap(
+        "take flat both batched",
+        tf,
+        &[srcb, ib.clone()],
+        &[Some(2), Some(0)],
+    );
+    let ta = |xs: &[Array]| -> Result<Vec<Array>> {
+        Ok(vec![take_along_axis(&xs[0], &xs[1], Some(0))?])
+    };
+    let ib2 = idx(&[0, 2, 1, 1, 0, 2, 2, 2, 0, 1], &[5, 2, 1]);
+    check_vmap(
+        "take_along_axis batched indices",
+        ta,
+        &[src.clone(), ib2.clone()],
+        &[None, Some(0)],
+    );
+    let pa = |xs: &[Array]| -> Result<Vec<Array>> {
+        Ok(vec![put_along_axis(&xs[0], &xs[1], &xs[2], Some(0))?])
+    };
+    let vals = rng.array(&[2, 1, 5], -1.0, 1.0);
+    check_vmap(
+        "put_along_axis mixed",
+        pa,
+        &[src.clone(), ib2, vals],
+        &[None, Some(0), Some(2)],
+    );
+    let su = |xs: &[Array]| -> Result<Vec<Array>> {
+        Ok(vec![slice_update(
+            &xs[0],
+            &xs[1],
+            &[1, 0],
+            &[3, 4],
+            Some(&[1, 2]),
+        )?])
+    };
+    let ub = rng.array(&[2, 5], -1.0, 1.0);
+    check_vmap_out(
+        "slice_update batched update",
+        su,
+        &[src, ub],
+        &[None, Some(1)],
+        1,
+    );
+    // Duplicate indices accumulate in the cotangent.
+    let g = grad(
+        |xs| {
+            Ok(vec![sum(
+                &take(&xs[0], &idx(&[1, 1, 2], &[3]), None)?,
+                None,
+                false,
+            )?])
+        },
+        &[0],
+    );
+    let z = zeros(&[4], DType::Float64).unwrap();
+    assert_eq!(
+        g(&[z]).unwrap()[0].to_vec::<f64>().unwrap(),
+        vec![0.0, 2.0, 1.0, 0.0]
+    );
+}
+
+#[test]
+fn scan_and_sort_rules() {
+    let mut rng = Rng::new(33);
+    let x = rng.array(&[3, 4, 2], 0.5, 2.0);
+    let xb = rng.array(&[3, 4, 5, 2], 0.5, 2.0);
+    let fs: Vec<(&str, F)> = vec![
+        ("cumsum", |xs| {
+            Ok(vec![cumsum(&xs[0], Some(1), false, true)?])
+        }),
+        ("cumsum rev excl", |xs| {
+            Ok(vec![cumsum(&xs[0], Some(0), true, false)?])
+        }),
+        ("cumsum flat", |xs| {
+            Ok(vec![cumsum(&xs[0], None, false, true)?])
+        }),
+        ("cumprod", |xs| {
+            Ok(vec![cumprod(&xs[0], Some(1), false, true)?])
+        }),
+        ("cumprod rev excl", |xs| {
+            Ok(vec![cumprod(&xs[0], Some(2), true, false)?])
+        }),
+        ("cummax", |xs| {
+            Ok(vec![cummax(&xs[0], Some(1), false, true)?])
+        }),
+        ("cummin rev", |xs| {
+            Ok(vec![cummin(&xs[0], Some(0), true, true)?])
+        }),
+        ("cummax flat", |xs| {
+            Ok(vec![cummax(&xs[0], None, true, true)?])
+        }),
+        ("sort", |xs| Ok(vec![sort(&xs[0], Some(1))?])),
+        ("sort flat", |xs| Ok(vec![sort(&xs[0], None)?])),
+        ("topk", |xs| Ok(vec![topk(&xs[0], 2, Some(1))?])),
+        ("partition", |xs| Ok(vec![partition(&xs[0], 1, Some(1))?])),
+    ];
+    for (i, (name, f)) in fs.iter().enumerate() {
+        check_unary_op(name, *f, &x, &xb, 2, 1, i as u64);
+    }
+    let idx_ops: Vec<(&str, F)> = vec![
+        ("argsort", |xs| Ok(vec![argsort(&xs[0], Some(1))?])),
+        ("argpartition", |xs| {
+            Ok(vec![argpartition(&xs[0], 2, None)?])
+        }),
+    ];
+    for (name, f) in &idx_ops {
+        check_vmap_out(name, *f, &[xb.clone()], &[Some(2)], 0);
+    }
+}
+
+#[test]
+fn elementwise_extras_rules() {
+    let mut rng = Rng::new(34);
+    let x = rng.array(&[3, 4], -1.0, 1.0);
+    let xb = rng.array(&[3, 5, 4], -1.0, 1.0);
+    let fs: Vec<(&str, F)> = vec![
+        ("astype", |xs| {
+            Ok(vec![xs[0]
+                .astype(DType::Float32)?
+                .astype(DType::Float64)?])
+        }),
+        ("nan_to_num", |xs| {
+            Ok(vec![nan_to_num(&xs[0], 0.0, None, None)?])
+        }),
+        ("clip", |xs| {
+            Ok(vec![clip(
+                &xs[0],
+                Some(&Array::from(-0.5)),
+                Some(&Array::from(0.5)),
+            )?])
+        }),
+    ];
+    for (i, (name, f)) in fs.iter().enumerate() {
+        if *name != "astype" {
+            check_derivatives(name, f, &[x.clone()], i as u64);
+        }
+        check_vmap_out(name, *f, &[xb.clone()], &[Some(1)], 1);
+    }
+    // nan_to_num: no gradient through replaced values.
+    let v = Array::from_slice(&[1.0f64, f64::NAN, f64::INFINITY], &[3]).unwrap();
+    let g = grad(
+        |xs| {
+            Ok(vec![sum(
+                &nan_to_num(&xs[0], 0.0, None, None)?,
+                None,
+                false,
+            )?])
+        },
+        &[0],
+    );
+    assert_eq!(
+        g(&[v]).unwrap()[0].to_vec::<f64>().unwrap(),
+        vec![1.0, 0.0, 0.0]
+    );
+    let ic = |xs: &[Array]| -> Result<Vec<Array>> {
+        Ok(vec![
+            isclose(&xs[0], &xs[1], 0.1, 0.0, false)?,
+            allclose(&xs[0], &xs[1], 0.5, 0.0, false)?,
+        ])
+    };
+    let y = rng.array(&[4], -1.0, 1.0);
+    check_vmap("isclose/allclose", ic, &[xb, y], &[Some(1), None]);
+    let bits: F = |xs| Ok(vec![view(&xs[0], DType::UInt32)?]);
+    check_vmap_out(
+        "view",
+        bits,
+        &[rng.array(&[3, 5, 4], -1.0, 1.0)],
+        &[Some(2)],
+        0,
+    );
+}
+
+#[test]
+fn second_order_through_new_rules() {
+    // Hessian-vector-ish: grad of grad through matmul, softmax and logsumexp.
+    let mut rng = Rng::new(35);
+    let w = rng.array(&[3, 2], -1.0, 1.0);
+    let x = rng.array(&[4, 3], -1.0, 1.0);
+    let inner = grad(
+        |xs| {
+            let l = logsumexp(&matmul(&xs[1], &xs[0])?, Some(&[-1]), false)?;
+            Ok(vec![sum(&l, None, false)?])
+        },
+        &[0],
+    );
+    let outer_f = move |xs: &[Array]| -> Result<Vec<Array>> {
+        let g = inner(xs)?;
+        Ok(vec![sum(&multiply(&g[0], &g[0])?, None, false)?])
+    };
+    check_derivatives("grad of grad", &outer_f, &[w, x], 1);
 }

@@ -713,7 +713,7 @@ impl Diagonal {
     /// The transpose of taking this diagonal: `g` (the diagonal's shape)
     /// placed on the diagonal of zeros of `shape`. Built from a one-hot
     /// product so that it is differentiable again.
-    fn embed(&self, g: &Array, shape: &[usize]) -> Result<Array> {
+    pub(crate) fn embed(&self, g: &Array, shape: &[usize]) -> Result<Array> {
         let (n1, n2) = (shape[self.axis1], shape[self.axis2]);
         let len = g.shape().last().copied().unwrap_or(0);
         let (r0, c0) = ((-self.offset).max(0) as f64, self.offset.max(0) as f64);
