@@ -3,10 +3,11 @@
 
 mod common;
 
-use common::checks::{check_derivatives, check_vmap, Rng};
+use common::checks::{check_derivatives, check_vmap, check_vmap_out, Rng};
 use common::{join_within, watchdog};
 use ferrox::transforms::TraceKind;
 use ferrox::*;
+use proptest::prelude::*;
 use std::sync::{Arc, Barrier};
 
 fn f_poly(xs: &[Array]) -> Result<Vec<Array>> {
@@ -259,11 +260,659 @@ fn compile_composes_with_grad_and_vmap() {
 fn an_op_without_a_rule_names_the_op_and_the_transform() {
     let x = ones(&[3], DType::Float32).unwrap();
     let err = vjp(
-        |xs| Ok(vec![sort(&xs[0], Some(0))?]),
+        |xs| Ok(vec![view(&xs[0], DType::Int32)?]),
         std::slice::from_ref(&x),
         std::slice::from_ref(&x),
     )
     .unwrap_err();
     assert_eq!(err.kind(), ErrorKind::Unsupported);
     assert!(err.to_string().contains("vjp"), "{err}");
+}
+
+// ---------------------------------------------------------------------------
+// Per-op rules: derivatives against finite differences, vmap against a loop.
+// ---------------------------------------------------------------------------
+
+type F = fn(&[Array]) -> Result<Vec<Array>>;
+
+fn mm(xs: &[Array]) -> Result<Vec<Array>> {
+    Ok(vec![matmul(&xs[0], &xs[1])?])
+}
+
+#[test]
+fn matmul_rules() {
+    let mut rng = Rng::new(21);
+    let cases: &[(&[usize], &[usize])] = &[
+        (&[3, 4], &[4, 2]),
+        (&[4], &[4, 2]),
+        (&[3, 4], &[4]),
+        (&[4], &[4]),
+        (&[2, 3, 4], &[4, 5]),
+        (&[2, 1, 3, 4], &[5, 4, 2]),
+        (&[4], &[2, 4, 3]),
+    ];
+    for (i, (sa, sb)) in cases.iter().enumerate() {
+        let a = rng.array(sa, -1.0, 1.0);
+        let b = rng.array(sb, -1.0, 1.0);
+        check_derivatives(&format!("matmul {sa:?} {sb:?}"), &mm, &[a, b], i as u64);
+    }
+    let addmm_f =
+        |xs: &[Array]| -> Result<Vec<Array>> { Ok(vec![addmm(&xs[0], &xs[1], &xs[2], 0.5, 2.0)?]) };
+    let c = rng.array(&[2], -1.0, 1.0);
+    let a = rng.array(&[3, 4], -1.0, 1.0);
+    let b = rng.array(&[4, 2], -1.0, 1.0);
+    check_derivatives("addmm", &addmm_f, &[c.clone(), a.clone(), b.clone()], 9);
+    let addmm_b0 =
+        |xs: &[Array]| -> Result<Vec<Array>> { Ok(vec![addmm(&xs[0], &xs[1], &xs[2], 1.5, 0.0)?]) };
+    check_derivatives("addmm beta 0", &addmm_b0, &[c, a, b], 10);
+}
+
+#[test]
+fn matmul_vmap_rules() {
+    let mut rng = Rng::new(22);
+    // (a shape, b shape, in_axes)
+    let cases: &[(&[usize], &[usize], [Option<isize>; 2])] = &[
+        (&[5, 3, 4], &[4, 2], [Some(0), None]),
+        (&[3, 5, 4], &[4, 2], [Some(1), None]),
+        (&[3, 4], &[4, 2, 5], [None, Some(2)]),
+        (&[5, 3, 4], &[4, 5, 2], [Some(0), Some(1)]),
+        (&[4, 5], &[4, 2], [Some(1), None]), // batched row vectors
+        (&[3, 4], &[4, 5], [None, Some(1)]), // batched column vectors
+        (&[5, 4], &[4, 5], [Some(0), Some(1)]), // batched dot products
+        (&[5, 3, 4], &[2, 4, 6], [Some(0), None]), // unbatched b has more batch dims
+        (&[4], &[5, 2, 4, 3], [None, Some(0)]),
+    ];
+    for (sa, sb, axes) in cases {
+        let a = rng.array(sa, -1.0, 1.0);
+        let b = rng.array(sb, -1.0, 1.0);
+        check_vmap(&format!("matmul {sa:?} {sb:?} {axes:?}"), mm, &[a, b], axes);
+    }
+    let a = rng.array(&[3, 5, 4], -1.0, 1.0);
+    let b = rng.array(&[4, 2], -1.0, 1.0);
+    check_vmap_out(
+        "matmul out axis 1",
+        mm,
+        &[a.clone(), b.clone()],
+        &[Some(1), None],
+        1,
+    );
+    let c = rng.array(&[2, 5], -1.0, 1.0);
+    let f =
+        |xs: &[Array]| -> Result<Vec<Array>> { Ok(vec![addmm(&xs[0], &xs[1], &xs[2], 0.5, 2.0)?]) };
+    check_vmap_out("addmm", f, &[c, a, b], &[Some(1), Some(1), None], 2);
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 12, ..ProptestConfig::default() })]
+    #[test]
+    fn matmul_derivatives_over_shapes(
+        m in 1usize..4, k in 1usize..4, n in 1usize..4, batch in 0usize..3, seed in 0u64..1000,
+    ) {
+        let mut rng = Rng::new(seed);
+        let mut sa = vec![m, k];
+        let mut sb = vec![k, n];
+        if batch > 0 {
+            sa.insert(0, batch);
+            sb.insert(0, 1);
+        }
+        let a = rng.array(&sa, -1.0, 1.0);
+        let b = rng.array(&sb, -1.0, 1.0);
+        check_derivatives("matmul prop", &mm, &[a, b], seed);
+    }
+}
+
+#[test]
+fn view_rules() {
+    let mut rng = Rng::new(23);
+    let x = rng.array(&[2, 3, 4], -1.0, 1.0);
+    let fs: Vec<(&str, F)> = vec![
+        ("reshape", |xs| Ok(vec![reshape(&xs[0], &[4, -1])?])),
+        ("transpose", |xs| {
+            Ok(vec![transpose(&xs[0], Some(&[2, 0, 1]))?])
+        }),
+        ("broadcast", |xs| {
+            let s = sum(&xs[0], Some(&[1]), true)?;
+            Ok(vec![broadcast_to(&s, &[5, 2, 3, 4])?])
+        }),
+        ("slice", |xs| {
+            Ok(vec![slice(&xs[0], &[1, -1, 0], &[2, -4, 4], &[1, -1, 2])?])
+        }),
+        ("diagonal", |xs| Ok(vec![diagonal(&xs[0], 1, 2, 1)?])),
+        ("diagonal neg", |xs| Ok(vec![diagonal(&xs[0], -1, 0, 1)?])),
+        ("contiguous", |xs| {
+            Ok(vec![contiguous(&transpose(&xs[0], None)?)?])
+        }),
+    ];
+    for (i, (name, f)) in fs.iter().enumerate() {
+        check_derivatives(name, f, &[x.clone()], i as u64);
+        let xb = rng.array(&[2, 3, 5, 4], -1.0, 1.0);
+        check_vmap_out(name, *f, &[xb], &[Some(2)], 1);
+    }
+}
+
+#[test]
+fn softmax_and_logsumexp_rules() {
+    let mut rng = Rng::new(24);
+    let x = rng.array(&[3, 4, 2], -2.0, 2.0);
+    let fs: Vec<(&str, F)> = vec![
+        ("logsumexp last", |xs| {
+            Ok(vec![logsumexp(&xs[0], Some(&[-1]), false)?])
+        }),
+        ("logsumexp two keep", |xs| {
+            Ok(vec![logsumexp(&xs[0], Some(&[0, 2]), true)?])
+        }),
+        ("logsumexp all", |xs| {
+            Ok(vec![logsumexp(&xs[0], None, false)?])
+        }),
+        ("softmax", |xs| {
+            Ok(vec![softmax(&xs[0], Some(&[1]), false)?])
+        }),
+        ("softmax two", |xs| {
+            Ok(vec![softmax(&xs[0], Some(&[0, 2]), true)?])
+        }),
+    ];
+    for (i, (name, f)) in fs.iter().enumerate() {
+        check_derivatives(name, f, &[x.clone()], i as u64);
+        let xb = rng.array(&[3, 4, 5, 2], -2.0, 2.0);
+        check_vmap_out(name, *f, &[xb], &[Some(2)], 0);
+    }
+}
+
+#[test]
+fn reduction_rules() {
+    let mut rng = Rng::new(25);
+    let x = rng.array(&[3, 4, 2], 0.5, 2.0);
+    let fs: Vec<(&str, F)> = vec![
+        ("prod", |xs| Ok(vec![prod(&xs[0], Some(&[0, 2]), false)?])),
+        ("prod all", |xs| Ok(vec![prod(&xs[0], None, true)?])),
+        ("max", |xs| Ok(vec![max(&xs[0], Some(&[1]), false)?])),
+        ("min", |xs| Ok(vec![min(&xs[0], Some(&[0, 1]), true)?])),
+        ("var", |xs| Ok(vec![var(&xs[0], Some(&[1]), false, 1)?])),
+        ("std", |xs| Ok(vec![std(&xs[0], None, false, 0)?])),
+        ("sum", |xs| Ok(vec![sum(&xs[0], Some(&[2]), true)?])),
+        ("mean", |xs| Ok(vec![mean(&xs[0], Some(&[0]), false)?])),
+    ];
+    for (i, (name, f)) in fs.iter().enumerate() {
+        check_derivatives(name, f, &[x.clone()], i as u64);
+        let xb = rng.array(&[3, 5, 4, 2], 0.5, 2.0);
+        check_vmap_out(name, *f, &[xb], &[Some(1)], 0);
+    }
+    // prod with zeros: the derivative at a zero is the product of the others.
+    let z = Array::from_slice(&[2.0f64, 0.0, 3.0, 0.0, 5.0, 4.0], &[2, 3]).unwrap();
+    let g = grad(
+        |xs| Ok(vec![sum(&prod(&xs[0], Some(&[1]), false)?, None, false)?]),
+        &[0],
+    );
+    assert_eq!(
+        g(&[z.clone()]).unwrap()[0].to_vec::<f64>().unwrap(),
+        vec![0.0, 6.0, 0.0, 20.0, 0.0, 0.0]
+    );
+    check_derivatives(
+        "prod with zeros",
+        &|xs| Ok(vec![prod(&xs[0], Some(&[1]), false)?]),
+        &[z],
+        3,
+    );
+    // max splits the cotangent evenly among ties.
+    let t = Array::from_slice(&[1.0f64, 3.0, 3.0, 2.0], &[4]).unwrap();
+    let g = grad(|xs| Ok(vec![max(&xs[0], None, false)?]), &[0]);
+    assert_eq!(
+        g(&[t]).unwrap()[0].to_vec::<f64>().unwrap(),
+        vec![0.0, 0.5, 0.5, 0.0]
+    );
+}
+
+#[test]
+fn argreduce_rules() {
+    let mut rng = Rng::new(26);
+    let x = rng.array(&[3, 5, 4], -1.0, 1.0);
+    let fs: Vec<(&str, F)> = vec![
+        ("argmax", |xs| Ok(vec![argmax(&xs[0], Some(1), false)?])),
+        ("argmin keep", |xs| Ok(vec![argmin(&xs[0], Some(0), true)?])),
+        ("argmax flat", |xs| Ok(vec![argmax(&xs[0], None, false)?])),
+        ("argmin flat keep", |xs| {
+            Ok(vec![argmin(&xs[0], None, true)?])
+        }),
+    ];
+    for (name, f) in &fs {
+        check_vmap_out(name, *f, &[x.clone()], &[Some(1)], 0);
+    }
+    // No gradient flows through the indices.
+    let g = grad(
+        |xs| {
+            let i = argmax(&xs[0], None, false)?.astype(DType::Float64)?;
+            Ok(vec![add(&i, &sum(&xs[0], None, false)?)?])
+        },
+        &[0],
+    );
+    let x = rng.array(&[4], -1.0, 1.0);
+    assert_eq!(g(&[x]).unwrap()[0].to_vec::<f64>().unwrap(), vec![1.0; 4]);
+}
+
+#[test]
+fn where_rules() {
+    let mut rng = Rng::new(27);
+    let c = greater(&rng.array(&[3, 4], -1.0, 1.0), &Array::from(0.0)).unwrap();
+    let x = rng.array(&[3, 4], -1.0, 1.0);
+    let y = rng.array(&[4], -1.0, 1.0);
+    let c2 = c.clone();
+    let f = move |xs: &[Array]| -> Result<Vec<Array>> { Ok(vec![r#where(&c2, &xs[0], &xs[1])?]) };
+    check_derivatives("where", &f, &[x.clone(), y.clone()], 1);
+    let g = |xs: &[Array]| -> Result<Vec<Array>> { Ok(vec![r#where(&xs[0], &xs[1], &xs[2])?]) };
+    let cb = greater(&rng.array(&[4, 5], -1.0, 1.0), &Array::from(0.0)).unwrap();
+    let xb = rng.array(&[5, 3, 4], -1.0, 1.0);
+    check_vmap_out("where", g, &[cb, xb, y], &[Some(1), Some(0), None], 1);
+    let g2 = |xs: &[Array]| -> Result<Vec<Array>> { Ok(vec![r#where(&xs[0], &xs[1], &xs[2])?]) };
+    let xb = rng.array(&[3, 4, 5], -1.0, 1.0);
+    let yb = rng.array(&[5], -1.0, 1.0);
+    check_vmap(
+        "where unbatched condition",
+        g2,
+        &[c, xb, yb],
+        &[None, Some(2), Some(0)],
+    );
+}
+
+/// A 2-layer MLP with a softmax cross-entropy loss.
+fn mlp_loss(xs: &[Array]) -> Result<Vec<Array>> {
+    let (w1, b1, w2, b2, x, onehot) = (&xs[0], &xs[1], &xs[2], &xs[3], &xs[4], &xs[5]);
+    let h = tanh(&add(&matmul(x, w1)?, b1)?)?;
+    let h = maximum(&h, &multiply(&h, &Array::from(0.1))?)?; // leaky relu
+    let logits = add(&matmul(&h, w2)?, b2)?;
+    let lse = logsumexp(&logits, Some(&[-1]), true)?;
+    let logp = subtract(&logits, &lse)?;
+    let nll = negative(&sum(&multiply(&logp, onehot)?, Some(&[-1]), false)?)?;
+    Ok(vec![mean(&nll, None, false)?])
+}
+
+#[test]
+fn mlp_gradient_matches_finite_differences() {
+    let mut rng = Rng::new(28);
+    let (batch, din, hidden, classes) = (6, 5, 7, 3);
+    let w1 = rng.array(&[din, hidden], -0.7, 0.7);
+    let b1 = rng.array(&[hidden], -0.2, 0.2);
+    let w2 = rng.array(&[hidden, classes], -0.7, 0.7);
+    let b2 = rng.array(&[classes], -0.2, 0.2);
+    let x = rng.array(&[batch, din], -1.0, 1.0);
+    let labels: Vec<f64> = (0..batch * classes)
+        .map(|i| {
+            if i % classes == (i / classes) % classes {
+                1.0
+            } else {
+                0.0
+            }
+        })
+        .collect();
+    let onehot = Array::from_slice(&labels, &[batch, classes]).unwrap();
+    let params = vec![w1, b1, w2, b2, x, onehot];
+    // grad against central differences, coordinate by coordinate.
+    let g = grad(mlp_loss, &[0, 1, 2, 3]);
+    let grads = g(&params).unwrap();
+    let eps = 1e-6;
+    for p in 0..4 {
+        let base = params[p].to_vec::<f64>().unwrap();
+        let got = grads[p].to_vec::<f64>().unwrap();
+        assert_eq!(grads[p].shape(), params[p].shape());
+        for i in 0..base.len() {
+            let at = |d: f64| {
+                let mut v = base.clone();
+                v[i] += d;
+                let mut ps = params.clone();
+                ps[p] = Array::from_slice(&v, params[p].shape()).unwrap();
+                mlp_loss(&ps).unwrap()[0].item::<f64>().unwrap()
+            };
+            let fd = (at(eps) - at(-eps)) / (2.0 * eps);
+            assert!(
+                (got[i] - fd).abs() <= 1e-6 * (1.0 + fd.abs()),
+                "param {p} element {i}: grad {} finite differences {fd}",
+                got[i]
+            );
+        }
+    }
+    // And the generic vjp/jvp check on all parameters at once.
+    check_derivatives("mlp", &mlp_loss, &params, 4);
+    // Per-example losses with vmap over the batch of x and the labels.
+    let per_example = |xs: &[Array]| -> Result<Vec<Array>> {
+        let x = expand_dims(&xs[4], &[0])?;
+        let y = expand_dims(&xs[5], &[0])?;
+        mlp_loss(&[
+            xs[0].clone(),
+            xs[1].clone(),
+            xs[2].clone(),
+            xs[3].clone(),
+            x,
+            y,
+        ])
+    };
+    check_vmap(
+        "mlp per example",
+        per_example,
+        &params,
+        &[None, None, None, None, Some(0), Some(0)],
+    );
+}
+
+fn idx(v: &[i32], shape: &[usize]) -> Array {
+    Array::from_slice(v, shape).unwrap()
+}
+
+/// Checks derivatives of `f` at `x` and vmap of `f` over a batched copy
+/// (batch axis `in_axis`, output batch axis `out_axis`).
+fn check_unary_op(
+    name: &str,
+    f: F,
+    x: &Array,
+    xb: &Array,
+    in_axis: isize,
+    out_axis: usize,
+    seed: u64,
+) {
+    check_derivatives(name, &f, &[x.clone()], seed);
+    check_vmap_out(name, f, &[xb.clone()], &[Some(in_axis)], out_axis);
+}
+
+#[test]
+fn join_rules() {
+    let mut rng = Rng::new(31);
+    let fs: Vec<(&str, F)> = vec![
+        ("pad", |xs| {
+            Ok(vec![pad(
+                &xs[0],
+                &[(1, 0), (0, 2), (2, 1)],
+                PadMode::Constant(3.0),
+            )?])
+        }),
+        ("pad edge", |xs| {
+            Ok(vec![pad(&xs[0], &[(1, 2)], PadMode::Edge)?])
+        }),
+        ("tril", |xs| Ok(vec![tril(&xs[0], 0)?])),
+        ("triu", |xs| Ok(vec![triu(&xs[0], 1)?])),
+        ("concatenate", |xs| {
+            let a = multiply(&xs[0], &xs[0])?;
+            Ok(vec![concatenate(&[xs[0].clone(), a, xs[0].clone()], 1)?])
+        }),
+        ("stack", |xs| {
+            Ok(vec![stack(&[xs[0].clone(), exp(&xs[0])?], 2)?])
+        }),
+        ("repeat tile roll", |xs| {
+            let r = repeat(&xs[0], 2, Some(1))?;
+            Ok(vec![roll(&tile(&r, &[1, 2, 1])?, &[1], Some(&[2]))?])
+        }),
+    ];
+    let x = rng.array(&[2, 3, 4], -1.0, 1.0);
+    let xb = rng.array(&[2, 3, 5, 4], -1.0, 1.0);
+    for (i, (name, f)) in fs.iter().enumerate() {
+        check_unary_op(name, *f, &x, &xb, 2, 1, i as u64);
+    }
+    // concatenate with one batched and one unbatched input.
+    let cat = |xs: &[Array]| -> Result<Vec<Array>> {
+        Ok(vec![concatenate(&[xs[0].clone(), xs[1].clone()], 0)?])
+    };
+    let a = rng.array(&[3, 5, 2], -1.0, 1.0);
+    let b = rng.array(&[4, 2], -1.0, 1.0);
+    check_vmap_out("concatenate mixed", cat, &[a, b], &[Some(1), None], 2);
+    // diag of a vector.
+    let d: F = |xs| Ok(vec![diag(&xs[0], -1)?]);
+    check_unary_op(
+        "diag",
+        d,
+        &rng.array(&[3], -1.0, 1.0),
+        &rng.array(&[3, 4], -1.0, 1.0),
+        1,
+        2,
+        7,
+    );
+}
+
+#[test]
+fn indexing_rules() {
+    let mut rng = Rng::new(32);
+    let x = rng.array(&[3, 4, 2], -1.0, 1.0);
+    let xb = rng.array(&[3, 5, 4, 2], -1.0, 1.0);
+    let fs: Vec<(&str, F)> = vec![
+        ("take axis", |xs| {
+            Ok(vec![take(
+                &xs[0],
+                &idx(&[3, 0, 3, -1, 1, 2], &[2, 3]),
+                Some(1),
+            )?])
+        }),
+        ("take flat", |xs| {
+            Ok(vec![take(&xs[0], &idx(&[5, 0, 5, 23], &[2, 2]), None)?])
+        }),
+        ("take_along_axis", |xs| {
+            let i = idx(&[0, 3, 3, 1, 2, 0], &[3, 2, 1]);
+            Ok(vec![take_along_axis(&xs[0], &i, Some(1))?])
+        }),
+        ("take_along_axis flat", |xs| {
+            Ok(vec![take_along_axis(&xs[0], &idx(&[1, 1, 7], &[3]), None)?])
+        }),
+        ("put_along_axis", |xs| {
+            let i = idx(&[0, 3, 1], &[3, 1, 1]);
+            let v = multiply(&sum(&xs[0], Some(&[1]), true)?, &Array::from(2.0))?;
+            Ok(vec![put_along_axis(&xs[0], &i, &v, Some(1))?])
+        }),
+        ("slice_update", |xs| {
+            let u = exp(&slice(&xs[0], &[0, 0, 0], &[3, 2, 1], &[1, 1, 1])?)?;
+            Ok(vec![slice_update(
+                &xs[0],
+                &u,
+                &[0, 3, 1],
+                &[3, 0, 2],
+                Some(&[1, -2, 1]),
+            )?])
+        }),
+    ];
+    for (i, (name, f)) in fs.iter().enumerate() {
+        check_unary_op(name, *f, &x, &xb, 1, 0, i as u64);
+    }
+    // Batched indices, with and without a batched source.
+    let tk = |xs: &[Array]| -> Result<Vec<Array>> { Ok(vec![take(&xs[0], &xs[1], Some(1))?]) };
+    let src = rng.array(&[3, 4], -1.0, 1.0);
+    let ib = idx(&[0, 3, 2, 1, 1, 0, 3, 3, 2, 0], &[5, 2]);
+    check_vmap_out(
+        "take batched indices",
+        tk,
+        &[src.clone(), ib.clone()],
+        &[None, Some(0)],
+        1,
+    );
+    let srcb = rng.array(&[3, 4, 5], -1.0, 1.0);
+    check_vmap(
+        "take both batched",
+        tk,
+        &[srcb.clone(), ib.clone()],
+        &[Some(2), Some(0)],
+    );
+    let tf = |xs: &[Array]| -> Result<Vec<Array>> { Ok(vec![take(&xs[0], &xs[1], None)?]) };
+    check_vmap(
+        "take flat both batched",
+        tf,
+        &[srcb, ib.clone()],
+        &[Some(2), Some(0)],
+    );
+    let ta = |xs: &[Array]| -> Result<Vec<Array>> {
+        Ok(vec![take_along_axis(&xs[0], &xs[1], Some(0))?])
+    };
+    let ib2 = idx(&[0, 2, 1, 1, 0, 2, 2, 2, 0, 1], &[5, 2, 1]);
+    check_vmap(
+        "take_along_axis batched indices",
+        ta,
+        &[src.clone(), ib2.clone()],
+        &[None, Some(0)],
+    );
+    let pa = |xs: &[Array]| -> Result<Vec<Array>> {
+        Ok(vec![put_along_axis(&xs[0], &xs[1], &xs[2], Some(0))?])
+    };
+    let vals = rng.array(&[2, 1, 5], -1.0, 1.0);
+    check_vmap(
+        "put_along_axis mixed",
+        pa,
+        &[src.clone(), ib2, vals],
+        &[None, Some(0), Some(2)],
+    );
+    let su = |xs: &[Array]| -> Result<Vec<Array>> {
+        Ok(vec![slice_update(
+            &xs[0],
+            &xs[1],
+            &[1, 0],
+            &[3, 4],
+            Some(&[1, 2]),
+        )?])
+    };
+    let ub = rng.array(&[2, 5], -1.0, 1.0);
+    check_vmap_out(
+        "slice_update batched update",
+        su,
+        &[src, ub],
+        &[None, Some(1)],
+        1,
+    );
+    // Duplicate indices accumulate in the cotangent.
+    let g = grad(
+        |xs| {
+            Ok(vec![sum(
+                &take(&xs[0], &idx(&[1, 1, 2], &[3]), None)?,
+                None,
+                false,
+            )?])
+        },
+        &[0],
+    );
+    let z = zeros(&[4], DType::Float64).unwrap();
+    assert_eq!(
+        g(&[z]).unwrap()[0].to_vec::<f64>().unwrap(),
+        vec![0.0, 2.0, 1.0, 0.0]
+    );
+}
+
+#[test]
+fn scan_and_sort_rules() {
+    let mut rng = Rng::new(33);
+    let x = rng.array(&[3, 4, 2], 0.5, 2.0);
+    let xb = rng.array(&[3, 4, 5, 2], 0.5, 2.0);
+    let fs: Vec<(&str, F)> = vec![
+        ("cumsum", |xs| {
+            Ok(vec![cumsum(&xs[0], Some(1), false, true)?])
+        }),
+        ("cumsum rev excl", |xs| {
+            Ok(vec![cumsum(&xs[0], Some(0), true, false)?])
+        }),
+        ("cumsum flat", |xs| {
+            Ok(vec![cumsum(&xs[0], None, false, true)?])
+        }),
+        ("cumprod", |xs| {
+            Ok(vec![cumprod(&xs[0], Some(1), false, true)?])
+        }),
+        ("cumprod rev excl", |xs| {
+            Ok(vec![cumprod(&xs[0], Some(2), true, false)?])
+        }),
+        ("cummax", |xs| {
+            Ok(vec![cummax(&xs[0], Some(1), false, true)?])
+        }),
+        ("cummin rev", |xs| {
+            Ok(vec![cummin(&xs[0], Some(0), true, true)?])
+        }),
+        ("cummax flat", |xs| {
+            Ok(vec![cummax(&xs[0], None, true, true)?])
+        }),
+        ("sort", |xs| Ok(vec![sort(&xs[0], Some(1))?])),
+        ("sort flat", |xs| Ok(vec![sort(&xs[0], None)?])),
+        ("topk", |xs| Ok(vec![topk(&xs[0], 2, Some(1))?])),
+        ("partition", |xs| Ok(vec![partition(&xs[0], 1, Some(1))?])),
+    ];
+    for (i, (name, f)) in fs.iter().enumerate() {
+        check_unary_op(name, *f, &x, &xb, 2, 1, i as u64);
+    }
+    let idx_ops: Vec<(&str, F)> = vec![
+        ("argsort", |xs| Ok(vec![argsort(&xs[0], Some(1))?])),
+        ("argpartition", |xs| {
+            Ok(vec![argpartition(&xs[0], 2, None)?])
+        }),
+    ];
+    for (name, f) in &idx_ops {
+        check_vmap_out(name, *f, &[xb.clone()], &[Some(2)], 0);
+    }
+}
+
+#[test]
+fn elementwise_extras_rules() {
+    let mut rng = Rng::new(34);
+    let x = rng.array(&[3, 4], -1.0, 1.0);
+    let xb = rng.array(&[3, 5, 4], -1.0, 1.0);
+    let fs: Vec<(&str, F)> = vec![
+        ("astype", |xs| {
+            Ok(vec![xs[0]
+                .astype(DType::Float32)?
+                .astype(DType::Float64)?])
+        }),
+        ("nan_to_num", |xs| {
+            Ok(vec![nan_to_num(&xs[0], 0.0, None, None)?])
+        }),
+        ("clip", |xs| {
+            Ok(vec![clip(
+                &xs[0],
+                Some(&Array::from(-0.5)),
+                Some(&Array::from(0.5)),
+            )?])
+        }),
+    ];
+    for (i, (name, f)) in fs.iter().enumerate() {
+        if *name != "astype" {
+            check_derivatives(name, f, &[x.clone()], i as u64);
+        }
+        check_vmap_out(name, *f, &[xb.clone()], &[Some(1)], 1);
+    }
+    // nan_to_num: no gradient through replaced values.
+    let v = Array::from_slice(&[1.0f64, f64::NAN, f64::INFINITY], &[3]).unwrap();
+    let g = grad(
+        |xs| {
+            Ok(vec![sum(
+                &nan_to_num(&xs[0], 0.0, None, None)?,
+                None,
+                false,
+            )?])
+        },
+        &[0],
+    );
+    assert_eq!(
+        g(&[v]).unwrap()[0].to_vec::<f64>().unwrap(),
+        vec![1.0, 0.0, 0.0]
+    );
+    let ic = |xs: &[Array]| -> Result<Vec<Array>> {
+        Ok(vec![
+            isclose(&xs[0], &xs[1], 0.1, 0.0, false)?,
+            allclose(&xs[0], &xs[1], 0.5, 0.0, false)?,
+        ])
+    };
+    let y = rng.array(&[4], -1.0, 1.0);
+    check_vmap("isclose/allclose", ic, &[xb, y], &[Some(1), None]);
+    let bits: F = |xs| Ok(vec![view(&xs[0], DType::UInt32)?]);
+    check_vmap_out(
+        "view",
+        bits,
+        &[rng.array(&[3, 5, 4], -1.0, 1.0)],
+        &[Some(2)],
+        0,
+    );
+}
+
+#[test]
+fn second_order_through_new_rules() {
+    // Hessian-vector-ish: grad of grad through matmul, softmax and logsumexp.
+    let mut rng = Rng::new(35);
+    let w = rng.array(&[3, 2], -1.0, 1.0);
+    let x = rng.array(&[4, 3], -1.0, 1.0);
+    let inner = grad(
+        |xs| {
+            let l = logsumexp(&matmul(&xs[1], &xs[0])?, Some(&[-1]), false)?;
+            Ok(vec![sum(&l, None, false)?])
+        },
+        &[0],
+    );
+    let outer_f = move |xs: &[Array]| -> Result<Vec<Array>> {
+        let g = inner(xs)?;
+        Ok(vec![sum(&multiply(&g[0], &g[0])?, None, false)?])
+    };
+    check_derivatives("grad of grad", &outer_f, &[w, x], 1);
 }

@@ -34,7 +34,10 @@ pub fn convert<T: Element, U: Element>(x: T) -> U {
 
 /// Converts values to another dtype.
 #[derive(Debug, Clone, PartialEq)]
-pub struct AsType;
+pub struct AsType {
+    /// The target dtype.
+    pub dtype: DType,
+}
 
 impl Primitive for AsType {
     fn name(&self) -> &'static str {
@@ -68,6 +71,9 @@ impl Primitive for AsType {
             Some(t) => t.astype(output.dtype()),
             None => crate::zeros_like(output),
         }
+    }
+    fn vmap(&self, inputs: &[Array], axes: &[Option<usize>]) -> Result<(Array, Option<usize>)> {
+        Ok((inputs[0].astype(self.dtype)?, axes[0]))
     }
     fn output_shape(&self, input_shapes: &[&[usize]]) -> Option<Result<Vec<usize>>> {
         input_shapes.first().map(|s| Ok(s.to_vec()))
@@ -127,7 +133,7 @@ pub fn astype(a: &Array, dtype: DType) -> Result<Array> {
     Ok(Array::from_op(
         a.shape().to_vec(),
         dtype,
-        AsType,
+        AsType { dtype },
         vec![a.clone()],
     ))
 }
@@ -197,6 +203,33 @@ impl Primitive for View {
         }
         // Strided, or not aligned for the wider type: copy the bytes first.
         Ok(Data::contiguous(contiguous_copy(x)?, out.shape))
+    }
+    /// Reinterpreting bits is not differentiable: a clear error.
+    fn vjp(&self, _p: &[Array], _g: &Array, _o: &Array, _argnums: &[usize]) -> Result<Vec<Array>> {
+        Err(Error::unsupported(
+            "view",
+            "no vjp rule: reinterpreting bits is not differentiable",
+        ))
+    }
+    fn jvp(&self, _p: &[Array], _t: &[Option<Array>], _o: &Array) -> Result<Array> {
+        Err(Error::unsupported(
+            "view",
+            "no jvp rule: reinterpreting bits is not differentiable",
+        ))
+    }
+    fn vmap(&self, inputs: &[Array], axes: &[Option<usize>]) -> Result<(Array, Option<usize>)> {
+        let Some(ax) = axes[0] else {
+            return Ok((view(&inputs[0], self.dtype)?, None));
+        };
+        // The last axis changes length: keep the batch axis away from it.
+        let x = crate::transforms::rules::batch_front(&inputs[0], Some(ax))?;
+        if x.ndim() == 1 && self.dtype.size() != x.dtype().size() {
+            return Err(Error::shape(
+                "view",
+                "a 0-d example can only be viewed as a type of the same size",
+            ));
+        }
+        Ok((view(&x, self.dtype)?, Some(0)))
     }
     primitive_common!();
 }
@@ -492,15 +525,17 @@ mod tests {
             shape: &[3],
             dtype: DType::Float32,
         };
-        let out = AsType
-            .eval_cpu(
-                &[x],
-                OutSpec {
-                    shape: &[3],
-                    dtype: DType::Float16,
-                },
-            )
-            .unwrap();
+        let out = AsType {
+            dtype: DType::Float16,
+        }
+        .eval_cpu(
+            &[x],
+            OutSpec {
+                shape: &[3],
+                dtype: DType::Float16,
+            },
+        )
+        .unwrap();
         assert_eq!(
             out.to_vec::<f16>(&[3]),
             vec![f16::from_f32(-3.0), f16::from_f32(2.5), f16::from_f32(1.5)]

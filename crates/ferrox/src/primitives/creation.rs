@@ -28,6 +28,13 @@ impl Primitive for Fill {
         });
         Ok(Data::contiguous(st, out.shape))
     }
+    /// Creation ops have no inputs: nothing to differentiate or batch.
+    fn vjp(&self, _p: &[Array], _g: &Array, _o: &Array, _argnums: &[usize]) -> Result<Vec<Array>> {
+        Ok(vec![])
+    }
+    fn jvp(&self, _p: &[Array], _t: &[Option<Array>], output: &Array) -> Result<Array> {
+        zeros_like(output)
+    }
     primitive_common!();
 }
 
@@ -120,6 +127,13 @@ impl Primitive for Arange {
             }
         });
         Ok(Data::contiguous(st, out.shape))
+    }
+    /// Creation ops have no inputs: nothing to differentiate or batch.
+    fn vjp(&self, _p: &[Array], _g: &Array, _o: &Array, _argnums: &[usize]) -> Result<Vec<Array>> {
+        Ok(vec![])
+    }
+    fn jvp(&self, _p: &[Array], _t: &[Option<Array>], output: &Array) -> Result<Array> {
+        zeros_like(output)
     }
     primitive_common!();
 }
@@ -216,6 +230,13 @@ impl Primitive for Diagonal2d {
             }
         });
         Ok(Data::contiguous(st, out.shape))
+    }
+    /// Creation ops have no inputs: nothing to differentiate or batch.
+    fn vjp(&self, _p: &[Array], _g: &Array, _o: &Array, _argnums: &[usize]) -> Result<Vec<Array>> {
+        Ok(vec![])
+    }
+    fn jvp(&self, _p: &[Array], _t: &[Option<Array>], output: &Array) -> Result<Array> {
+        zeros_like(output)
     }
     primitive_common!();
 }

@@ -33,6 +33,7 @@ pub use scatter::{
     UpdatesLayout,
 };
 pub use slice_update::{slice_update, SliceUpdate};
+pub(crate) use take::scatter_along_axis;
 pub use take::{take, take_along_axis, Take, TakeAlongAxis};
 
 use super::Operand;

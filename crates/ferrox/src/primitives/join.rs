@@ -21,6 +21,7 @@ use crate::backend::cpu::parallel::{chunk_len, worth_splitting};
 use crate::dtype::Element;
 use crate::primitives::shape_rules::normalize_axis;
 use crate::runtime::memory::Storage;
+use crate::transforms::rules;
 use crate::{with_dtype, Array, DType, Error, Result};
 use rayon::prelude::*;
 
@@ -58,6 +59,54 @@ impl Primitive for Concatenate {
             }
         });
         Ok(Data::contiguous(st, out.shape))
+    }
+    fn vjp(&self, p: &[Array], g: &Array, _o: &Array, argnums: &[usize]) -> Result<Vec<Array>> {
+        // Each input gets its block of the cotangent.
+        let mut offsets = Vec::with_capacity(p.len() + 1);
+        offsets.push(0usize);
+        for x in p {
+            offsets.push(offsets[offsets.len() - 1] + x.shape()[self.axis]);
+        }
+        argnums
+            .iter()
+            .map(|&i| {
+                let nd = g.ndim();
+                let mut start = vec![0isize; nd];
+                let mut stop: Vec<isize> = g.shape().iter().map(|&d| d as isize).collect();
+                start[self.axis] = offsets[i] as isize;
+                stop[self.axis] = offsets[i + 1] as isize;
+                crate::slice(g, &start, &stop, &vec![1; nd])
+            })
+            .collect()
+    }
+    fn jvp(&self, p: &[Array], tangents: &[Option<Array>], _output: &Array) -> Result<Array> {
+        let ts = (0..p.len())
+            .map(|i| rules::tangent_or_zeros(p, tangents, i))
+            .collect::<Result<Vec<_>>>()?;
+        concatenate(&ts, self.axis as isize)
+    }
+    fn vmap(&self, inputs: &[Array], axes: &[Option<usize>]) -> Result<(Array, Option<usize>)> {
+        let Some(b) = inputs
+            .iter()
+            .zip(axes)
+            .find_map(|(x, ax)| ax.map(|ax| x.shape()[ax]))
+        else {
+            return Ok((concatenate(inputs, self.axis as isize)?, None));
+        };
+        let xs = inputs
+            .iter()
+            .zip(axes)
+            .map(|(x, ax)| match ax {
+                Some(_) => rules::batch_front(x, *ax),
+                None => {
+                    let shape: Vec<usize> = std::iter::once(b)
+                        .chain(x.shape().iter().copied())
+                        .collect();
+                    crate::broadcast_to(&crate::expand_dims(x, &[0])?, &shape)
+                }
+            })
+            .collect::<Result<Vec<_>>>()?;
+        Ok((concatenate(&xs, self.axis as isize + 1)?, Some(0)))
     }
     primitive_common!();
 }
@@ -345,8 +394,23 @@ pub enum PadMode {
 pub struct Pad {
     /// Elements before the input, per axis.
     pub low: Vec<usize>,
+    /// Elements after the input, per axis.
+    pub high: Vec<usize>,
     /// The fill value (cast to the dtype).
     pub value: f64,
+}
+
+impl Pad {
+    /// This padding applied to `a` with fill `value`.
+    fn apply(&self, a: &Array, value: f64) -> Result<Array> {
+        let widths: Vec<(usize, usize)> = self
+            .low
+            .iter()
+            .copied()
+            .zip(self.high.iter().copied())
+            .collect();
+        pad(a, &widths, PadMode::Constant(value))
+    }
 }
 
 impl Primitive for Pad {
@@ -361,6 +425,37 @@ impl Primitive for Pad {
             place(x.data.raw::<T>(), Strided::of(x), st.as_mut_slice::<T>(), out.shape, &self.low)
         });
         Ok(Data::contiguous(st, out.shape))
+    }
+    fn vjp(&self, p: &[Array], g: &Array, _o: &Array, _argnums: &[usize]) -> Result<Vec<Array>> {
+        // The cotangent of the input is the interior of the padded one.
+        let x = &p[0];
+        let start: Vec<isize> = self.low.iter().map(|&l| l as isize).collect();
+        let stop: Vec<isize> = start
+            .iter()
+            .zip(x.shape())
+            .map(|(&s, &n)| s + n as isize)
+            .collect();
+        Ok(vec![crate::slice(g, &start, &stop, &vec![1; x.ndim()])?])
+    }
+    fn jvp(&self, _p: &[Array], tangents: &[Option<Array>], output: &Array) -> Result<Array> {
+        match &tangents[0] {
+            Some(t) => self.apply(t, 0.0),
+            None => crate::zeros_like(output),
+        }
+    }
+    fn vmap(&self, inputs: &[Array], axes: &[Option<usize>]) -> Result<(Array, Option<usize>)> {
+        let Some(ax) = axes[0] else {
+            return Ok((self.apply(&inputs[0], self.value)?, None));
+        };
+        let x = rules::batch_front(&inputs[0], Some(ax))?;
+        let batched = Pad {
+            low: std::iter::once(0).chain(self.low.iter().copied()).collect(),
+            high: std::iter::once(0)
+                .chain(self.high.iter().copied())
+                .collect(),
+            value: self.value,
+        };
+        Ok((batched.apply(&x, self.value)?, Some(0)))
     }
     primitive_common!();
 }
@@ -418,10 +513,11 @@ pub fn pad(a: &Array, pad_width: &[(usize, usize)], mode: PadMode) -> Result<Arr
     match mode {
         PadMode::Constant(value) => {
             let low = widths.iter().map(|w| w.0).collect();
+            let high = widths.iter().map(|w| w.1).collect();
             Ok(Array::from_op(
                 out,
                 a.dtype(),
-                Pad { low, value },
+                Pad { low, high, value },
                 vec![a.clone()],
             ))
         }
@@ -627,6 +723,20 @@ impl Primitive for Triangle {
         }
         Ok(Data::contiguous(st, out.shape))
     }
+    fn vjp(&self, _p: &[Array], g: &Array, _o: &Array, _argnums: &[usize]) -> Result<Vec<Array>> {
+        Ok(vec![triangle(g, self.k, self.upper)?])
+    }
+    fn jvp(&self, _p: &[Array], tangents: &[Option<Array>], output: &Array) -> Result<Array> {
+        match &tangents[0] {
+            Some(t) => triangle(t, self.k, self.upper),
+            None => crate::zeros_like(output),
+        }
+    }
+    fn vmap(&self, inputs: &[Array], axes: &[Option<usize>]) -> Result<(Array, Option<usize>)> {
+        // The triangle is of the last two axes: the batch axis goes in front.
+        let x = rules::batch_front(&inputs[0], axes[0])?;
+        Ok((triangle(&x, self.k, self.upper)?, axes[0].map(|_| 0)))
+    }
     primitive_common!();
 }
 
@@ -706,6 +816,28 @@ impl Primitive for DiagMatrix {
             }
         });
         Ok(Data::contiguous(st, out.shape))
+    }
+    fn vjp(&self, _p: &[Array], g: &Array, _o: &Array, _argnums: &[usize]) -> Result<Vec<Array>> {
+        Ok(vec![diagonal(g, self.k, 0, 1)?])
+    }
+    fn jvp(&self, _p: &[Array], tangents: &[Option<Array>], output: &Array) -> Result<Array> {
+        match &tangents[0] {
+            Some(t) => diag(t, self.k),
+            None => crate::zeros_like(output),
+        }
+    }
+    fn vmap(&self, inputs: &[Array], axes: &[Option<usize>]) -> Result<(Array, Option<usize>)> {
+        let Some(ax) = axes[0] else {
+            return Ok((diag(&inputs[0], self.k)?, None));
+        };
+        let x = rules::batch_front(&inputs[0], Some(ax))?;
+        let m = x.shape()[1] + self.k.unsigned_abs();
+        let placer = crate::primitives::views::Diagonal {
+            offset: self.k,
+            axis1: 1,
+            axis2: 2,
+        };
+        Ok((placer.embed(&x, &[x.shape()[0], m, m])?, Some(0)))
     }
     primitive_common!();
 }

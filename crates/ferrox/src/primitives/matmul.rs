@@ -236,7 +236,142 @@ impl Primitive for Matmul {
         };
         with_dtype!(out.dtype, T => eval_product::<T>("matmul", None, a, b, out, Epilogue::Store))
     }
+    fn vjp(
+        &self,
+        primals: &[Array],
+        cotangent: &Array,
+        _output: &Array,
+        argnums: &[usize],
+    ) -> Result<Vec<Array>> {
+        let (ga, gb) = matmul_cotangents(&primals[0], &primals[1], cotangent, argnums)?;
+        Ok(argnums
+            .iter()
+            .filter_map(|&i| if i == 0 { ga.clone() } else { gb.clone() })
+            .collect())
+    }
+    fn jvp(&self, primals: &[Array], tangents: &[Option<Array>], output: &Array) -> Result<Array> {
+        match matmul_tangent(&primals[0], &primals[1], &tangents[0], &tangents[1])? {
+            Some(t) => Ok(t),
+            None => crate::zeros_like(output),
+        }
+    }
+    fn vmap(&self, inputs: &[Array], axes: &[Option<usize>]) -> Result<(Array, Option<usize>)> {
+        matmul_vmap(&inputs[0], &inputs[1], axes[0], axes[1])
+    }
     primitive_common!();
+}
+
+// ---------------------------------------------------------------------------
+// Transform rules
+// ---------------------------------------------------------------------------
+
+/// Cotangents of `a @ b` for the operands at `argnums` (`None` for the
+/// others): `g @ b^T` and `a^T @ g`, summed over broadcast batch dimensions,
+/// with 1-D operands treated as a row (`a`) or column (`b`) vector.
+fn matmul_cotangents(
+    a: &Array,
+    b: &Array,
+    g: &Array,
+    argnums: &[usize],
+) -> Result<(Option<Array>, Option<Array>)> {
+    use crate::transforms::rules::{reshape_to, unbroadcast};
+    let a2 = if a.ndim() == 1 {
+        crate::expand_dims(a, &[0])?
+    } else {
+        a.clone()
+    };
+    let b2 = if b.ndim() == 1 {
+        crate::expand_dims(b, &[-1])?
+    } else {
+        b.clone()
+    };
+    let mut g2 = g.clone();
+    if b.ndim() == 1 {
+        g2 = crate::expand_dims(&g2, &[-1])?;
+    }
+    if a.ndim() == 1 {
+        g2 = crate::expand_dims(&g2, &[-2])?;
+    }
+    let ga = if argnums.contains(&0) {
+        let full = matmul(&g2, &crate::swapaxes(&b2, -1, -2)?)?;
+        Some(reshape_to(&unbroadcast(&full, a2.shape())?, a.shape())?.astype(a.dtype())?)
+    } else {
+        None
+    };
+    let gb = if argnums.contains(&1) {
+        let full = matmul(&crate::swapaxes(&a2, -1, -2)?, &g2)?;
+        Some(reshape_to(&unbroadcast(&full, b2.shape())?, b.shape())?.astype(b.dtype())?)
+    } else {
+        None
+    };
+    Ok((ga, gb))
+}
+
+/// The tangent of `a @ b`: `ta @ b + a @ tb` (absent tangents skipped).
+fn matmul_tangent(
+    a: &Array,
+    b: &Array,
+    ta: &Option<Array>,
+    tb: &Option<Array>,
+) -> Result<Option<Array>> {
+    let left = match ta {
+        Some(t) => Some(matmul(t, b)?),
+        None => None,
+    };
+    let right = match tb {
+        Some(t) => Some(matmul(a, t)?),
+        None => None,
+    };
+    crate::transforms::rules::sum_terms([left, right])
+}
+
+/// Batched `a @ b`: batched operands get their batch axis in front (padded
+/// so that it leads the broadcast batch dimensions); batched vectors become
+/// matrices and the added axis is squeezed from the result.
+fn matmul_vmap(
+    a: &Array,
+    b: &Array,
+    ax_a: Option<usize>,
+    ax_b: Option<usize>,
+) -> Result<(Array, Option<usize>)> {
+    use crate::transforms::rules::{batch_front, pad_example_rank};
+    if ax_a.is_none() && ax_b.is_none() {
+        return Ok((matmul(a, b)?, None));
+    }
+    let rank_a = a.ndim() - usize::from(ax_a.is_some());
+    let rank_b = b.ndim() - usize::from(ax_b.is_some());
+    if rank_a == 0 || rank_b == 0 {
+        return Err(Error::shape(
+            "matmul",
+            "both operands must have at least 1 dimension per example",
+        ));
+    }
+    let (a_vec, b_vec) = (rank_a == 1, rank_b == 1);
+    let mut a2 = batch_front(a, ax_a)?;
+    if a_vec {
+        a2 = crate::expand_dims(&a2, &[-2])?;
+    }
+    let mut b2 = batch_front(b, ax_b)?;
+    if b_vec {
+        b2 = crate::expand_dims(&b2, &[-1])?;
+    }
+    let (ra, rb) = (rank_a.max(2), rank_b.max(2));
+    let rank = ra.max(rb);
+    if ax_a.is_some() {
+        a2 = pad_example_rank(&a2, rank)?;
+    }
+    if ax_b.is_some() {
+        b2 = pad_example_rank(&b2, rank)?;
+    }
+    let mut out = matmul(&a2, &b2)?;
+    if b_vec {
+        out = crate::squeeze(&out, Some(&[-1]))?;
+    }
+    if a_vec {
+        let ax = if b_vec { -1 } else { -2 };
+        out = crate::squeeze(&out, Some(&[ax]))?;
+    }
+    Ok((out, Some(0)))
 }
 
 /// The primitive of [`addmm`]: inputs `c, a, b`, all of the output dtype.
@@ -271,6 +406,65 @@ impl Primitive for AddMM {
             beta: self.beta,
         };
         with_dtype!(out.dtype, T => eval_product::<T>("addmm", Some(c), a, b, out, epilogue))
+    }
+    fn vjp(
+        &self,
+        primals: &[Array],
+        cotangent: &Array,
+        _output: &Array,
+        argnums: &[usize],
+    ) -> Result<Vec<Array>> {
+        use crate::transforms::rules::{scale, unbroadcast};
+        let c = &primals[0];
+        let ab: Vec<usize> = argnums.iter().filter(|&&i| i > 0).map(|i| i - 1).collect();
+        let (ga, gb) = if ab.is_empty() {
+            (None, None)
+        } else {
+            let g = scale(cotangent, self.alpha as f64)?;
+            matmul_cotangents(&primals[1], &primals[2], &g, &ab)?
+        };
+        argnums
+            .iter()
+            .map(|&i| match i {
+                0 if self.beta == 0.0 => crate::zeros_like(c),
+                0 => unbroadcast(&scale(cotangent, self.beta as f64)?, c.shape()),
+                1 => ga
+                    .clone()
+                    .ok_or_else(|| Error::runtime("addmm", "missing cotangent")),
+                _ => gb
+                    .clone()
+                    .ok_or_else(|| Error::runtime("addmm", "missing cotangent")),
+            })
+            .collect()
+    }
+    fn jvp(&self, primals: &[Array], tangents: &[Option<Array>], output: &Array) -> Result<Array> {
+        use crate::transforms::rules::{scale, sum_terms};
+        let prod = match matmul_tangent(&primals[1], &primals[2], &tangents[1], &tangents[2])? {
+            Some(t) => Some(scale(&t, self.alpha as f64)?),
+            None => None,
+        };
+        let from_c = match &tangents[0] {
+            Some(t) if self.beta != 0.0 => Some(crate::broadcast_to(
+                &scale(t, self.beta as f64)?,
+                output.shape(),
+            )?),
+            _ => None,
+        };
+        match sum_terms([prod, from_c])? {
+            Some(t) => Ok(t),
+            None => crate::zeros_like(output),
+        }
+    }
+    fn vmap(&self, inputs: &[Array], axes: &[Option<usize>]) -> Result<(Array, Option<usize>)> {
+        use crate::transforms::rules::{align_batch, scale};
+        let (ab, ab_ax) = matmul_vmap(&inputs[1], &inputs[2], axes[1], axes[2])?;
+        let ab = scale(&ab, self.alpha as f64)?;
+        if self.beta == 0.0 {
+            return Ok((ab, ab_ax));
+        }
+        let c = scale(&inputs[0], self.beta as f64)?;
+        let (aligned, out_ax) = align_batch(&[ab, c], &[ab_ax, axes[0]])?;
+        Ok((crate::add(&aligned[0], &aligned[1])?, out_ax))
     }
     primitive_common!();
 }

@@ -19,6 +19,7 @@ use crate::backend::cpu::reduce::{
 };
 use crate::dtype::Element;
 use crate::runtime::memory::{Pod, Storage};
+use crate::transforms::rules;
 use crate::{with_dtype, Array, DType, Error, Result};
 
 /// The reductions computed by [`Reduce`].
@@ -172,58 +173,119 @@ impl Primitive for Reduce {
         &self,
         primals: &[Array],
         cotangent: &Array,
-        _output: &Array,
+        output: &Array,
         _argnums: &[usize],
     ) -> Result<Vec<Array>> {
-        // Sum and mean spread the cotangent back over the reduced axes.
         let x = &primals[0];
-        let scale = match self.op {
-            ReduceOp::Sum => 1.0,
-            ReduceOp::Mean => {
-                let n: usize = self.axes.iter().map(|&a| x.shape()[a]).product();
-                1.0 / n.max(1) as f64
+        let g = rules::expand_reduced(cotangent, &self.axes, self.keepdims, x.shape())?;
+        let gx = match self.op {
+            ReduceOp::Sum => g,
+            ReduceOp::Mean => rules::scale(&g, 1.0 / self.count(x).max(1) as f64)?,
+            ReduceOp::Prod => crate::multiply(&g, &self.prod_of_others(x)?)?,
+            ReduceOp::Max | ReduceOp::Min => {
+                let (mask, count) = self.extremum_mask(x, output, true)?;
+                crate::divide(&crate::multiply(&g, &mask)?, &count)?
             }
-            _ => return Err(crate::primitives::no_rule(self.op.name(), "vjp")),
+            ReduceOp::Var { .. } | ReduceOp::Std { .. } => {
+                crate::multiply(&g, &self.centred_partial(x, output)?)?
+            }
+            ReduceOp::All | ReduceOp::Any => crate::zeros_like(x)?,
         };
-        let g = if self.keepdims {
-            cotangent.clone()
-        } else {
-            let axes: Vec<isize> = self.axes.iter().map(|&a| a as isize).collect();
-            crate::expand_dims(cotangent, &axes)?
-        };
-        let g = crate::broadcast_to(&g, x.shape())?;
-        let g = if scale == 1.0 {
-            g
-        } else {
-            crate::multiply(&g, &Array::from(scale))?
-        };
-        Ok(vec![g.astype(x.dtype())?])
+        Ok(vec![gx.astype(x.dtype())?])
     }
-    fn jvp(&self, _primals: &[Array], tangents: &[Option<Array>], output: &Array) -> Result<Array> {
+    fn jvp(&self, primals: &[Array], tangents: &[Option<Array>], output: &Array) -> Result<Array> {
         let Some(t) = &tangents[0] else {
             return crate::zeros_like(output);
         };
+        let x = &primals[0];
         let axes: Vec<isize> = self.axes.iter().map(|&a| a as isize).collect();
-        match self.op {
-            ReduceOp::Sum => sum(t, Some(&axes), self.keepdims),
-            ReduceOp::Mean => mean(t, Some(&axes), self.keepdims),
-            _ => Err(crate::primitives::no_rule(self.op.name(), "jvp")),
-        }
+        let summed = |v: &Array| sum(v, Some(&axes), self.keepdims);
+        let t_out = match self.op {
+            ReduceOp::Sum => summed(t)?,
+            ReduceOp::Mean => mean(t, Some(&axes), self.keepdims)?,
+            ReduceOp::Prod => summed(&crate::multiply(t, &self.prod_of_others(x)?)?)?,
+            ReduceOp::Max | ReduceOp::Min => {
+                let (mask, count) = self.extremum_mask(x, output, self.keepdims)?;
+                crate::divide(&summed(&crate::multiply(t, &mask)?)?, &count)?
+            }
+            ReduceOp::Var { .. } | ReduceOp::Std { .. } => {
+                summed(&crate::multiply(t, &self.centred_partial(x, output)?)?)?
+            }
+            ReduceOp::All | ReduceOp::Any => return crate::zeros_like(output),
+        };
+        t_out.astype(output.dtype())
     }
     fn vmap(&self, inputs: &[Array], axes: &[Option<usize>]) -> Result<(Array, Option<usize>)> {
-        let x = crate::moveaxis(&inputs[0], axes[0].unwrap_or(0) as isize, 0)?;
-        let Some(_) = axes[0] else {
-            return Err(crate::primitives::no_rule(
-                self.op.name(),
-                "vmap of an unbatched input",
-            ));
+        let signed = |shift: isize| -> Vec<isize> {
+            self.axes.iter().map(|&a| a as isize + shift).collect()
         };
+        let Some(ax) = axes[0] else {
+            let y = reduction(self.op, &inputs[0], Some(&signed(0)), self.keepdims)?;
+            return Ok((y, None));
+        };
+        let x = rules::batch_front(&inputs[0], Some(ax))?;
         // Example axis a is axis a + 1 of the batched input.
-        let shifted: Vec<isize> = self.axes.iter().map(|&a| a as isize + 1).collect();
-        let y = reduction(self.op, &x, Some(&shifted), self.keepdims)?;
+        let y = reduction(self.op, &x, Some(&signed(1)), self.keepdims)?;
         Ok((y, Some(0)))
     }
     primitive_common!();
+}
+
+impl Reduce {
+    /// How many elements of `x` each output element reduces.
+    fn count(&self, x: &Array) -> usize {
+        self.axes.iter().map(|&a| x.shape()[a]).product()
+    }
+
+    /// For every element of `x`, the product of the other elements of its
+    /// reduced group: the partial derivative of `prod`. Computed with
+    /// exclusive cumulative products from both ends, so zeros are handled
+    /// exactly (no division).
+    fn prod_of_others(&self, x: &Array) -> Result<Array> {
+        let nd = x.ndim();
+        let kept: Vec<usize> = (0..nd).filter(|a| !self.axes.contains(a)).collect();
+        let perm: Vec<usize> = kept.iter().chain(&self.axes).copied().collect();
+        let xt = crate::transpose(x, Some(&perm))?;
+        let mut flat: Vec<usize> = kept.iter().map(|&a| x.shape()[a]).collect();
+        flat.push(self.count(x));
+        let xf = rules::reshape_to(&xt, &flat)?;
+        let left = crate::cumprod(&xf, Some(-1), false, false)?;
+        let right = crate::cumprod(&xf, Some(-1), true, false)?;
+        let others = rules::reshape_to(&crate::multiply(&left, &right)?, xt.shape())?;
+        let mut inverse = vec![0; nd];
+        for (i, &a) in perm.iter().enumerate() {
+            inverse[a] = i;
+        }
+        crate::transpose(&others, Some(&inverse))
+    }
+
+    /// Where `x` attains its reduced extremum (as `x`'s dtype, 1 or 0) and
+    /// how many times per group (kept dims as asked). Derivatives of max
+    /// and min split the cotangent evenly among tied extrema.
+    fn extremum_mask(&self, x: &Array, output: &Array, keepdims: bool) -> Result<(Array, Array)> {
+        let out = rules::expand_reduced(output, &self.axes, self.keepdims, x.shape())?;
+        let mask = crate::equal(x, &out)?.astype(x.dtype())?;
+        let axes: Vec<isize> = self.axes.iter().map(|&a| a as isize).collect();
+        let count = sum(&mask, Some(&axes), keepdims)?;
+        Ok((mask, count))
+    }
+
+    /// The partial derivative of var/std with respect to their (centred)
+    /// input `c`: `2c / (n - ddof)` and `c / ((n - ddof) * std)`.
+    fn centred_partial(&self, c: &Array, output: &Array) -> Result<Array> {
+        let (ddof, is_std) = match self.op {
+            ReduceOp::Var { ddof } => (ddof, false),
+            ReduceOp::Std { ddof } => (ddof, true),
+            _ => return Err(crate::primitives::no_rule(self.op.name(), "derivative")),
+        };
+        let dof = (self.count(c) as i64 - ddof).max(0) as f64;
+        if is_std {
+            let std = rules::expand_reduced(output, &self.axes, self.keepdims, c.shape())?;
+            crate::divide(&rules::scale(c, 1.0 / dof)?, &std)
+        } else {
+            rules::scale(c, 2.0 / dof)
+        }
+    }
 }
 
 /// Runs reducer `r` into `st`, after checking that its output element type
@@ -522,6 +584,37 @@ impl Primitive for ArgReduce {
             return None;
         }
         Some(self.shape_for(shape).map(|(s, _)| s))
+    }
+    fn vjp(&self, p: &[Array], _g: &Array, _o: &Array, argnums: &[usize]) -> Result<Vec<Array>> {
+        // Indices are piecewise constant: the cotangent is zero.
+        rules::zero_cotangents(p, argnums)
+    }
+    fn jvp(&self, _p: &[Array], _t: &[Option<Array>], output: &Array) -> Result<Array> {
+        crate::zeros_like(output)
+    }
+    fn vmap(&self, inputs: &[Array], axes: &[Option<usize>]) -> Result<(Array, Option<usize>)> {
+        let x = &inputs[0];
+        let Some(ax) = axes[0] else {
+            let y = arg_reduction(self.op, x, self.axis.map(|a| a as isize), self.keepdims)?;
+            return Ok((y, None));
+        };
+        let x = rules::batch_front(x, Some(ax))?;
+        let b = x.shape()[0];
+        let y = match self.axis {
+            Some(a) => arg_reduction(self.op, &x, Some(a as isize + 1), self.keepdims)?,
+            None => {
+                let flat = rules::reshape_to(&x, &[b, x.size() / b.max(1)])?;
+                let y = arg_reduction(self.op, &flat, Some(1), false)?;
+                if self.keepdims {
+                    let mut shape = vec![b];
+                    shape.extend(std::iter::repeat_n(1, x.ndim() - 1));
+                    rules::reshape_to(&y, &shape)?
+                } else {
+                    y
+                }
+            }
+        };
+        Ok((y, Some(0)))
     }
     primitive_common!();
 }

@@ -17,6 +17,7 @@ use crate::backend::cpu::reduce::{
 };
 use crate::dtype::Element;
 use crate::runtime::memory::{Pod, Storage};
+use crate::transforms::rules;
 use crate::{with_dtype, Array, Complex64, DType, Error, Result};
 use half::{bf16, f16};
 use pulp::{Simd, WithSimd};
@@ -97,7 +98,124 @@ impl Primitive for Scan {
             Some(a) => (a < shape.len()).then(|| Ok(shape.to_vec())),
         }
     }
+    /// cumsum: the reverse scan of the cotangent. cumprod: the reverse
+    /// scan of `g * out`, divided by the input (not defined where the input
+    /// is 0). cummax/cummin (inclusive only): the cotangent goes to the
+    /// element holding the running extremum (the latest one on ties).
+    fn vjp(
+        &self,
+        p: &[Array],
+        g: &Array,
+        output: &Array,
+        _argnums: &[usize],
+    ) -> Result<Vec<Array>> {
+        let x = &p[0];
+        let (xf, axis) = self.flat(x)?;
+        let gx = match self.op {
+            ScanOp::Sum => self.rescan(ScanOp::Sum, g, axis, !self.reverse)?,
+            ScanOp::Prod => {
+                let s = self.rescan(
+                    ScanOp::Sum,
+                    &crate::multiply(g, output)?,
+                    axis,
+                    !self.reverse,
+                )?;
+                crate::divide(&s, &xf)?
+            }
+            ScanOp::Max | ScanOp::Min => {
+                let h = self.holders(&xf, output, axis)?;
+                crate::primitives::indexing::scatter_along_axis(g, &h, Some(axis), xf.shape())?
+            }
+        };
+        Ok(vec![rules::reshape_to(&gx, x.shape())?.astype(x.dtype())?])
+    }
+    fn jvp(&self, p: &[Array], tangents: &[Option<Array>], output: &Array) -> Result<Array> {
+        let Some(t) = &tangents[0] else {
+            return crate::zeros_like(output);
+        };
+        let (tf, axis) = self.flat(t)?;
+        match self.op {
+            ScanOp::Sum => self.rescan(ScanOp::Sum, &tf, axis, self.reverse),
+            ScanOp::Prod => {
+                let (xf, _) = self.flat(&p[0])?;
+                let s = self.rescan(ScanOp::Sum, &crate::divide(&tf, &xf)?, axis, self.reverse)?;
+                crate::multiply(&s, output)
+            }
+            ScanOp::Max | ScanOp::Min => {
+                let (xf, _) = self.flat(&p[0])?;
+                let h = self.holders(&xf, output, axis)?;
+                crate::take_along_axis(&tf, &h, Some(axis as isize))
+            }
+        }
+    }
+    fn vmap(&self, inputs: &[Array], axes: &[Option<usize>]) -> Result<(Array, Option<usize>)> {
+        let Some(ax) = axes[0] else {
+            let axis = self.axis.map(|a| a as isize);
+            let y = scan_op(self.op, &inputs[0], axis, self.reverse, self.inclusive)?;
+            return Ok((y, None));
+        };
+        let x = rules::batch_front(&inputs[0], Some(ax))?;
+        let y = match self.axis {
+            Some(a) => scan_op(
+                self.op,
+                &x,
+                Some(a as isize + 1),
+                self.reverse,
+                self.inclusive,
+            )?,
+            None => {
+                let b = x.shape()[0];
+                let flat = rules::reshape_to(&x, &[b, x.size() / b.max(1)])?;
+                scan_op(self.op, &flat, Some(1), self.reverse, self.inclusive)?
+            }
+        };
+        Ok((y, Some(0)))
+    }
     primitive_common!();
+}
+
+impl Scan {
+    /// `x` as the scan reads it (flattened for `axis: None`) and the axis.
+    fn flat(&self, x: &Array) -> Result<(Array, usize)> {
+        match self.axis {
+            Some(a) => Ok((x.clone(), a)),
+            None => Ok((rules::reshape_to(x, &[x.size()])?, 0)),
+        }
+    }
+
+    /// A scan of `op` along `axis` of `v` in direction `reverse`, with this
+    /// scan's inclusiveness.
+    fn rescan(&self, op: ScanOp, v: &Array, axis: usize, reverse: bool) -> Result<Array> {
+        scan_op(op, v, Some(axis as isize), reverse, self.inclusive)
+    }
+
+    /// For each output of an inclusive cummax/cummin, the index (int64)
+    /// along `axis` of the element it came from: `out = take_along_axis(x,
+    /// holders)`.
+    fn holders(&self, x: &Array, out: &Array, axis: usize) -> Result<Array> {
+        if !self.inclusive {
+            return Err(crate::primitives::no_rule(
+                self.op.name(),
+                "derivative of an exclusive scan",
+            ));
+        }
+        let n = x.shape()[axis];
+        let mut shape = vec![1; x.ndim()];
+        shape[axis] = n;
+        let idx = rules::reshape_to(&crate::arange(0.0, n as f64, 1.0, DType::Int64)?, &shape)?;
+        let holds = crate::equal(x, out)?;
+        let ax = Some(axis as isize);
+        // The latest holder at or before each position (scan order).
+        if self.reverse {
+            let none = Array::from(n as i64);
+            let marked = crate::r#where(&holds, &idx, &none)?.astype(DType::Int64)?;
+            crate::cummin(&marked, ax, true, true)
+        } else {
+            let none = Array::from(-1i64);
+            let marked = crate::r#where(&holds, &idx, &none)?.astype(DType::Int64)?;
+            crate::cummax(&marked, ax, false, true)
+        }
+    }
 }
 
 impl Scan {

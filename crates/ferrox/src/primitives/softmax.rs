@@ -15,6 +15,7 @@ use crate::backend::cpu::reduce::{
     LseInput, MaxSumReducer, SOFTMAX_LANES,
 };
 use crate::runtime::memory::Storage;
+use crate::transforms::rules;
 use crate::{Array, DType, Error, Result};
 use half::{bf16, f16};
 use pulp::{Simd, WithSimd};
@@ -81,7 +82,36 @@ impl Primitive for LogSumExp {
         (self.axes.iter().all(|&a| a < shape.len()))
             .then(|| Ok(reduced_shape(shape, &self.axes, self.keepdims)))
     }
+    fn vjp(&self, p: &[Array], g: &Array, _o: &Array, _argnums: &[usize]) -> Result<Vec<Array>> {
+        // d lse / dx = softmax(x) over the reduced axes.
+        let x = &p[0];
+        let s = softmax(x, Some(&signed(&self.axes)), false)?;
+        let g = rules::expand_reduced(g, &self.axes, self.keepdims, x.shape())?;
+        Ok(vec![crate::multiply(&g, &s)?])
+    }
+    fn jvp(&self, p: &[Array], tangents: &[Option<Array>], output: &Array) -> Result<Array> {
+        let Some(t) = &tangents[0] else {
+            return crate::zeros_like(output);
+        };
+        let axes = signed(&self.axes);
+        let s = softmax(&p[0], Some(&axes), false)?;
+        crate::sum(&crate::multiply(t, &s)?, Some(&axes), self.keepdims)
+    }
+    fn vmap(&self, inputs: &[Array], axes: &[Option<usize>]) -> Result<(Array, Option<usize>)> {
+        let Some(ax) = axes[0] else {
+            let y = logsumexp(&inputs[0], Some(&signed(&self.axes)), self.keepdims)?;
+            return Ok((y, None));
+        };
+        let x = rules::batch_front(&inputs[0], Some(ax))?;
+        let shifted: Vec<isize> = self.axes.iter().map(|&a| a as isize + 1).collect();
+        Ok((logsumexp(&x, Some(&shifted), self.keepdims)?, Some(0)))
+    }
     primitive_common!();
+}
+
+/// Axes as the `isize`s the public ops take.
+fn signed(axes: &[usize]) -> Vec<isize> {
+    axes.iter().map(|&a| a as isize).collect()
 }
 
 /// `log(sum(exp(a)))` over `axes` (`None`: all axes), computed stably in one
@@ -133,6 +163,35 @@ impl Primitive for Softmax {
     fn output_shape(&self, input_shapes: &[&[usize]]) -> Option<Result<Vec<usize>>> {
         let shape = input_shapes.first()?;
         (self.axes.iter().all(|&a| a < shape.len())).then(|| Ok(shape.to_vec()))
+    }
+    fn vjp(
+        &self,
+        _p: &[Array],
+        g: &Array,
+        output: &Array,
+        _argnums: &[usize],
+    ) -> Result<Vec<Array>> {
+        // s * (g - sum(g * s)) over the normalised axes.
+        let s = output;
+        let gs = crate::sum(&crate::multiply(g, s)?, Some(&signed(&self.axes)), true)?;
+        Ok(vec![crate::multiply(s, &crate::subtract(g, &gs)?)?])
+    }
+    fn jvp(&self, _p: &[Array], tangents: &[Option<Array>], output: &Array) -> Result<Array> {
+        let Some(t) = &tangents[0] else {
+            return crate::zeros_like(output);
+        };
+        let s = output;
+        let ts = crate::sum(&crate::multiply(t, s)?, Some(&signed(&self.axes)), true)?;
+        crate::multiply(s, &crate::subtract(t, &ts)?)
+    }
+    fn vmap(&self, inputs: &[Array], axes: &[Option<usize>]) -> Result<(Array, Option<usize>)> {
+        let Some(ax) = axes[0] else {
+            let y = softmax(&inputs[0], Some(&signed(&self.axes)), self.precise)?;
+            return Ok((y, None));
+        };
+        let x = rules::batch_front(&inputs[0], Some(ax))?;
+        let shifted: Vec<isize> = self.axes.iter().map(|&a| a as isize + 1).collect();
+        Ok((softmax(&x, Some(&shifted), self.precise)?, Some(0)))
     }
     primitive_common!();
 }

@@ -25,6 +25,7 @@ use crate::backend::cpu::elementwise::out_storage;
 use crate::backend::cpu::parallel::worth_splitting;
 use crate::dtype::Element;
 use crate::runtime::memory::Pod;
+use crate::transforms::rules;
 use crate::{with_dtype, Array, Complex64, DType, Error, Result};
 use rayon::slice::ParallelSliceMut;
 use std::cmp::Ordering;
@@ -127,7 +128,78 @@ impl Primitive for Sort {
         let rows = Rows::of(a, self.axis);
         with_dtype!(a.dtype, T => kernel::<T>(self.kind, a, &rows, out))
     }
+    /// Values (sort, partition, topk): the cotangent goes back through the
+    /// permutation (`argsort` / `argpartition`, scatter-added). Indices:
+    /// zero.
+    fn vjp(&self, p: &[Array], g: &Array, _o: &Array, argnums: &[usize]) -> Result<Vec<Array>> {
+        let x = &p[0];
+        match self.permutation(x)? {
+            Some(idx) => Ok(vec![crate::primitives::indexing::scatter_along_axis(
+                g,
+                &idx,
+                self.axis,
+                x.shape(),
+            )?]),
+            None => rules::zero_cotangents(p, argnums),
+        }
+    }
+    fn jvp(&self, p: &[Array], tangents: &[Option<Array>], output: &Array) -> Result<Array> {
+        let (Some(t), Some(idx)) = (&tangents[0], self.permutation(&p[0])?) else {
+            return crate::zeros_like(output);
+        };
+        crate::take_along_axis(t, &idx, self.axis.map(|a| a as isize))
+    }
+    fn vmap(&self, inputs: &[Array], axes: &[Option<usize>]) -> Result<(Array, Option<usize>)> {
+        let Some(ax) = axes[0] else {
+            return Ok((self.apply(&inputs[0], self.axis)?, None));
+        };
+        let x = rules::batch_front(&inputs[0], Some(ax))?;
+        let y = match self.axis {
+            Some(a) => self.apply(&x, Some(a + 1))?,
+            None => {
+                let b = x.shape()[0];
+                let flat = rules::reshape_to(&x, &[b, x.size() / b.max(1)])?;
+                self.apply(&flat, Some(1))?
+            }
+        };
+        Ok((y, Some(0)))
+    }
     primitive_common!();
+}
+
+impl Sort {
+    /// This op on `a` along `axis`.
+    fn apply(&self, a: &Array, axis: Option<usize>) -> Result<Array> {
+        let ax = axis.map(|a| a as isize);
+        match self.kind {
+            SortKind::Sort => sort(a, ax),
+            SortKind::ArgSort => argsort(a, ax),
+            SortKind::Partition { kth } => partition(a, kth as isize, ax),
+            SortKind::ArgPartition { kth } => argpartition(a, kth as isize, ax),
+            SortKind::TopK { k } => topk(a, k, ax),
+        }
+    }
+
+    /// For the value-returning kinds, the indices with `out =
+    /// take_along_axis(x, indices, axis)`; `None` for the index kinds.
+    fn permutation(&self, x: &Array) -> Result<Option<Array>> {
+        let ax = self.axis.map(|a| a as isize);
+        Ok(Some(match self.kind {
+            SortKind::Sort => argsort(x, ax)?,
+            SortKind::Partition { kth } => argpartition(x, kth as isize, ax)?,
+            SortKind::TopK { k } => {
+                // The k largest in ascending order: the end of the argsort.
+                let order = argsort(x, ax)?;
+                let d = self.axis.unwrap_or(0);
+                let n = order.shape()[d] as isize;
+                let mut start = vec![0isize; order.ndim()];
+                let stop: Vec<isize> = order.shape().iter().map(|&s| s as isize).collect();
+                start[d] = n - k as isize;
+                crate::slice(&order, &start, &stop, &vec![1; order.ndim()])?
+            }
+            SortKind::ArgSort | SortKind::ArgPartition { .. } => return Ok(None),
+        }))
+    }
 }
 
 /// The rows of an operand: a walk over its elements in row order (the

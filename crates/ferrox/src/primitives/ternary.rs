@@ -20,6 +20,7 @@ use crate::backend::cpu::elementwise::{
 use crate::backend::cpu::parallel::{chunk_len, simd, worth_splitting};
 use crate::dtype::Element;
 use crate::runtime::memory::Pod;
+use crate::transforms::rules;
 use crate::{with_dtype, Array, Complex64, DType, Error, Result};
 use rayon::prelude::*;
 
@@ -61,6 +62,31 @@ impl Primitive for Select {
             }
             _ => None,
         }
+    }
+    fn vjp(&self, p: &[Array], g: &Array, _o: &Array, argnums: &[usize]) -> Result<Vec<Array>> {
+        // The condition gets no gradient; x and y get the cotangent where
+        // they were picked.
+        let zero = crate::zeros_like(g)?;
+        argnums
+            .iter()
+            .map(|&i| match i {
+                0 => crate::zeros_like(&p[0]),
+                1 => rules::unbroadcast(&r#where(&p[0], g, &zero)?, p[1].shape()),
+                _ => rules::unbroadcast(&r#where(&p[0], &zero, g)?, p[2].shape()),
+            })
+            .collect()
+    }
+    fn jvp(&self, p: &[Array], tangents: &[Option<Array>], output: &Array) -> Result<Array> {
+        if tangents[1].is_none() && tangents[2].is_none() {
+            return crate::zeros_like(output);
+        }
+        let tx = rules::tangent_or_zeros(p, tangents, 1)?;
+        let ty = rules::tangent_or_zeros(p, tangents, 2)?;
+        r#where(&p[0], &tx, &ty)
+    }
+    fn vmap(&self, inputs: &[Array], axes: &[Option<usize>]) -> Result<(Array, Option<usize>)> {
+        let (a, out_ax) = rules::align_batch(inputs, axes)?;
+        Ok((r#where(&a[0], &a[1], &a[2])?, out_ax))
     }
     primitive_common!();
 }
@@ -288,6 +314,17 @@ impl Primitive for IsClose {
         let test = self.0;
         with_dtype!(a.dtype, T => binary(a, b, out, move |x: T, y: T| test.test(x, y)))
     }
+    fn vjp(&self, p: &[Array], _g: &Array, _o: &Array, argnums: &[usize]) -> Result<Vec<Array>> {
+        rules::zero_cotangents(p, argnums) // a bool output: piecewise constant
+    }
+    fn jvp(&self, _p: &[Array], _t: &[Option<Array>], output: &Array) -> Result<Array> {
+        crate::zeros_like(output)
+    }
+    fn vmap(&self, inputs: &[Array], axes: &[Option<usize>]) -> Result<(Array, Option<usize>)> {
+        let (a, out_ax) = rules::align_batch(inputs, axes)?;
+        let shape = broadcast_shapes("isclose", a[0].shape(), a[1].shape())?;
+        Ok((Array::from_op(shape, DType::Bool, self.clone(), a), out_ax))
+    }
     primitive_common!();
 }
 
@@ -312,6 +349,24 @@ impl Primitive for AllPairs {
             *o = all;
         }
         Ok(Data::contiguous(storage, out.shape))
+    }
+    fn vjp(&self, p: &[Array], _g: &Array, _o: &Array, argnums: &[usize]) -> Result<Vec<Array>> {
+        rules::zero_cotangents(p, argnums) // a bool output: piecewise constant
+    }
+    fn jvp(&self, _p: &[Array], _t: &[Option<Array>], output: &Array) -> Result<Array> {
+        crate::zeros_like(output)
+    }
+    fn vmap(&self, inputs: &[Array], axes: &[Option<usize>]) -> Result<(Array, Option<usize>)> {
+        // The elementwise test per pair, then `all` over each example.
+        let (a, out_ax) = rules::align_batch(inputs, axes)?;
+        if out_ax.is_none() {
+            return Ok((Array::from_op(vec![], DType::Bool, self.clone(), a), None));
+        }
+        let shape = broadcast_shapes(self.name(), a[0].shape(), a[1].shape())?;
+        let rank = shape.len();
+        let pairs = Array::from_op(shape, DType::Bool, IsClose(self.0), a);
+        let example_axes: Vec<isize> = (1..rank as isize).collect();
+        Ok((crate::all(&pairs, Some(&example_axes), false)?, Some(0)))
     }
     primitive_common!();
 }
@@ -483,6 +538,25 @@ impl Primitive for NanToNum {
                 format!("internal error: dtype {other}"),
             )),
         }
+    }
+    fn vjp(&self, p: &[Array], g: &Array, _o: &Array, _argnums: &[usize]) -> Result<Vec<Array>> {
+        // Finite inputs pass through; replaced ones are constants.
+        let finite = crate::isfinite(&p[0])?;
+        Ok(vec![r#where(&finite, g, &crate::zeros_like(g)?)?])
+    }
+    fn jvp(&self, p: &[Array], tangents: &[Option<Array>], output: &Array) -> Result<Array> {
+        let Some(t) = &tangents[0] else {
+            return crate::zeros_like(output);
+        };
+        let finite = crate::isfinite(&p[0])?;
+        r#where(&finite, t, &crate::zeros_like(t)?)
+    }
+    fn vmap(&self, inputs: &[Array], axes: &[Option<usize>]) -> Result<(Array, Option<usize>)> {
+        let x = &inputs[0];
+        Ok((
+            Array::from_op(x.shape().to_vec(), x.dtype(), self.clone(), vec![x.clone()]),
+            axes[0],
+        ))
     }
     primitive_common!();
 }

@@ -23,6 +23,7 @@ pub(crate) use strides::slice_axis;
 use super::shape_rules::{broadcast_many, normalize_axes, normalize_axis};
 use super::{Operand, OutSpec, Primitive};
 use crate::array::{checked_numel, Data};
+use crate::transforms::rules;
 use crate::{Array, Error, Result};
 use std::sync::Arc;
 
@@ -76,6 +77,24 @@ impl Primitive for Reshape {
             Some(strides) => view_of("reshape", x, strides, x.data.offset as isize, out),
             None => Ok(Data::contiguous(copy_to_storage(x)?, out.shape)),
         }
+    }
+    fn vjp(&self, p: &[Array], g: &Array, _o: &Array, _argnums: &[usize]) -> Result<Vec<Array>> {
+        Ok(vec![rules::reshape_to(g, p[0].shape())?])
+    }
+    fn jvp(&self, _p: &[Array], tangents: &[Option<Array>], output: &Array) -> Result<Array> {
+        match &tangents[0] {
+            Some(t) => rules::reshape_to(t, &self.shape),
+            None => crate::zeros_like(output),
+        }
+    }
+    fn vmap(&self, inputs: &[Array], axes: &[Option<usize>]) -> Result<(Array, Option<usize>)> {
+        let Some(ax) = axes[0] else {
+            return Ok((rules::reshape_to(&inputs[0], &self.shape)?, None));
+        };
+        let x = rules::batch_front(&inputs[0], Some(ax))?;
+        let mut shape = vec![x.shape()[0]];
+        shape.extend_from_slice(&self.shape);
+        Ok((rules::reshape_to(&x, &shape)?, Some(0)))
     }
     primitive_common!();
 }
@@ -278,6 +297,29 @@ impl Primitive for Transpose {
         let strides = self.axes.iter().map(|&i| x.data.strides[i]).collect();
         view_of("transpose", x, strides, x.data.offset as isize, out)
     }
+    fn vjp(&self, _p: &[Array], g: &Array, _o: &Array, _argnums: &[usize]) -> Result<Vec<Array>> {
+        let mut inverse = vec![0; self.axes.len()];
+        for (i, &a) in self.axes.iter().enumerate() {
+            inverse[a] = i;
+        }
+        Ok(vec![transpose(g, Some(&inverse))?])
+    }
+    fn jvp(&self, _p: &[Array], tangents: &[Option<Array>], output: &Array) -> Result<Array> {
+        match &tangents[0] {
+            Some(t) => transpose(t, Some(&self.axes)),
+            None => crate::zeros_like(output),
+        }
+    }
+    fn vmap(&self, inputs: &[Array], axes: &[Option<usize>]) -> Result<(Array, Option<usize>)> {
+        let Some(ax) = axes[0] else {
+            return Ok((transpose(&inputs[0], Some(&self.axes))?, None));
+        };
+        let x = rules::batch_front(&inputs[0], Some(ax))?;
+        let perm: Vec<usize> = std::iter::once(0)
+            .chain(self.axes.iter().map(|&a| a + 1))
+            .collect();
+        Ok((transpose(&x, Some(&perm))?, Some(0)))
+    }
     primitive_common!();
 }
 
@@ -378,6 +420,25 @@ impl Primitive for Broadcast {
         }
         view_of("broadcast_to", x, strides, x.data.offset as isize, out)
     }
+    fn vjp(&self, p: &[Array], g: &Array, _o: &Array, _argnums: &[usize]) -> Result<Vec<Array>> {
+        Ok(vec![rules::unbroadcast(g, p[0].shape())?])
+    }
+    fn jvp(&self, _p: &[Array], tangents: &[Option<Array>], output: &Array) -> Result<Array> {
+        match &tangents[0] {
+            Some(t) => broadcast_to(t, &self.shape),
+            None => crate::zeros_like(output),
+        }
+    }
+    fn vmap(&self, inputs: &[Array], axes: &[Option<usize>]) -> Result<(Array, Option<usize>)> {
+        let Some(ax) = axes[0] else {
+            return Ok((broadcast_to(&inputs[0], &self.shape)?, None));
+        };
+        let x = rules::batch_front(&inputs[0], Some(ax))?;
+        let x = rules::pad_example_rank(&x, self.shape.len())?;
+        let mut shape = vec![x.shape()[0]];
+        shape.extend_from_slice(&self.shape);
+        Ok((broadcast_to(&x, &shape)?, Some(0)))
+    }
     primitive_common!();
 }
 
@@ -450,6 +511,15 @@ pub struct Slice {
     pub start: Vec<isize>,
     /// Step per axis (non-zero, may be negative).
     pub step: Vec<isize>,
+    /// The output shape (the number of selected indices per axis).
+    pub shape: Vec<usize>,
+}
+
+impl Slice {
+    /// This slice applied to `a` (same shape as the primal input).
+    fn apply(&self, a: &Array) -> Array {
+        Array::from_op(self.shape.clone(), a.dtype(), self.clone(), vec![a.clone()])
+    }
 }
 
 impl Primitive for Slice {
@@ -469,6 +539,56 @@ impl Primitive for Slice {
         let strides = self.step.iter().zip(s).map(|(&k, &st)| k * st).collect();
         view_of("slice", x, strides, offset, out)
     }
+    fn vjp(&self, p: &[Array], g: &Array, _o: &Array, _argnums: &[usize]) -> Result<Vec<Array>> {
+        // The cotangent lands on the selected positions of zeros.
+        let x = &p[0];
+        let zeros = crate::zeros_like(x)?;
+        if g.size() == 0 {
+            return Ok(vec![zeros]);
+        }
+        let start = self
+            .start
+            .iter()
+            .map(|&b| {
+                usize::try_from(b).map_err(|_| Error::runtime("slice", "negative slice start"))
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let update = crate::primitives::indexing::SliceUpdate {
+            start,
+            strides: self.step.clone(),
+            shape: self.shape.clone(),
+        };
+        Ok(vec![Array::from_op(
+            x.shape().to_vec(),
+            x.dtype(),
+            update,
+            vec![zeros, g.astype(x.dtype())?],
+        )])
+    }
+    fn jvp(&self, _p: &[Array], tangents: &[Option<Array>], output: &Array) -> Result<Array> {
+        match &tangents[0] {
+            Some(t) => Ok(self.apply(t)),
+            None => crate::zeros_like(output),
+        }
+    }
+    fn vmap(&self, inputs: &[Array], axes: &[Option<usize>]) -> Result<(Array, Option<usize>)> {
+        let Some(ax) = axes[0] else {
+            return Ok((self.apply(&inputs[0]), None));
+        };
+        let x = rules::batch_front(&inputs[0], Some(ax))?;
+        let batched = Slice {
+            start: std::iter::once(0)
+                .chain(self.start.iter().copied())
+                .collect(),
+            step: std::iter::once(1)
+                .chain(self.step.iter().copied())
+                .collect(),
+            shape: std::iter::once(x.shape()[0])
+                .chain(self.shape.iter().copied())
+                .collect(),
+        };
+        Ok((batched.apply(&x), Some(0)))
+    }
     primitive_common!();
 }
 
@@ -482,10 +602,15 @@ pub(crate) fn slice_parts(a: &Array, parts: &[(isize, usize, isize)]) -> Array {
     if whole {
         return a.clone();
     }
-    let shape = parts.iter().map(|p| p.1).collect();
+    let shape: Vec<usize> = parts.iter().map(|p| p.1).collect();
     let start = parts.iter().map(|p| p.0).collect();
     let step = parts.iter().map(|p| p.2).collect();
-    Array::from_op(shape, a.dtype(), Slice { start, step }, vec![a.clone()])
+    Array::from_op(
+        shape.clone(),
+        a.dtype(),
+        Slice { start, step, shape },
+        vec![a.clone()],
+    )
 }
 
 /// `a[start[0]:stop[0]:strides[0], ...]` with Python semantics per axis
@@ -564,7 +689,66 @@ impl Primitive for Diagonal {
         };
         view_of("diagonal", x, strides, x.data.offset as isize + start, out)
     }
+    fn vjp(&self, p: &[Array], g: &Array, _o: &Array, _argnums: &[usize]) -> Result<Vec<Array>> {
+        Ok(vec![self.embed(g, p[0].shape())?])
+    }
+    fn jvp(&self, _p: &[Array], tangents: &[Option<Array>], output: &Array) -> Result<Array> {
+        match &tangents[0] {
+            Some(t) => diagonal(t, self.offset, self.axis1 as isize, self.axis2 as isize),
+            None => crate::zeros_like(output),
+        }
+    }
+    fn vmap(&self, inputs: &[Array], axes: &[Option<usize>]) -> Result<(Array, Option<usize>)> {
+        let (a1, a2) = (self.axis1 as isize, self.axis2 as isize);
+        let Some(ax) = axes[0] else {
+            return Ok((diagonal(&inputs[0], self.offset, a1, a2)?, None));
+        };
+        let x = rules::batch_front(&inputs[0], Some(ax))?;
+        Ok((diagonal(&x, self.offset, a1 + 1, a2 + 1)?, Some(0)))
+    }
     primitive_common!();
+}
+
+impl Diagonal {
+    /// The transpose of taking this diagonal: `g` (the diagonal's shape)
+    /// placed on the diagonal of zeros of `shape`. Built from a one-hot
+    /// product so that it is differentiable again.
+    pub(crate) fn embed(&self, g: &Array, shape: &[usize]) -> Result<Array> {
+        let (n1, n2) = (shape[self.axis1], shape[self.axis2]);
+        let len = g.shape().last().copied().unwrap_or(0);
+        let (r0, c0) = ((-self.offset).max(0) as f64, self.offset.max(0) as f64);
+        let dt = g.dtype();
+        let f = crate::DType::Float64;
+        let d = crate::arange(0.0, len as f64, 1.0, f)?.reshape(&[len as isize, 1, 1])?;
+        let i = crate::arange(0.0, n1 as f64, 1.0, f)?.reshape(&[1, n1 as isize, 1])?;
+        let j = crate::arange(0.0, n2 as f64, 1.0, f)?.reshape(&[1, 1, n2 as isize])?;
+        let on_row = crate::equal(&i, &crate::add(&d, &Array::from(r0))?)?;
+        let on_col = crate::equal(&j, &crate::add(&d, &Array::from(c0))?)?;
+        let onehot = crate::logical_and(&on_row, &on_col)?
+            .astype(dt)?
+            .reshape(&[len as isize, (n1 * n2) as isize])?;
+        // [..., len] @ [len, n1 * n2] -> [..., n1, n2], then the two axes go
+        // back where they came from.
+        let placed = crate::matmul(&crate::expand_dims(g, &[-2])?, &onehot)?;
+        let placed = crate::squeeze(&placed, Some(&[-2]))?;
+        let mut planes: Vec<usize> = g.shape()[..g.ndim().saturating_sub(1)].to_vec();
+        planes.extend([n1, n2]);
+        let placed = rules::reshape_to(&placed, &planes)?;
+        let nd = shape.len();
+        let mut perm = vec![0; nd];
+        let mut k = 0;
+        for (a, slot) in perm.iter_mut().enumerate() {
+            if a == self.axis1 {
+                *slot = nd - 2;
+            } else if a == self.axis2 {
+                *slot = nd - 1;
+            } else {
+                *slot = k;
+                k += 1;
+            }
+        }
+        transpose(&placed, Some(&perm))
+    }
 }
 
 /// The `offset` diagonal of the 2-d planes spanned by `axis1` and `axis2`,
@@ -635,6 +819,18 @@ impl Primitive for Contiguous {
     }
     fn eval_cpu(&self, inputs: &[Operand<'_>], _out: OutSpec<'_>) -> Result<Data> {
         ensure_contiguous(&inputs[0])
+    }
+    fn vjp(&self, _p: &[Array], g: &Array, _o: &Array, _argnums: &[usize]) -> Result<Vec<Array>> {
+        Ok(vec![g.clone()])
+    }
+    fn jvp(&self, _p: &[Array], tangents: &[Option<Array>], output: &Array) -> Result<Array> {
+        match &tangents[0] {
+            Some(t) => Ok(t.clone()),
+            None => crate::zeros_like(output),
+        }
+    }
+    fn vmap(&self, inputs: &[Array], axes: &[Option<usize>]) -> Result<(Array, Option<usize>)> {
+        Ok((contiguous(&inputs[0])?, axes[0]))
     }
     primitive_common!();
 }

@@ -65,3 +65,115 @@ pub fn align_batch(
     }
     Ok((out, Some(0)))
 }
+
+/// `x` with its batch axis `ax` moved to the front (`None`: unchanged).
+///
+/// ```
+/// let x = ferrox::zeros(&[2, 3], ferrox::DType::Float32)?;
+/// let y = ferrox::transforms::rules::batch_front(&x, Some(1))?;
+/// assert_eq!(y.shape(), &[3, 2]);
+/// # Ok::<(), ferrox::Error>(())
+/// ```
+pub fn batch_front(x: &Array, ax: Option<usize>) -> Result<Array> {
+    match ax {
+        Some(0) | None => Ok(x.clone()),
+        Some(ax) => crate::moveaxis(x, ax as isize, 0),
+    }
+}
+
+/// Reshapes `x` to a shape given as `usize`s.
+///
+/// ```
+/// let x = ferrox::zeros(&[6], ferrox::DType::Float32)?;
+/// assert_eq!(ferrox::transforms::rules::reshape_to(&x, &[2, 3])?.shape(), &[2, 3]);
+/// # Ok::<(), ferrox::Error>(())
+/// ```
+pub fn reshape_to(x: &Array, shape: &[usize]) -> Result<Array> {
+    if x.shape() == shape {
+        return Ok(x.clone());
+    }
+    let s: Vec<isize> = shape.iter().map(|&d| d as isize).collect();
+    crate::reshape(x, &s)
+}
+
+/// Inserts size-1 axes right after the leading batch axis of `x` until one
+/// example has rank `rank`, so that the batch axis lines up when examples
+/// broadcast against arrays of that rank.
+///
+/// ```
+/// let x = ferrox::zeros(&[4, 3], ferrox::DType::Float32)?;
+/// assert_eq!(ferrox::transforms::rules::pad_example_rank(&x, 3)?.shape(), &[4, 1, 1, 3]);
+/// # Ok::<(), ferrox::Error>(())
+/// ```
+pub fn pad_example_rank(x: &Array, rank: usize) -> Result<Array> {
+    let example = x.ndim().saturating_sub(1);
+    if example >= rank {
+        return Ok(x.clone());
+    }
+    let mut shape = vec![x.shape()[0]];
+    shape.extend(std::iter::repeat_n(1, rank - example));
+    shape.extend_from_slice(&x.shape()[1..]);
+    reshape_to(x, &shape)
+}
+
+/// The cotangent `g` of a reduction over `axes` of an input of `shape`
+/// (with or without kept dims), expanded and broadcast back to `shape`.
+///
+/// ```
+/// let g = ferrox::ones(&[2], ferrox::DType::Float32)?;
+/// let e = ferrox::transforms::rules::expand_reduced(&g, &[1], false, &[2, 3])?;
+/// assert_eq!(e.shape(), &[2, 3]);
+/// # Ok::<(), ferrox::Error>(())
+/// ```
+pub fn expand_reduced(g: &Array, axes: &[usize], keepdims: bool, shape: &[usize]) -> Result<Array> {
+    let g = if keepdims || axes.is_empty() {
+        g.clone()
+    } else {
+        let ax: Vec<isize> = axes.iter().map(|&a| a as isize).collect();
+        crate::expand_dims(g, &ax)?
+    };
+    crate::broadcast_to(&g, shape)
+}
+
+/// `x * s` (`x` itself when `s == 1`); `s` is a weak scalar.
+pub fn scale(x: &Array, s: f64) -> Result<Array> {
+    if s == 1.0 {
+        Ok(x.clone())
+    } else {
+        crate::multiply(x, &Array::from(s))
+    }
+}
+
+/// The sum of the present terms (`None` if there are none).
+pub fn sum_terms(terms: impl IntoIterator<Item = Option<Array>>) -> Result<Option<Array>> {
+    let mut total: Option<Array> = None;
+    for t in terms.into_iter().flatten() {
+        total = Some(match total {
+            Some(prev) => crate::add(&prev, &t)?,
+            None => t,
+        });
+    }
+    Ok(total)
+}
+
+/// Zero cotangents for the primals at `argnums`: the rule of an op whose
+/// output does not depend differentiably on its inputs.
+pub fn zero_cotangents(primals: &[Array], argnums: &[usize]) -> Result<Vec<Array>> {
+    argnums
+        .iter()
+        .map(|&i| {
+            primals
+                .get(i)
+                .ok_or_else(|| crate::Error::runtime("vjp", format!("argnum {i} out of range")))
+                .and_then(crate::zeros_like)
+        })
+        .collect()
+}
+
+/// The tangent of input `i`, or zeros shaped like `primals[i]`.
+pub fn tangent_or_zeros(primals: &[Array], tangents: &[Option<Array>], i: usize) -> Result<Array> {
+    match tangents.get(i) {
+        Some(Some(t)) => Ok(t.clone()),
+        _ => crate::zeros_like(&primals[i]),
+    }
+}

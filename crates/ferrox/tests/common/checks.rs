@@ -146,6 +146,18 @@ pub fn check_vmap(
     xs: &[Array],
     in_axes: &[Option<isize>],
 ) {
+    check_vmap_out(name, f, xs, in_axes, 0)
+}
+
+/// Checks `vmap(f, in_axes, [out_axis; outputs])` against calling `f` per
+/// example (`out_axis` must be valid for every output).
+pub fn check_vmap_out(
+    name: &str,
+    f: impl Fn(&[Array]) -> Result<Vec<Array>> + Send + Sync + Clone + 'static,
+    xs: &[Array],
+    in_axes: &[Option<isize>],
+    out_axis: usize,
+) {
     let n_out = f(&xs
         .iter()
         .zip(in_axes)
@@ -161,7 +173,8 @@ pub fn check_vmap(
         .zip(in_axes)
         .find_map(|(x, a)| a.map(|a| x.shape()[a as usize]))
         .expect("a batched input");
-    let vf = ferrox::transforms::vmap::vmap(f.clone(), in_axes, &vec![Some(0); n_out]);
+    let vf =
+        ferrox::transforms::vmap::vmap(f.clone(), in_axes, &vec![Some(out_axis as isize); n_out]);
     let got = vf(xs).unwrap_or_else(|e| panic!("{name}: vmap failed: {e}"));
     for b in 0..batch {
         let args: Vec<Array> = xs
@@ -174,7 +187,7 @@ pub fn check_vmap(
             .collect();
         let want = f(&args).expect("example forward");
         for (j, (g, w)) in got.iter().zip(&want).enumerate() {
-            let gb = example(g, 0, b);
+            let gb = example(g, out_axis, b);
             assert_eq!(
                 gb.shape(),
                 w.shape(),

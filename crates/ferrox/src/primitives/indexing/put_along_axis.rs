@@ -4,6 +4,7 @@ use super::strided::{
     broadcast_strides_to, broadcasts_to, contiguous_strides_to, copy_into, for_each_segment,
     inner_strides, numel, with_size, zip_strides,
 };
+use super::take;
 use super::take::along_axis_shape;
 use super::{positions, require_indices, IndexBound};
 use crate::array::{row_major_strides, Data};
@@ -11,6 +12,7 @@ use crate::backend::cpu::elementwise::out_storage;
 use crate::primitives::shape_rules::normalize_axis;
 use crate::primitives::{Operand, OutSpec, Primitive};
 use crate::runtime::memory::Pod;
+use crate::transforms::rules;
 use crate::{Array, Error, Result};
 
 /// Writes `values` into a copy of `a` at `indices` along an axis.
@@ -62,6 +64,71 @@ impl Primitive for PutAlongAxis {
             step,
         };
         with_size!(a.dtype.size(), T => put_along::<T>(a, values, &pos, &walk, out))
+    }
+    fn vjp(&self, p: &[Array], g: &Array, _o: &Array, argnums: &[usize]) -> Result<Vec<Array>> {
+        // Overwritten entries of `a` get no cotangent; the values get the
+        // cotangent at their positions (every duplicate gets it).
+        let (idx, axis) = (&p[1], self.axis.map(|a| a as isize));
+        argnums
+            .iter()
+            .map(|&i| match i {
+                0 => put_along_axis(g, idx, &crate::zeros(&[], g.dtype())?, axis),
+                2 => {
+                    let taken = crate::take_along_axis(g, idx, axis)?;
+                    rules::unbroadcast(&taken, p[2].shape())
+                }
+                _ => crate::zeros_like(&p[i]),
+            })
+            .collect()
+    }
+    fn jvp(&self, p: &[Array], tangents: &[Option<Array>], output: &Array) -> Result<Array> {
+        if tangents[0].is_none() && tangents[2].is_none() {
+            return crate::zeros_like(output);
+        }
+        let ta = rules::tangent_or_zeros(p, tangents, 0)?;
+        let tv = rules::tangent_or_zeros(p, tangents, 2)?;
+        put_along_axis(&ta, &p[1], &tv, self.axis.map(|a| a as isize))
+    }
+    fn vmap(&self, inputs: &[Array], axes: &[Option<usize>]) -> Result<(Array, Option<usize>)> {
+        let (a, idx, v) = (&inputs[0], &inputs[1], &inputs[2]);
+        if axes.iter().all(Option::is_none) {
+            return Ok((
+                put_along_axis(a, idx, v, self.axis.map(|x| x as isize))?,
+                None,
+            ));
+        }
+        let b = axes
+            .iter()
+            .zip(inputs)
+            .find_map(|(ax, x)| ax.map(|ax| x.shape()[ax]))
+            .unwrap_or(1);
+        let example = a.shape()[usize::from(axes[0].is_some())..].to_vec();
+        let a2 = match axes[0] {
+            Some(_) => rules::batch_front(a, axes[0])?,
+            None => {
+                let shape: Vec<usize> = std::iter::once(b).chain(example.iter().copied()).collect();
+                crate::broadcast_to(&crate::expand_dims(a, &[0])?, &shape)?
+            }
+        };
+        let i2 = take::batch_or_one(idx, axes[1])?;
+        let grid_rank = if self.axis.is_some() {
+            example.len()
+        } else {
+            1
+        };
+        let v2 = match axes[2] {
+            Some(_) => rules::pad_example_rank(&rules::batch_front(v, axes[2])?, grid_rank)?,
+            None => v.clone(),
+        };
+        let out = match self.axis {
+            Some(ax) => put_along_axis(&a2, &i2, &v2, Some(ax as isize + 1))?,
+            None => {
+                let flat = rules::reshape_to(&a2, &[b, a2.size() / b.max(1)])?;
+                let r = put_along_axis(&flat, &i2, &v2, Some(1))?;
+                rules::reshape_to(&r, a2.shape())?
+            }
+        };
+        Ok((out, Some(0)))
     }
     primitive_common!();
 }

@@ -36,10 +36,104 @@ impl Primitive for SliceUpdate {
         let (a, update) = (&inputs[0], &inputs[1]);
         with_size!(a.dtype.size(), T => self.kernel::<T>(a, update, out))
     }
+    fn vjp(&self, p: &[Array], g: &Array, _o: &Array, argnums: &[usize]) -> Result<Vec<Array>> {
+        // `a` gets the cotangent outside the slice; the update gets the
+        // slice of it (summed where the update was broadcast).
+        argnums
+            .iter()
+            .map(|&i| match i {
+                0 => Ok(self.apply(g, &crate::zeros(&[], g.dtype())?)),
+                _ => {
+                    let taken = self.take(g)?;
+                    crate::transforms::rules::unbroadcast(&taken, p[1].shape())
+                }
+            })
+            .collect()
+    }
+    fn jvp(&self, p: &[Array], tangents: &[Option<Array>], output: &Array) -> Result<Array> {
+        if tangents.iter().all(Option::is_none) {
+            return crate::zeros_like(output);
+        }
+        let ta = crate::transforms::rules::tangent_or_zeros(p, tangents, 0)?;
+        let tu = crate::transforms::rules::tangent_or_zeros(p, tangents, 1)?;
+        Ok(self.apply(&ta, &tu))
+    }
+    fn vmap(&self, inputs: &[Array], axes: &[Option<usize>]) -> Result<(Array, Option<usize>)> {
+        use crate::transforms::rules::{batch_front, pad_example_rank};
+        let (a, u) = (&inputs[0], &inputs[1]);
+        if axes[0].is_none() && axes[1].is_none() {
+            return Ok((self.apply(a, u), None));
+        }
+        let b = match (axes[0], axes[1]) {
+            (Some(ax), _) => a.shape()[ax],
+            (None, Some(ax)) => u.shape()[ax],
+            (None, None) => 1,
+        };
+        let a2 = match axes[0] {
+            Some(_) => batch_front(a, axes[0])?,
+            None => {
+                let mut shape = vec![b];
+                shape.extend_from_slice(a.shape());
+                crate::broadcast_to(&crate::expand_dims(a, &[0])?, &shape)?
+            }
+        };
+        let u2 = match axes[1] {
+            Some(_) => pad_example_rank(&batch_front(u, axes[1])?, self.shape.len())?,
+            None => u.clone(),
+        };
+        let batched = SliceUpdate {
+            start: std::iter::once(0)
+                .chain(self.start.iter().copied())
+                .collect(),
+            strides: std::iter::once(1)
+                .chain(self.strides.iter().copied())
+                .collect(),
+            shape: std::iter::once(b)
+                .chain(self.shape.iter().copied())
+                .collect(),
+        };
+        Ok((batched.apply(&a2, &u2), Some(0)))
+    }
     primitive_common!();
 }
 
 impl SliceUpdate {
+    /// This update applied to `a` with `update` (which must broadcast to
+    /// the slice shape and have `a`'s shape rules).
+    fn apply(&self, a: &Array, update: &Array) -> Array {
+        let update = update.astype(a.dtype()).unwrap_or_else(|_| update.clone());
+        Array::from_op(
+            a.shape().to_vec(),
+            a.dtype(),
+            self.clone(),
+            vec![a.clone(), update],
+        )
+    }
+
+    /// The slice this update writes, read from `g`.
+    fn take(&self, g: &Array) -> Result<Array> {
+        if self.shape.contains(&0) {
+            return crate::zeros(&self.shape, g.dtype());
+        }
+        let start: Vec<isize> = self.start.iter().map(|&s| s as isize).collect();
+        let stop: Vec<isize> = start
+            .iter()
+            .zip(&self.strides)
+            .zip(&self.shape)
+            .map(|((&b, &k), &n)| {
+                let end = b + k * (n as isize - 1);
+                if k > 0 {
+                    end + 1
+                } else if end > 0 {
+                    end - 1
+                } else {
+                    isize::MIN
+                }
+            })
+            .collect();
+        crate::slice(g, &start, &stop, &self.strides)
+    }
+
     fn kernel<T: Pod>(
         &self,
         a: &Operand<'_>,

@@ -10,6 +10,7 @@ use crate::backend::cpu::elementwise::out_storage;
 use crate::primitives::shape_rules::normalize_axis;
 use crate::primitives::{Operand, OutSpec, Primitive};
 use crate::runtime::memory::Pod;
+use crate::transforms::rules;
 use crate::{Array, Error, Result};
 
 /// Selects entries of `a` along `axis` (or of the flattened `a` when `None`).
@@ -36,7 +37,144 @@ impl Primitive for Take {
             }
         }
     }
+    fn vjp(&self, p: &[Array], g: &Array, _o: &Array, argnums: &[usize]) -> Result<Vec<Array>> {
+        // Cotangents of the taken entries are added back at their indices.
+        let (a, idx) = (&p[0], &p[1]);
+        argnums
+            .iter()
+            .map(|&i| {
+                if i != 0 {
+                    return crate::zeros_like(&p[i]);
+                }
+                let (g2, idx2, axis) = self.as_along_axis(a.ndim(), g, idx)?;
+                scatter_along_axis(&g2, &idx2, axis, a.shape())
+            })
+            .collect()
+    }
+    fn jvp(&self, p: &[Array], tangents: &[Option<Array>], output: &Array) -> Result<Array> {
+        match &tangents[0] {
+            Some(t) => take(t, &p[1], self.axis.map(|a| a as isize)),
+            None => crate::zeros_like(output),
+        }
+    }
+    fn vmap(&self, inputs: &[Array], axes: &[Option<usize>]) -> Result<(Array, Option<usize>)> {
+        let (a, idx) = (&inputs[0], &inputs[1]);
+        if axes[0].is_none() && axes[1].is_none() {
+            return Ok((take(a, idx, self.axis.map(|x| x as isize))?, None));
+        }
+        // With the batch axis in front of both (size 1 where unbatched),
+        // the take is a take_along_axis over flattened indices.
+        let a2 = batch_or_one(a, axes[0])?;
+        let i2 = batch_or_one(idx, axes[1])?;
+        let b = a2.shape()[0].max(i2.shape()[0]);
+        let idx_shape = i2.shape()[1..].to_vec();
+        let k: usize = idx_shape.iter().product();
+        let out = match self.axis {
+            None => {
+                let a3 =
+                    rules::reshape_to(&a2, &[a2.shape()[0], a2.size() / a2.shape()[0].max(1)])?;
+                let i3 = rules::reshape_to(&i2, &[i2.shape()[0], k])?;
+                let t = take_along_axis(&a3, &i3, Some(1))?;
+                let shape: Vec<usize> = std::iter::once(b).chain(idx_shape).collect();
+                rules::reshape_to(&t, &shape)?
+            }
+            Some(ax) => {
+                let nd = a2.ndim();
+                let mut ishape = vec![1; nd];
+                ishape[0] = i2.shape()[0];
+                ishape[ax + 1] = k;
+                let i3 = rules::reshape_to(&i2, &ishape)?;
+                let t = take_along_axis(&a2, &i3, Some(ax as isize + 1))?;
+                let mut shape = t.shape()[..ax + 1].to_vec();
+                shape.extend(&idx_shape);
+                shape.extend(&t.shape()[ax + 2..]);
+                rules::reshape_to(&t, &shape)?
+            }
+        };
+        Ok((out, Some(0)))
+    }
     primitive_common!();
+}
+
+impl Take {
+    /// The cotangent `g` and `idx` reshaped so that this take reads as a
+    /// `take_along_axis` on an input of rank `nd` (flattened indices).
+    fn as_along_axis(
+        &self,
+        nd: usize,
+        g: &Array,
+        idx: &Array,
+    ) -> Result<(Array, Array, Option<usize>)> {
+        let k = idx.size();
+        match self.axis {
+            None => Ok((
+                rules::reshape_to(g, &[k])?,
+                rules::reshape_to(idx, &[k])?,
+                None,
+            )),
+            Some(ax) => {
+                let ni = idx.ndim();
+                let mut gshape = g.shape()[..ax].to_vec();
+                gshape.push(k);
+                gshape.extend(&g.shape()[ax + ni..]);
+                let mut ishape = vec![1; nd];
+                ishape[ax] = k;
+                Ok((
+                    rules::reshape_to(g, &gshape)?,
+                    rules::reshape_to(idx, &ishape)?,
+                    Some(ax),
+                ))
+            }
+        }
+    }
+}
+
+/// `x` with its batch axis in front, or a new size-1 axis there when it is
+/// not batched (the `*_along_axis` ops broadcast it).
+pub(crate) fn batch_or_one(x: &Array, ax: Option<usize>) -> Result<Array> {
+    match ax {
+        Some(_) => rules::batch_front(x, ax),
+        None => crate::expand_dims(x, &[0]),
+    }
+}
+
+/// The transpose of `take_along_axis(a, idx, axis)` for an `a` of
+/// `a_shape`: zeros with every entry of `g` added at its index (duplicates
+/// accumulate). `g` has the shape of the take's output.
+pub(crate) fn scatter_along_axis(
+    g: &Array,
+    idx: &Array,
+    axis: Option<usize>,
+    a_shape: &[usize],
+) -> Result<Array> {
+    let zeros_flat = |n: usize| crate::zeros(&[n], g.dtype());
+    match axis {
+        None => {
+            let n: usize = a_shape.iter().product();
+            let u = crate::expand_dims(g, &[-1])?;
+            let r = crate::scatter_add(&zeros_flat(n)?, std::slice::from_ref(idx), &u, &[0])?;
+            rules::reshape_to(&r, a_shape)
+        }
+        Some(ax) => {
+            let nd = a_shape.len();
+            let mut indices = Vec::with_capacity(nd);
+            for (d, &n) in a_shape.iter().enumerate() {
+                if d == ax {
+                    indices.push(idx.clone());
+                } else {
+                    let mut shape = vec![1; nd];
+                    shape[d] = n;
+                    let r = crate::arange(0.0, n as f64, 1.0, crate::DType::Int64)?;
+                    indices.push(rules::reshape_to(&r, &shape)?);
+                }
+            }
+            let mut ushape = g.shape().to_vec();
+            ushape.extend(std::iter::repeat_n(1, nd));
+            let u = rules::reshape_to(g, &ushape)?;
+            let all: Vec<isize> = (0..nd as isize).collect();
+            crate::scatter_add(&crate::zeros(a_shape, g.dtype())?, &indices, &u, &all)
+        }
+    }
 }
 
 /// `out[j] = flat(a)[pos[j]]`.
@@ -168,6 +306,41 @@ impl Primitive for TakeAlongAxis {
                 with_size!(a.dtype.size(), T => take_along::<T>(a, idx.shape, &pos, axis, out))
             }
         }
+    }
+    fn vjp(&self, p: &[Array], g: &Array, _o: &Array, argnums: &[usize]) -> Result<Vec<Array>> {
+        argnums
+            .iter()
+            .map(|&i| match i {
+                0 => scatter_along_axis(g, &p[1], self.axis, p[0].shape()),
+                _ => crate::zeros_like(&p[i]),
+            })
+            .collect()
+    }
+    fn jvp(&self, p: &[Array], tangents: &[Option<Array>], output: &Array) -> Result<Array> {
+        match &tangents[0] {
+            Some(t) => take_along_axis(t, &p[1], self.axis.map(|a| a as isize)),
+            None => crate::zeros_like(output),
+        }
+    }
+    fn vmap(&self, inputs: &[Array], axes: &[Option<usize>]) -> Result<(Array, Option<usize>)> {
+        let (a, idx) = (&inputs[0], &inputs[1]);
+        if axes[0].is_none() && axes[1].is_none() {
+            return Ok((
+                take_along_axis(a, idx, self.axis.map(|x| x as isize))?,
+                None,
+            ));
+        }
+        let a2 = batch_or_one(a, axes[0])?;
+        let i2 = batch_or_one(idx, axes[1])?;
+        let out = match self.axis {
+            None => {
+                let rows = a2.shape()[0];
+                let a3 = rules::reshape_to(&a2, &[rows, a2.size() / rows.max(1)])?;
+                take_along_axis(&a3, &i2, Some(1))?
+            }
+            Some(ax) => take_along_axis(&a2, &i2, Some(ax as isize + 1))?,
+        };
+        Ok((out, Some(0)))
     }
     primitive_common!();
 }
