@@ -134,7 +134,7 @@ fn main() -> Result<()> {
                     args.push(rows(&x, lo, hi)?);
                     let pred = predict.call(&args)?;
                     let hits = sum(&equal(&pred[0], &rows(&truth, lo, hi)?)?, None, false)?;
-                    correct.fetch_add(hits.item::<u32>()? as usize, Ordering::Relaxed);
+                    correct.fetch_add(hits.item::<i32>()? as usize, Ordering::Relaxed);
                     served.fetch_add(BATCH, Ordering::Relaxed);
                     b += 1;
                 }

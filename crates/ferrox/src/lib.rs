@@ -40,6 +40,7 @@ pub use runtime::memory::{
     clear_cache, get_active_memory, get_cache_memory, get_peak_memory, reset_peak_memory,
     set_cache_limit, set_memory_limit,
 };
+pub use transforms::custom::{checkpoint, custom_function, CustomFunction};
 pub use transforms::jvp::jvp;
 pub use transforms::tracer::stop_gradient;
 pub use transforms::vjp::{grad, value_and_grad, vjp, ValueAndGradFn};

@@ -15,7 +15,9 @@ use crate::{Error, Result};
 
 enum State<T> {
     Pending,
-    Running,
+    /// Claimed; `true` once some thread waits (the publisher then wakes
+    /// the condvar — a system call, skipped when nobody waits).
+    Running(bool),
     Ready(T),
     Failed(Error),
 }
@@ -63,13 +65,13 @@ impl<T: Clone> EvalCell<T> {
         let mut s = lock(&self.state);
         match &*s {
             State::Pending => {
-                *s = State::Running;
+                *s = State::Running(false);
                 Claimed::Mine(Claim {
                     cell: self,
                     published: false,
                 })
             }
-            State::Running => Claimed::Running,
+            State::Running(_) => Claimed::Running,
             State::Ready(v) => Claimed::Done(Ok(v.clone())),
             State::Failed(e) => Claimed::Done(Err(e.clone())),
         }
@@ -104,7 +106,11 @@ impl<T: Clone> EvalCell<T> {
                         "waited on a node that nobody is computing",
                     ))
                 }
-                State::Running => {
+                State::Running(waiters) => {
+                    let marked = *waiters;
+                    if !marked {
+                        *s = State::Running(true);
+                    }
                     s = match self.published.wait(s) {
                         Ok(g) => g,
                         Err(p) => p.into_inner(),
@@ -124,12 +130,17 @@ impl<T: Clone> Claim<'_, T> {
     fn set(&mut self, result: Result<T>) {
         self.published = true;
         let mut s = lock(&self.cell.state);
+        let waiters = matches!(*s, State::Running(true));
         *s = match result {
             Ok(v) => State::Ready(v),
             Err(e) => State::Failed(e),
         };
         drop(s);
-        self.cell.published.notify_all();
+        // A waiter marks the state under the mutex before it sleeps, so
+        // either it is marked here or it will see the published value.
+        if waiters {
+            self.cell.published.notify_all();
+        }
     }
 }
 

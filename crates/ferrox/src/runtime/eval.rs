@@ -17,6 +17,27 @@ use crate::array::{Array, Node};
 use crate::primitives::{Operand, OutSpec};
 use crate::{Error, Result};
 use std::collections::HashSet;
+use std::hash::{BuildHasherDefault, Hasher};
+
+/// Node ids are unique counters: they hash as themselves (the default
+/// SipHash costs more than the rest of a tiny graph's bookkeeping).
+#[derive(Default)]
+struct IdHasher(u64);
+
+impl Hasher for IdHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0 << 8) | u64::from(b);
+        }
+    }
+    fn write_u64(&mut self, id: u64) {
+        // Spread sequential ids over the table's buckets.
+        self.0 = id.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    }
+}
 
 /// Evaluates `outputs` (and everything they depend on) on this thread.
 ///
@@ -75,7 +96,7 @@ pub fn async_eval(outputs: &[Array]) -> Result<()> {
 /// The unevaluated nodes reachable from `outputs`, inputs before users.
 fn topo_order(outputs: &[Array]) -> Vec<Array> {
     let mut order = Vec::new();
-    let mut seen: HashSet<u64> = HashSet::new();
+    let mut seen: HashSet<u64, BuildHasherDefault<IdHasher>> = HashSet::default();
     // (array, inputs already pushed?)
     let mut stack: Vec<(Array, bool)> = Vec::new();
     for o in outputs.iter().rev() {

@@ -1,4 +1,5 @@
-//! Function transforms: vjp, jvp, grad, value_and_grad, vmap, stop_gradient.
+//! Function transforms: vjp, jvp, grad, value_and_grad, vmap, stop_gradient,
+//! checkpoint and custom_function.
 //!
 //! Every transform traces the function into the graph and interprets it
 //! with each primitive's rule (`Primitive::vjp/jvp/vmap`). The state of a
@@ -7,6 +8,7 @@
 //! transforms nest (`grad(grad(f))`, `vmap(grad(f))`) and run on many
 //! threads at once.
 
+pub mod custom;
 pub mod graph;
 pub mod jvp;
 pub mod rules;
