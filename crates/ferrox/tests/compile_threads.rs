@@ -204,7 +204,9 @@ fn shapeless_from_eight_threads_traces_once() {
                 std::thread::spawn(move || {
                     barrier.wait();
                     let x = input(10 + i);
-                    let y = f.call(&[x.clone()]).unwrap()[0].to_vec::<f32>().unwrap();
+                    let y = f.call(std::slice::from_ref(&x)).unwrap()[0]
+                        .to_vec::<f32>()
+                        .unwrap();
                     let want: Vec<f32> = x
                         .to_vec::<f32>()
                         .unwrap()
@@ -266,9 +268,9 @@ fn typed_constants_are_distinct_keys() {
         false,
     );
     let x = input(4);
-    f.call_with_constants(&[x.clone()], &[Constant::float(1.0)])
+    f.call_with_constants(std::slice::from_ref(&x), &[Constant::float(1.0)])
         .unwrap();
-    f.call_with_constants(&[x.clone()], &[Constant::Int(1)])
+    f.call_with_constants(std::slice::from_ref(&x), &[Constant::Int(1)])
         .unwrap();
     f.call_with_constants(&[x], &[Constant::float(1.0)])
         .unwrap();

@@ -1,6 +1,8 @@
 //! Transforms: derivatives against finite differences (f64), vmap against
 //! a loop, nesting, and isolation between threads (contract item 6).
 
+#![allow(clippy::cloned_ref_to_slice_refs, clippy::type_complexity)] // test tables read best inline
+
 mod common;
 
 use common::checks::{check_derivatives, check_vmap, check_vmap_out, Rng};

@@ -81,7 +81,7 @@ fn write_nested(out: &mut String, items: &[String], shape: &[usize], depth: usiz
     }
     out.push('[');
     let n = shape[0];
-    let chunk = if n == 0 { 0 } else { items.len() / n };
+    let chunk = items.len().checked_div(n).unwrap_or(0);
     for i in 0..n {
         if i > 0 {
             out.push(',');

@@ -548,6 +548,7 @@ impl<K: CacheKey, V: Send + Sync + 'static> CompileCache<K, V> {
     }
 
     /// The cached entry with the oldest stamp, over all shards.
+    #[allow(clippy::type_complexity)]
     fn least_recently_used(&self) -> Option<(Arc<Shard<K, V>>, K, u64)> {
         let shards = self.snapshot();
         // (index into `shards`, key, stamp): the shard `Arc` is taken once at

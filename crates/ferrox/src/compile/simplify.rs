@@ -44,8 +44,9 @@ pub(crate) fn simplify(tape: Tape) -> Tape {
     };
     let mut remap: Vec<Ref> = Vec::with_capacity(tape.instrs.len());
     let mut kept: Vec<Instr> = Vec::with_capacity(tape.instrs.len());
-    let mut seen: HashMap<(&'static str, Vec<(u8, u64)>, Vec<usize>, crate::DType), Vec<usize>> =
-        HashMap::new();
+    // (op name, input keys, shape, dtype) -> kept instructions with that key.
+    type Key = (&'static str, Vec<(u8, u64)>, Vec<usize>, crate::DType);
+    let mut seen: HashMap<Key, Vec<usize>> = HashMap::new();
     let resolve = |r: &Ref, remap: &[Ref]| match r {
         Ref::Node(k) => remap[*k].clone(),
         other => other.clone(),
