@@ -886,8 +886,8 @@ mod tests {
             .to_vec::<f32>()
             .unwrap()[0]
             .is_nan());
-        assert_eq!(all(&e, None, false).unwrap().item::<bool>().unwrap(), true);
-        assert_eq!(any(&e, None, false).unwrap().item::<bool>().unwrap(), false);
+        assert!(all(&e, None, false).unwrap().item::<bool>().unwrap());
+        assert!(!any(&e, None, false).unwrap().item::<bool>().unwrap());
         // No identity: errors that name the op and the shape.
         let err = max(&e, Some(&[0]), false).unwrap_err();
         assert!(
@@ -1132,8 +1132,8 @@ mod tests {
         );
         assert_eq!(any(&a, None, true).unwrap().shape(), &[1, 1]);
         let f = Array::from_slice(&[-0.0f32, f32::NAN], &[2]).unwrap();
-        assert_eq!(any(&f, None, false).unwrap().item::<bool>().unwrap(), true);
-        assert_eq!(all(&f, None, false).unwrap().item::<bool>().unwrap(), false);
+        assert!(any(&f, None, false).unwrap().item::<bool>().unwrap());
+        assert!(!all(&f, None, false).unwrap().item::<bool>().unwrap());
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! Unit tests of the join ops: values against naive loops, dtypes of every
 //! element size, non-contiguous inputs, storage sharing of split and
 //! meshgrid, and error cases.
+#![allow(clippy::cloned_ref_to_slice_refs)] // test code: kept as written
 
 use super::*;
 use crate::primitives::views::{transpose, SliceArg};
@@ -183,7 +184,7 @@ fn roll_pairs_and_repeated_axes() {
         vals(&roll(&a, &[isize::MIN, isize::MIN], Some(&[1, -1])).unwrap()),
         {
             let s = (2 * (isize::MIN as i128)).rem_euclid(3) as usize;
-            vec![0, 1, 2, 3, 4, 5]
+            [0, 1, 2, 3, 4, 5]
                 .chunks(3)
                 .flat_map(|r| (0..3).map(move |c| r[(c + 3 - s) % 3]))
                 .collect::<Vec<_>>()
@@ -223,7 +224,7 @@ fn tile_repeat_and_edge_pad() {
 fn errors_name_the_op_and_values() {
     let a = iota(&[2, 3]);
     let check = |r: Result<Array>, kind: ErrorKind, parts: &[&str]| {
-        let e = r.err().expect("an error");
+        let e = r.expect_err("an error");
         assert_eq!(e.kind(), kind, "{e}");
         let s = e.to_string();
         for p in parts {

@@ -1,5 +1,6 @@
 //! Unit tests of the view ops: storage sharing, values of view chains
 //! against naive index arithmetic, and error cases.
+#![allow(clippy::reversed_empty_ranges)] // test code: kept as written
 
 use super::*;
 use crate::array::row_major_strides;
@@ -173,7 +174,7 @@ fn contiguous_copies_every_element_size() {
 fn errors_name_the_op_and_values() {
     let a = iota(&[2, 3]);
     let check = |r: Result<Array>, kind: ErrorKind, parts: &[&str]| {
-        let e = r.err().expect("an error");
+        let e = r.expect_err("an error");
         assert_eq!(e.kind(), kind, "{e}");
         let s = e.to_string();
         for p in parts {
