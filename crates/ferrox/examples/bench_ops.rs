@@ -2,6 +2,7 @@
 //! median wall time in ms (evaluation included).
 //!
 //! Run: cargo run --release --example bench_ops [-- --quick]
+#![allow(clippy::cloned_ref_to_slice_refs)] // test code: kept as written
 use ferrox::*;
 use std::time::Instant;
 

@@ -1,6 +1,8 @@
 //! Transforms: derivatives against finite differences (f64), vmap against
 //! a loop, nesting, and isolation between threads (contract item 6).
 
+#![allow(clippy::cloned_ref_to_slice_refs, clippy::type_complexity)] // test tables read best inline
+
 mod common;
 
 use common::checks::{check_derivatives, check_vmap, check_vmap_out, Rng};
@@ -915,4 +917,75 @@ fn second_order_through_new_rules() {
         Ok(vec![sum(&multiply(&g[0], &g[0])?, None, false)?])
     };
     check_derivatives("grad of grad", &outer_f, &[w, x], 1);
+}
+
+#[test]
+fn gather_and_scatter_rules() {
+    let mut rng = Rng::new(36);
+    let x = rng.array(&[4, 3, 2], -1.0, 1.0);
+    let xb = rng.array(&[4, 3, 5, 2], -1.0, 1.0);
+    let fs: Vec<(&str, F)> = vec![
+        ("gather", |xs| {
+            let r = idx(&[2, 0, 3, 2], &[2, 2]);
+            let c = idx(&[1, 0], &[2, 1]);
+            Ok(vec![gather(&xs[0], &[r, c], &[0, 1], &[1, 2, 2])?])
+        }),
+        ("scatter_add", |xs| {
+            let r = idx(&[2, 0, 2], &[3]);
+            let u = multiply(
+                &slice(&xs[0], &[0, 0, 0], &[3, 2, 2], &[1, 1, 1])?,
+                &Array::from(3.0),
+            )?;
+            let u = reshape(&u, &[3, 1, 2, 2])?;
+            Ok(vec![scatter_add(&xs[0], &[r], &u, &[0])?])
+        }),
+        ("scatter", |xs| {
+            let r = idx(&[3, 0], &[2]);
+            let c = idx(&[1, 2], &[2]);
+            let u = exp(&reshape(
+                &slice(&xs[0], &[0, 0, 0], &[2, 1, 2], &[1, 1, 1])?,
+                &[2, 1, 1, 2],
+            )?)?;
+            Ok(vec![scatter(&xs[0], &[r, c], &u, &[0, 1])?])
+        }),
+    ];
+    for (i, (name, f)) in fs.iter().enumerate() {
+        check_derivatives(name, f, &[x.clone()], i as u64);
+        check_vmap_out(name, *f, &[xb.clone()], &[Some(2)], 1);
+    }
+    // Batched indices and updates against unbatched and batched sources.
+    let ga = |xs: &[Array]| -> Result<Vec<Array>> {
+        Ok(vec![gather(&xs[0], &[xs[1].clone()], &[1], &[2, 1, 2])?])
+    };
+    let src = rng.array(&[3, 4, 2], -1.0, 1.0);
+    let ib = idx(&[0, 3, 2, 1, 1, 0, 3, 3, 2, 0], &[5, 2]);
+    check_vmap(
+        "gather batched indices",
+        ga,
+        &[src.clone(), ib.clone()],
+        &[None, Some(0)],
+    );
+    let srcb = rng.array(&[3, 4, 5, 2], -1.0, 1.0);
+    check_vmap(
+        "gather both batched",
+        ga,
+        &[srcb.clone(), ib.clone()],
+        &[Some(2), Some(0)],
+    );
+    let sa = |xs: &[Array]| -> Result<Vec<Array>> {
+        Ok(vec![scatter_add(&xs[0], &[xs[1].clone()], &xs[2], &[1])?])
+    };
+    let ub = rng.array(&[2, 5, 3, 1, 2], -1.0, 1.0);
+    check_vmap(
+        "scatter_add all batched",
+        sa,
+        &[srcb, ib.clone(), ub.clone()],
+        &[Some(2), Some(0), Some(1)],
+    );
+    check_vmap(
+        "scatter_add unbatched source",
+        sa,
+        &[src, ib, ub],
+        &[None, Some(0), Some(1)],
+    );
 }

@@ -6,6 +6,7 @@ use crate::array::{checked_numel, Data};
 use crate::backend::cpu::elementwise::out_storage;
 use crate::primitives::{Operand, OutSpec, Primitive};
 use crate::runtime::memory::Pod;
+use crate::transforms::rules;
 use crate::{Array, Error, Result};
 
 /// Copies a slice of `a` for every index tuple (MLX's `Gather`).
@@ -45,6 +46,73 @@ impl Primitive for Gather {
             a.data.offset as isize,
         )?;
         with_size!(a.dtype.size(), T => gather_slices::<T>(a, &starts, &self.slice_sizes, out))
+    }
+    fn vjp(&self, p: &[Array], g: &Array, _o: &Array, argnums: &[usize]) -> Result<Vec<Array>> {
+        // Gathered slices are scatter-added back; indices get zeros.
+        let axes: Vec<isize> = self.axes.iter().map(|&a| a as isize).collect();
+        argnums
+            .iter()
+            .map(|&i| match i {
+                0 => crate::scatter_add(&crate::zeros_like(&p[0])?, &p[1..], g, &axes),
+                _ => crate::zeros_like(&p[i]),
+            })
+            .collect()
+    }
+    fn jvp(&self, p: &[Array], tangents: &[Option<Array>], output: &Array) -> Result<Array> {
+        let Some(t) = &tangents[0] else {
+            return crate::zeros_like(output);
+        };
+        let axes: Vec<isize> = self.axes.iter().map(|&a| a as isize).collect();
+        gather(t, &p[1..], &axes, &self.slice_sizes)
+    }
+    fn vmap(&self, inputs: &[Array], axes: &[Option<usize>]) -> Result<(Array, Option<usize>)> {
+        let (a, indices) = (&inputs[0], &inputs[1..]);
+        let signed: Vec<isize> = self.axes.iter().map(|&x| x as isize).collect();
+        let idx_batched = axes[1..].iter().any(Option::is_some);
+        match (axes[0], idx_batched) {
+            (None, false) => Ok((gather(a, indices, &signed, &self.slice_sizes)?, None)),
+            (Some(ax), false) => {
+                // The batch axis is taken whole: it lands after the index dims.
+                let a2 = rules::batch_front(a, Some(ax))?;
+                let ax2: Vec<isize> = signed.iter().map(|&x| x + 1).collect();
+                let sizes: Vec<usize> = std::iter::once(a2.shape()[0])
+                    .chain(self.slice_sizes.iter().copied())
+                    .collect();
+                let ni = crate::primitives::shape_rules::broadcast_many(
+                    "gather",
+                    &indices.iter().collect::<Vec<_>>(),
+                )?
+                .len();
+                Ok((gather(&a2, indices, &ax2, &sizes)?, Some(ni)))
+            }
+            (None, true) => {
+                let (idx, _) = rules::align_batch(indices, &axes[1..])?;
+                Ok((gather(a, &idx, &signed, &self.slice_sizes)?, Some(0)))
+            }
+            (Some(ax), true) => {
+                // Index the batch axis of `a` with the batch position.
+                let a2 = rules::batch_front(a, Some(ax))?;
+                let b = a2.shape()[0];
+                let (mut idx, _) = rules::align_batch(indices, &axes[1..])?;
+                let rank = idx.iter().map(Array::ndim).max().unwrap_or(1);
+                let mut shape = vec![1; rank.max(1)];
+                shape[0] = b;
+                let pos = crate::arange(0.0, b as f64, 1.0, crate::DType::Int64)?;
+                idx.insert(0, rules::reshape_to(&pos, &shape)?);
+                let ax2: Vec<isize> = std::iter::once(0)
+                    .chain(signed.iter().map(|&x| x + 1))
+                    .collect();
+                let sizes: Vec<usize> = std::iter::once(1)
+                    .chain(self.slice_sizes.iter().copied())
+                    .collect();
+                let out = gather(&a2, &idx, &ax2, &sizes)?;
+                let batch_slice = out.ndim() - sizes.len();
+                Ok((
+                    crate::squeeze(&out, Some(&[batch_slice as isize]))?,
+                    Some(0),
+                ))
+            }
+        }
     }
     primitive_common!();
 }

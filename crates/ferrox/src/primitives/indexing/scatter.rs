@@ -15,6 +15,7 @@ use crate::dtype::Element;
 use crate::primitives::shape_rules::broadcast_shapes;
 use crate::primitives::{Operand, OutSpec, Primitive};
 use crate::runtime::memory::Pod;
+use crate::transforms::rules;
 use crate::{with_dtype, Array, Complex64, Error, Result};
 
 /// How a scatter combines each update with the value it lands on.
@@ -127,10 +128,233 @@ impl Primitive for Scatter {
             mode => with_dtype!(a.dtype, T => combine::<T>(mode, a, updates, &plan, out)),
         }
     }
+    /// scatter_add: `a` gets the cotangent, the updates its gathered
+    /// slices. scatter (set): as add, but the overwritten entries of `a`
+    /// get zero (with duplicate indices every duplicate update gets the
+    /// cotangent). prod, max and min have no rule.
+    fn vjp(&self, p: &[Array], g: &Array, _o: &Array, argnums: &[usize]) -> Result<Vec<Array>> {
+        self.require_linear("vjp")?;
+        let m = self.axes.len();
+        let (indices, updates) = (&p[1..1 + m], &p[1 + m]);
+        argnums
+            .iter()
+            .map(|&i| {
+                if i == 0 {
+                    match self.mode {
+                        ScatterMode::Add => Ok(g.clone()),
+                        _ => {
+                            let zero = crate::zeros(&[], g.dtype())?;
+                            let z = crate::broadcast_to(&zero, &self.full_shape(indices)?)?;
+                            self.rebuild(ScatterMode::Set, g, indices, &z)
+                        }
+                    }
+                } else if i == 1 + m {
+                    let axes: Vec<isize> = self.axes.iter().map(|&a| a as isize).collect();
+                    let gathered = crate::gather(g, indices, &axes, &self.slice)?;
+                    self.fold_to_updates(&gathered, updates, indices)
+                } else {
+                    crate::zeros_like(&p[i])
+                }
+            })
+            .collect()
+    }
+    fn jvp(&self, p: &[Array], tangents: &[Option<Array>], output: &Array) -> Result<Array> {
+        self.require_linear("jvp")?;
+        let m = self.axes.len();
+        if tangents[0].is_none() && tangents[1 + m].is_none() {
+            return crate::zeros_like(output);
+        }
+        let ta = rules::tangent_or_zeros(p, tangents, 0)?;
+        let tu = rules::tangent_or_zeros(p, tangents, 1 + m)?;
+        let tu = self.full_updates(&tu, &p[1..1 + m])?;
+        self.rebuild(self.mode, &ta, &p[1..1 + m], &tu)
+    }
+    fn vmap(&self, inputs: &[Array], axes: &[Option<usize>]) -> Result<(Array, Option<usize>)> {
+        let m = self.axes.len();
+        let (a, indices, updates) = (&inputs[0], &inputs[1..1 + m], &inputs[1 + m]);
+        if axes.iter().all(Option::is_none) {
+            return Ok((self.rebuild(self.mode, a, indices, updates)?, None));
+        }
+        let b = axes
+            .iter()
+            .zip(inputs)
+            .find_map(|(ax, x)| ax.map(|ax| x.shape()[ax]))
+            .unwrap_or(1);
+        // Every example writes into its own slab of a batched `a`: the
+        // batch position becomes an extra index on axis 0.
+        let a2 = match axes[0] {
+            Some(_) => rules::batch_front(a, axes[0])?,
+            None => {
+                let shape: Vec<usize> = std::iter::once(b)
+                    .chain(a.shape().iter().copied())
+                    .collect();
+                crate::broadcast_to(&crate::expand_dims(a, &[0])?, &shape)?
+            }
+        };
+        // Example index shape, from the unbatched view of the indices.
+        let ex_index: Vec<usize> = {
+            let shapes: Vec<Vec<usize>> = indices
+                .iter()
+                .zip(&axes[1..1 + m])
+                .map(|(x, ax)| {
+                    let mut s = x.shape().to_vec();
+                    if let Some(ax) = ax {
+                        s.remove(*ax);
+                    }
+                    s
+                })
+                .collect();
+            let mut shape: Vec<usize> = vec![];
+            for s in &shapes {
+                shape = crate::primitives::shape_rules::broadcast_shapes("scatter", &shape, s)?;
+            }
+            shape
+        };
+        let ri = ex_index.len();
+        let mut idx = Vec::with_capacity(m + 1);
+        let mut pos_shape = vec![1; ri + 1];
+        pos_shape[0] = b;
+        let pos = crate::arange(0.0, b as f64, 1.0, crate::DType::Int64)?;
+        idx.push(rules::reshape_to(&pos, &pos_shape)?);
+        for (x, ax) in indices.iter().zip(&axes[1..1 + m]) {
+            idx.push(match ax {
+                Some(_) => rules::pad_example_rank(&rules::batch_front(x, *ax)?, ri)?,
+                None => x.clone(),
+            });
+        }
+        // Updates in the full layout of one example, then batched:
+        // [b, index..., 1 (the batch slice), slice...].
+        let ex_updates = match axes[1 + m] {
+            Some(ax) => {
+                let u = rules::batch_front(updates, Some(ax))?;
+                let mut full = vec![b];
+                full.extend(&ex_index);
+                full.extend(&self.slice);
+                // Broadcast each example's updates to the full layout.
+                let u = match self.layout {
+                    UpdatesLayout::Full => {
+                        crate::broadcast_to(&rules::pad_example_rank(&u, full.len() - 1)?, &full)?
+                    }
+                    UpdatesLayout::Squeezed => self.squeezed_to_full_batched(&u, &ex_index, b)?,
+                };
+                crate::expand_dims(&u, &[1 + ri as isize])?
+            }
+            None => {
+                let u = self.full_updates_for(updates, &ex_index)?;
+                let mut full = vec![b];
+                full.extend(&ex_index);
+                full.extend(&self.slice);
+                let u = crate::broadcast_to(&u, &full)?;
+                crate::expand_dims(&u, &[1 + ri as isize])?
+            }
+        };
+        let ax2: Vec<isize> = std::iter::once(0)
+            .chain(self.axes.iter().map(|&x| x as isize + 1))
+            .collect();
+        let out = scatter_mode(self.mode, &a2, &idx, &ex_updates, &ax2)?;
+        Ok((out, Some(0)))
+    }
     primitive_common!();
 }
 
 impl Scatter {
+    /// Derivative rules exist for the linear modes (set, add) only.
+    fn require_linear(&self, transform: &str) -> Result<()> {
+        match self.mode {
+            ScatterMode::Set | ScatterMode::Add => Ok(()),
+            mode => Err(crate::primitives::no_rule(mode.name(), transform)),
+        }
+    }
+
+    /// The full-layout updates shape: the index shape then the slice.
+    fn full_shape(&self, indices: &[Array]) -> Result<Vec<usize>> {
+        Ok([index_shape(self.mode.name(), indices)?, self.slice.clone()].concat())
+    }
+
+    /// `updates` (this node's layout) as full-layout updates.
+    fn full_updates(&self, updates: &Array, indices: &[Array]) -> Result<Array> {
+        let ex_index = index_shape(self.mode.name(), indices)?;
+        self.full_updates_for(updates, &ex_index)
+    }
+
+    /// `updates` in the full layout for an index shape `ex_index`.
+    fn full_updates_for(&self, updates: &Array, ex_index: &[usize]) -> Result<Array> {
+        let full: Vec<usize> = [ex_index.to_vec(), self.slice.clone()].concat();
+        match self.layout {
+            UpdatesLayout::Full => crate::broadcast_to(updates, &full),
+            UpdatesLayout::Squeezed => {
+                let kept: Vec<usize> = (0..self.slice.len())
+                    .filter(|d| !self.axes.contains(d))
+                    .map(|d| self.slice[d])
+                    .collect();
+                let target: Vec<usize> = [ex_index.to_vec(), kept].concat();
+                let u = crate::broadcast_to(updates, &target)?;
+                let ni = ex_index.len() as isize;
+                let mut at: Vec<isize> = self.axes.iter().map(|&a| ni + a as isize).collect();
+                at.sort_unstable();
+                crate::broadcast_to(&crate::expand_dims(&u, &at)?, &full)
+            }
+        }
+    }
+
+    /// Batched squeezed updates `[b, ...]` as batched full-layout ones.
+    fn squeezed_to_full_batched(&self, u: &Array, ex_index: &[usize], b: usize) -> Result<Array> {
+        let kept: Vec<usize> = (0..self.slice.len())
+            .filter(|d| !self.axes.contains(d))
+            .map(|d| self.slice[d])
+            .collect();
+        let target: Vec<usize> = std::iter::once(b)
+            .chain(ex_index.iter().copied())
+            .chain(kept)
+            .collect();
+        let u = crate::broadcast_to(&rules::pad_example_rank(u, target.len() - 1)?, &target)?;
+        let ni = 1 + ex_index.len() as isize;
+        let mut at: Vec<isize> = self.axes.iter().map(|&a| ni + a as isize).collect();
+        at.sort_unstable();
+        let full: Vec<usize> = std::iter::once(b)
+            .chain(ex_index.iter().copied())
+            .chain(self.slice.iter().copied())
+            .collect();
+        crate::broadcast_to(&crate::expand_dims(&u, &at)?, &full)
+    }
+
+    /// A full-layout cotangent of the updates, folded back to `updates`'
+    /// layout and shape (summing where they were broadcast).
+    fn fold_to_updates(&self, g: &Array, updates: &Array, indices: &[Array]) -> Result<Array> {
+        let g = match self.layout {
+            UpdatesLayout::Full => g.clone(),
+            UpdatesLayout::Squeezed => {
+                let ni = index_shape(self.mode.name(), indices)?.len() as isize;
+                let at: Vec<isize> = self.axes.iter().map(|&a| ni + a as isize).collect();
+                crate::sum(g, Some(&at), false)?
+            }
+        };
+        rules::unbroadcast(&g, updates.shape())
+    }
+
+    /// A full-layout scatter of `mode` with this node's axes and slice.
+    fn rebuild(
+        &self,
+        mode: ScatterMode,
+        a: &Array,
+        indices: &[Array],
+        updates: &Array,
+    ) -> Result<Array> {
+        scatter_node(
+            mode,
+            a,
+            indices,
+            updates,
+            self.axes.clone(),
+            self.slice.clone(),
+            if updates.ndim() == index_shape(mode.name(), indices)?.len() + self.slice.len() {
+                UpdatesLayout::Full
+            } else {
+                self.layout
+            },
+        )
+    }
+
     /// Strides of the updates over the grid `index_shape + slice`.
     fn update_strides(&self, updates: &Operand<'_>, index_shape: &[usize]) -> Vec<isize> {
         let grid = [index_shape, &self.slice].concat();

@@ -1,6 +1,7 @@
 //! Unit tests of the join ops: values against naive loops, dtypes of every
 //! element size, non-contiguous inputs, storage sharing of split and
 //! meshgrid, and error cases.
+#![allow(clippy::cloned_ref_to_slice_refs)] // test code: kept as written
 
 use super::*;
 use crate::primitives::views::{transpose, SliceArg};

@@ -2,6 +2,7 @@
 //! broadcast inputs straight into the kernels, the SIMD tails and the
 //! parallel path, half types against `f32`, and proptests against naive
 //! loops.
+#![allow(clippy::type_complexity)] // test code: kept as written
 
 use super::element::{round_decimals, round_int_decimals};
 use super::rules::{output_dtype, plan, Plan};

@@ -1,5 +1,6 @@
 //! Unit tests of the view ops: storage sharing, values of view chains
 //! against naive index arithmetic, and error cases.
+#![allow(clippy::reversed_empty_ranges)] // test code: kept as written
 
 use super::*;
 use crate::array::row_major_strides;
