@@ -403,11 +403,17 @@ impl Array {
 }
 
 /// Product of `shape`, or an error naming `op` if it overflows.
+///
+/// As in numpy, the product of the non-zero dimensions must fit too (with
+/// room for 16-byte elements as `isize` byte offsets), even when another
+/// dimension is 0: strides are products of dimensions and must not overflow.
 pub(crate) fn checked_numel(op: &str, shape: &[usize]) -> Result<usize> {
     shape
         .iter()
+        .filter(|&&d| d != 0)
         .try_fold(1usize, |acc, &d| acc.checked_mul(d))
-        .filter(|&n| n.checked_mul(16).is_some())
+        .filter(|&n| n <= isize::MAX as usize / 16)
+        .map(|n| if shape.contains(&0) { 0 } else { n })
         .ok_or_else(|| Error::value(op, format!("shape {shape:?} has too many elements")))
 }
 

@@ -46,7 +46,12 @@ impl Primitive for Fill {
 /// # Ok::<(), ferrox::Error>(())
 /// ```
 pub fn full(shape: &[usize], value: f64, dtype: DType) -> Result<Array> {
-    checked_numel("full", shape)?;
+    fill("full", shape, value, dtype)
+}
+
+/// [`full`], with errors naming `op` (`zeros`, `ones`, ...).
+fn fill(op: &str, shape: &[usize], value: f64, dtype: DType) -> Result<Array> {
+    checked_numel(op, shape)?;
     Ok(Array::from_op(
         shape.to_vec(),
         dtype,
@@ -62,7 +67,7 @@ pub fn full(shape: &[usize], value: f64, dtype: DType) -> Result<Array> {
 /// # Ok::<(), ferrox::Error>(())
 /// ```
 pub fn zeros(shape: &[usize], dtype: DType) -> Result<Array> {
-    full(shape, 0.0, dtype)
+    fill("zeros", shape, 0.0, dtype)
 }
 
 /// An array of ones.
@@ -72,7 +77,7 @@ pub fn zeros(shape: &[usize], dtype: DType) -> Result<Array> {
 /// # Ok::<(), ferrox::Error>(())
 /// ```
 pub fn ones(shape: &[usize], dtype: DType) -> Result<Array> {
-    full(shape, 1.0, dtype)
+    fill("ones", shape, 1.0, dtype)
 }
 
 /// Zeros with the shape and dtype of `a`.
@@ -83,7 +88,7 @@ pub fn ones(shape: &[usize], dtype: DType) -> Result<Array> {
 /// # Ok::<(), ferrox::Error>(())
 /// ```
 pub fn zeros_like(a: &Array) -> Result<Array> {
-    zeros(a.shape(), a.dtype())
+    fill("zeros_like", a.shape(), 0.0, a.dtype())
 }
 /// Ones with the shape and dtype of `a`.
 ///
@@ -93,7 +98,7 @@ pub fn zeros_like(a: &Array) -> Result<Array> {
 /// # Ok::<(), ferrox::Error>(())
 /// ```
 pub fn ones_like(a: &Array) -> Result<Array> {
-    ones(a.shape(), a.dtype())
+    fill("ones_like", a.shape(), 1.0, a.dtype())
 }
 /// `value` with the shape and dtype of `a`.
 ///
@@ -185,6 +190,7 @@ pub fn linspace(start: f64, stop: f64, num: usize, dtype: DType) -> Result<Array
             format!("dtype {dtype} is not a float type"),
         ));
     }
+    checked_numel("linspace", &[num])?;
     let step = if num > 1 {
         (stop - start) / (num - 1) as f64
     } else {
@@ -221,7 +227,9 @@ impl Primitive for Diagonal2d {
         with_dtype!(out.dtype, T => {
             let (one, zero) = (T::from_f64(1.0), T::from_f64(0.0));
             let dst = st.as_mut_slice::<T>();
-            for r in 0..n {
+            // An empty output has nothing to fill (n may be huge when m is 0).
+            let rows = if m == 0 { 0 } else { n };
+            for r in 0..rows {
                 for c in 0..m {
                     let d = c as isize - r as isize;
                     let on = if self.lower { d <= self.k } else { d == self.k };
@@ -249,8 +257,13 @@ impl Primitive for Diagonal2d {
 /// # Ok::<(), ferrox::Error>(())
 /// ```
 pub fn eye(n: usize, m: Option<usize>, k: isize, dtype: DType) -> Result<Array> {
+    eye_named("eye", n, m, k, dtype)
+}
+
+/// [`eye`], with errors naming `op`.
+fn eye_named(op: &str, n: usize, m: Option<usize>, k: isize, dtype: DType) -> Result<Array> {
     let m = m.unwrap_or(n);
-    checked_numel("eye", &[n, m])?;
+    checked_numel(op, &[n, m])?;
     Ok(Array::from_op(
         vec![n, m],
         dtype,
@@ -266,7 +279,7 @@ pub fn eye(n: usize, m: Option<usize>, k: isize, dtype: DType) -> Result<Array> 
 /// # Ok::<(), ferrox::Error>(())
 /// ```
 pub fn identity(n: usize, dtype: DType) -> Result<Array> {
-    eye(n, None, 0, dtype)
+    eye_named("identity", n, None, 0, dtype)
 }
 
 /// Ones at and below diagonal `k` of an `n x m` matrix.

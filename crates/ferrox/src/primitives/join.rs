@@ -245,6 +245,9 @@ impl From<&[isize]> for Sections {
     }
 }
 
+/// Most parts [`split`] makes of an empty axis.
+const MAX_EMPTY_SECTIONS: usize = 1 << 16;
+
 /// Splits `a` along `axis` into views: `sections` equal parts, or at the
 /// given indices.
 ///
@@ -268,6 +271,17 @@ pub fn split(a: &Array, sections: impl Into<Sections>, axis: isize) -> Result<Ve
             ))
         }
         Sections::Count(k) => {
+            // An empty axis splits into k empty parts; bound k so the list
+            // of parts cannot exhaust memory.
+            if n == 0 && k > MAX_EMPTY_SECTIONS {
+                return Err(Error::value(
+                    "split",
+                    format!(
+                        "axis {ax} of size 0 cannot be split into {k} sections (at most \
+                         {MAX_EMPTY_SECTIONS})"
+                    ),
+                ));
+            }
             if n % k != 0 {
                 return Err(Error::value(
                     "split",
@@ -325,10 +339,12 @@ pub fn tile(a: &Array, reps: &[usize]) -> Result<Array> {
     checked_numel("tile", &out)?;
     // [1, d0, 1, d1, ...] broadcast to [r0, d0, r1, d1, ...], then merged.
     let spread: Vec<usize> = shape.iter().flat_map(|&d| [1, d]).collect();
+    // An empty axis stays empty whatever its reps: use 0 so the
+    // intermediate shape is no bigger than the output.
     let target: Vec<usize> = shape
         .iter()
         .zip(&reps)
-        .flat_map(|(&d, &r)| [r, d])
+        .flat_map(|(&d, &r)| [if d == 0 { 0 } else { r }, d])
         .collect();
     let b = broadcast_to(&reshape_to(a, spread), &target)?;
     Ok(reshape_to(&b, out))
@@ -359,7 +375,9 @@ pub fn repeat(a: &Array, repeats: usize, axis: Option<isize>) -> Result<Array> {
     let mut spread = a.shape().to_vec();
     spread.insert(ax + 1, 1);
     let mut target = spread.clone();
-    target[ax + 1] = repeats;
+    // An empty axis stays empty: use 0 repeats so the intermediate shape is
+    // no bigger than the output.
+    target[ax + 1] = if out[ax] == 0 { 0 } else { repeats };
     let b = broadcast_to(&reshape_to(&a, spread), &target)?;
     Ok(reshape_to(&b, out))
 }

@@ -502,7 +502,10 @@ fn label_sizes(spec: &str, subs: &Subscripts, shapes: &[&[usize]]) -> Result<Vec
                             ),
                         ));
                     }
-                    *s = (*s).max(d);
+                    // A size-1 axis broadcasts to the other size (0 too).
+                    if *s == 1 {
+                        *s = d;
+                    }
                 }
             }
         }
@@ -646,7 +649,11 @@ fn contract_pair(a: Labeled, b: Labeled, needed: &[Label]) -> Result<Labeled> {
             .iter()
             .map(|&l| {
                 if summed.contains(&l) {
-                    t.size_of(l).max(other.size_of(l))
+                    // Sizes agree or one is 1 (which broadcasts, also to 0).
+                    match t.size_of(l) {
+                        1 => other.size_of(l),
+                        d => d,
+                    }
                 } else {
                     t.size_of(l)
                 }

@@ -221,17 +221,24 @@ pub fn r#where(condition: &Array, x: &Array, y: &Array) -> Result<Array> {
 /// # Ok::<(), ferrox::Error>(())
 /// ```
 pub fn clip(a: &Array, min: Option<&Array>, max: Option<&Array>) -> Result<Array> {
+    let op = "clip";
+    if min.is_none() && max.is_none() {
+        return Err(Error::value(
+            op,
+            "at least one of min and max must be given",
+        ));
+    }
+    let all: Vec<&Array> = [Some(a), min, max].into_iter().flatten().collect();
+    broadcast_many(op, &all)?;
+    // Errors of the two steps (e.g. complex dtypes) are clip's own.
+    let as_clip = |e: Error| Error::new(e.kind(), op, e.message());
     let lower = match min {
-        Some(lo) => maximum(a, lo)?,
+        Some(lo) => maximum(a, lo).map_err(as_clip)?,
         None => a.clone(),
     };
     match max {
-        Some(hi) => minimum(&lower, hi),
-        None if min.is_some() => Ok(lower),
-        None => Err(Error::value(
-            "clip",
-            "at least one of min and max must be given",
-        )),
+        Some(hi) => minimum(&lower, hi).map_err(as_clip),
+        None => Ok(lower),
     }
 }
 

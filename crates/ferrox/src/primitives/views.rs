@@ -595,6 +595,14 @@ impl Primitive for Slice {
 /// Builds a slice node from per-axis (start, len, step); returns `a` itself
 /// when every axis is selected whole.
 pub(crate) fn slice_parts(a: &Array, parts: &[(isize, usize, isize)]) -> Array {
+    // The step of an axis with at most one selected element is never taken:
+    // make it 1, so that a huge step (isize::MIN) cannot overflow
+    // `step * stride` in the kernel. With two or more elements the step is
+    // bounded by the axis size.
+    let parts: Vec<(isize, usize, isize)> = parts
+        .iter()
+        .map(|&(b, n, k)| if n <= 1 { (b, n, 1) } else { (b, n, k) })
+        .collect();
     let whole = parts
         .iter()
         .zip(a.shape())

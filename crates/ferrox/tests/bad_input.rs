@@ -1,0 +1,982 @@
+//! Bad-input sweep: every public op, called with random shapes (rank 0-4,
+//! dims 0-5, zero-size included), every dtype, random axes (out of range,
+//! negative, repeated), random indices (out of range, negative, extreme) and
+//! random sizes (0, 1, ..., `usize::MAX`, `isize::MIN` steps, overflowing
+//! products), must never panic, abort or misbehave: it either builds a node
+//! that evaluates (to a value or to an error) or returns an `Err` whose
+//! message starts with the op's name.
+//!
+//! Each call runs inside `catch_unwind`, and so does the `eval` of its
+//! result. Set `BAD_INPUT_COLLECT=1` to print every finding (`BUG: ...`)
+//! instead of failing on the first one.
+
+use ferrox as fx;
+use ferrox::{
+    Array, Complex64, DType, ErrorKind, PadMode, Result, Sections, SliceArg, TensordotAxes,
+};
+use proptest::prelude::*;
+use proptest::test_runner::TestCaseError;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+type TestResult = std::result::Result<(), TestCaseError>;
+
+// ------------------------------------------------------------------ checking
+
+fn panic_msg(p: &(dyn std::any::Any + Send)) -> String {
+    if let Some(s) = p.downcast_ref::<&str>() {
+        s.to_string()
+    } else if let Some(s) = p.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "<non-string panic>".to_string()
+    }
+}
+
+fn report(msg: String) -> TestResult {
+    if std::env::var_os("BAD_INPUT_COLLECT").is_some() {
+        eprintln!("BUG: {msg}");
+        Ok(())
+    } else {
+        Err(TestCaseError::fail(msg))
+    }
+}
+
+/// What an op returns: one array or several.
+trait Outputs {
+    fn arrays(self) -> Vec<Array>;
+}
+impl Outputs for Array {
+    fn arrays(self) -> Vec<Array> {
+        vec![self]
+    }
+}
+impl Outputs for Vec<Array> {
+    fn arrays(self) -> Vec<Array> {
+        self
+    }
+}
+
+/// Largest output the sweep evaluates; bigger (but allocatable) results are
+/// only built. Results of at least `HUGE_BYTES` are evaluated too: their
+/// allocation must fail with an error, not abort.
+const EVAL_LIMIT_BYTES: usize = 16 << 20;
+const HUGE_BYTES: usize = 1 << 46;
+
+/// Runs `f` (building `op`'s node) and evaluates the result, both inside
+/// `catch_unwind`; errors must start with `op: `.
+fn check<R: Outputs>(op: &str, f: impl FnOnce() -> Result<R>) -> TestResult {
+    check_as(op, &[op], f)
+}
+
+/// Like [`check`], but an error may also start with one of `names` (ops
+/// that are documented spellings of the same thing, e.g. a method).
+fn check_as<R: Outputs>(op: &str, names: &[&str], f: impl FnOnce() -> Result<R>) -> TestResult {
+    let named = |s: &str| names.iter().any(|n| s.starts_with(&format!("{n}: ")));
+    if std::env::var_os("BAD_INPUT_TRACE").is_some() {
+        eprintln!("op {op}");
+    }
+    let built = match catch_unwind(AssertUnwindSafe(f)) {
+        Err(p) => return report(format!("{op}: panicked while building: {}", panic_msg(&*p))),
+        Ok(r) => r,
+    };
+    let outs = match built {
+        Err(e) => {
+            let s = e.to_string();
+            if !named(&s) {
+                return report(format!(
+                    "{op}: error does not start with the op name: {s:?}"
+                ));
+            }
+            if e.op() == s || e.message().is_empty() {
+                return report(format!("{op}: empty error message: {s:?}"));
+            }
+            return Ok(());
+        }
+        Ok(r) => r.arrays(),
+    };
+    for o in &outs {
+        let n = o
+            .shape()
+            .iter()
+            .try_fold(1usize, |acc, &d| acc.checked_mul(d));
+        let bytes = n.and_then(|n| n.checked_mul(o.dtype().size()));
+        match bytes {
+            None => {
+                return report(format!(
+                    "{op}: returned Ok with shape {:?} whose size overflows",
+                    o.shape()
+                ))
+            }
+            Some(b) if b > EVAL_LIMIT_BYTES && b < HUGE_BYTES => return Ok(()),
+            _ => {}
+        }
+    }
+    match catch_unwind(AssertUnwindSafe(|| fx::eval(&outs))) {
+        Err(p) => report(format!(
+            "{op}: panicked while evaluating: {}",
+            panic_msg(&*p)
+        )),
+        Ok(Err(e)) => {
+            let s = e.to_string();
+            if e.kind() == ErrorKind::Memory || named(&s) {
+                Ok(())
+            } else {
+                report(format!(
+                    "{op}: eval error does not start with the op name: {s:?}"
+                ))
+            }
+        }
+        Ok(Ok(())) => Ok(()),
+    }
+}
+
+// ---------------------------------------------------------------- strategies
+
+/// Element values: small, boundary, huge, non-finite (cast to each dtype).
+const VALUES: &[f64] = &[
+    0.0,
+    1.0,
+    -1.0,
+    2.0,
+    -2.0,
+    3.0,
+    0.5,
+    -0.5,
+    7.0,
+    100.0,
+    127.0,
+    -128.0,
+    255.0,
+    65535.0,
+    1e10,
+    -1e10,
+    1e19,
+    -1e19,
+    f64::NAN,
+    f64::INFINITY,
+    f64::NEG_INFINITY,
+];
+
+/// A data array: shape, dtype, values (indices into `VALUES`, cycled) and
+/// whether it is a transposed (non-contiguous) view.
+#[derive(Debug, Clone)]
+struct Spec {
+    shape: Vec<usize>,
+    dtype: DType,
+    vals: Vec<u8>,
+    transposed: bool,
+}
+
+/// An index array: shape, dtype (mostly integer) and values (cycled).
+#[derive(Debug, Clone)]
+struct ISpec {
+    shape: Vec<usize>,
+    dtype: DType,
+    vals: Vec<i64>,
+}
+
+const INT_DTYPES: [DType; 8] = [
+    DType::UInt8,
+    DType::UInt16,
+    DType::UInt32,
+    DType::UInt64,
+    DType::Int8,
+    DType::Int16,
+    DType::Int32,
+    DType::Int64,
+];
+
+fn dim() -> impl Strategy<Value = usize> {
+    0usize..=5
+}
+fn shape() -> impl Strategy<Value = Vec<usize>> {
+    prop::collection::vec(dim(), 0..=4)
+}
+fn dtype() -> BoxedStrategy<DType> {
+    prop::sample::select(DType::ALL.to_vec()).boxed()
+}
+fn index_dtype() -> BoxedStrategy<DType> {
+    prop_oneof![6 => prop::sample::select(INT_DTYPES.to_vec()), 1 => dtype()].boxed()
+}
+fn spec_of(shape: impl Strategy<Value = Vec<usize>>) -> impl Strategy<Value = Spec> {
+    (
+        shape,
+        dtype(),
+        prop::collection::vec(any::<u8>(), 1..8),
+        any::<bool>(),
+    )
+        .prop_map(|(shape, dtype, vals, transposed)| Spec {
+            shape,
+            dtype,
+            vals,
+            transposed,
+        })
+}
+fn spec() -> impl Strategy<Value = Spec> {
+    spec_of(shape())
+}
+fn index_val() -> BoxedStrategy<i64> {
+    prop_oneof![
+        10 => -8i64..8,
+        1 => prop::sample::select(vec![
+            i64::MIN,
+            i64::MAX,
+            i32::MIN as i64,
+            i32::MAX as i64,
+            u32::MAX as i64,
+            1 << 40,
+            -(1 << 40),
+        ]),
+    ]
+    .boxed()
+}
+fn ispec_of(shape: impl Strategy<Value = Vec<usize>>) -> impl Strategy<Value = ISpec> {
+    (
+        shape,
+        index_dtype(),
+        prop::collection::vec(index_val(), 1..6),
+    )
+        .prop_map(|(shape, dtype, vals)| ISpec { shape, dtype, vals })
+}
+fn ispec() -> impl Strategy<Value = ISpec> {
+    ispec_of(shape())
+}
+/// An axis: mostly near the valid range, sometimes extreme.
+fn axis() -> BoxedStrategy<isize> {
+    prop_oneof![
+        10 => -6isize..6,
+        1 => prop::sample::select(vec![isize::MIN, isize::MIN + 1, isize::MAX, i32::MIN as isize]),
+    ]
+    .boxed()
+}
+fn axes() -> impl Strategy<Value = Option<Vec<isize>>> {
+    prop::option::weighted(0.8, prop::collection::vec(axis(), 0..=5))
+}
+/// A signed amount (offset, shift, slice bound, kth).
+fn offset() -> BoxedStrategy<isize> {
+    prop_oneof![
+        10 => -7isize..7,
+        1 => prop::sample::select(vec![
+            isize::MIN,
+            isize::MIN + 1,
+            isize::MAX,
+            isize::MAX - 1,
+            i32::MIN as isize,
+            1 << 40,
+        ]),
+    ]
+    .boxed()
+}
+/// A size or count: mostly small, sometimes enormous.
+fn size() -> BoxedStrategy<usize> {
+    prop_oneof![
+        10 => 0usize..6,
+        1 => prop::sample::select(vec![
+            usize::MAX,
+            usize::MAX - 1,
+            usize::MAX / 2,
+            isize::MAX as usize,
+            (isize::MAX as usize) + 1,
+            1 << 62,
+            1 << 40,
+            1 << 32,
+            1 << 31,
+        ]),
+    ]
+    .boxed()
+}
+/// A shape that may hold enormous dims (overflowing products).
+fn big_shape() -> impl Strategy<Value = Vec<usize>> {
+    prop::collection::vec(size(), 0..=4)
+}
+/// A reshape target: dims, `-1`, other negatives, huge values.
+fn reshape_dims() -> impl Strategy<Value = Vec<isize>> {
+    prop::collection::vec(
+        prop_oneof![
+            10 => -2isize..7,
+            1 => prop::sample::select(vec![isize::MIN, isize::MAX, 1 << 40, 1 << 62]),
+        ],
+        0..=5,
+    )
+}
+fn finite_or_not() -> BoxedStrategy<f64> {
+    prop_oneof![
+        8 => -10.0f64..10.0,
+        1 => prop::sample::select(vec![
+            0.0,
+            f64::NAN,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+            1e300,
+            -1e300,
+            f64::MIN_POSITIVE,
+            1e18,
+            -1e18,
+            9.3e18,
+        ]),
+    ]
+    .boxed()
+}
+
+// ---------------------------------------------------------------- building
+
+fn values(n: usize, vals: &[u8]) -> Vec<f64> {
+    (0..n)
+        .map(|i| VALUES[vals[i % vals.len()] as usize % VALUES.len()])
+        .collect()
+}
+
+fn numel(shape: &[usize]) -> usize {
+    shape.iter().product()
+}
+
+/// Builds and evaluates `s`. Building inputs goes through `from_slice`,
+/// `astype` and `transpose`; a failure there is a finding for `astype`.
+fn build(s: &Spec) -> std::result::Result<Array, TestCaseError> {
+    let r = catch_unwind(AssertUnwindSafe(|| -> Result<Array> {
+        let data = values(numel(&s.shape), &s.vals);
+        let a = if s.transposed && s.shape.len() >= 2 {
+            let rev: Vec<usize> = s.shape.iter().rev().copied().collect();
+            let a = fx::astype(&Array::from_slice(&data, &rev)?, s.dtype)?;
+            fx::transpose(&a, None)?
+        } else {
+            fx::astype(&Array::from_slice(&data, &s.shape)?, s.dtype)?
+        };
+        a.eval()?;
+        Ok(a)
+    }));
+    match r {
+        Ok(Ok(a)) => Ok(a),
+        Ok(Err(e)) => Err(TestCaseError::fail(format!(
+            "building input {s:?} failed: {e}"
+        ))),
+        Err(p) => Err(TestCaseError::fail(format!(
+            "astype: panicked building input {s:?}: {}",
+            panic_msg(&*p)
+        ))),
+    }
+}
+
+fn build_idx(s: &ISpec) -> std::result::Result<Array, TestCaseError> {
+    let r = catch_unwind(AssertUnwindSafe(|| -> Result<Array> {
+        let n = numel(&s.shape);
+        let data: Vec<i64> = (0..n).map(|i| s.vals[i % s.vals.len()]).collect();
+        let a = fx::astype(&Array::from_slice(&data, &s.shape)?, s.dtype)?;
+        a.eval()?;
+        Ok(a)
+    }));
+    match r {
+        Ok(Ok(a)) => Ok(a),
+        Ok(Err(e)) => Err(TestCaseError::fail(format!(
+            "building index input {s:?} failed: {e}"
+        ))),
+        Err(p) => Err(TestCaseError::fail(format!(
+            "astype: panicked building index input {s:?}: {}",
+            panic_msg(&*p)
+        ))),
+    }
+}
+
+/// A second shape related to `a`: equal, broadcastable (some dims 1, leading
+/// dims dropped), or unrelated.
+fn related_shape(a: &[usize], mode: u8, other: &[usize], mask: u8) -> Vec<usize> {
+    match mode % 4 {
+        0 => a.to_vec(),
+        1 => a
+            .iter()
+            .enumerate()
+            .map(|(i, &d)| if mask & (1 << i) != 0 { 1 } else { d })
+            .collect(),
+        2 => a[(mask as usize % (a.len() + 1))..].to_vec(),
+        _ => other.to_vec(),
+    }
+}
+
+fn with_shape(s: &Spec, shape: Vec<usize>) -> Spec {
+    Spec { shape, ..s.clone() }
+}
+
+fn opt(v: &Option<Vec<isize>>) -> Option<&[isize]> {
+    v.as_deref()
+}
+
+/// `cases` per sweep, or `BAD_INPUT_CASES` when set (for longer hunts).
+fn cfg(cases: u32) -> ProptestConfig {
+    let cases = std::env::var("BAD_INPUT_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(cases);
+    ProptestConfig {
+        cases,
+        failure_persistence: None,
+        ..ProptestConfig::default()
+    }
+}
+
+// ------------------------------------------------------------------- sweeps
+
+type Unary = fn(&Array) -> Result<Array>;
+type Binary = fn(&Array, &Array) -> Result<Array>;
+
+const UNARY: &[(&str, Unary)] = &[
+    ("abs", fx::abs),
+    ("arccos", fx::arccos),
+    ("arccosh", fx::arccosh),
+    ("arcsin", fx::arcsin),
+    ("arcsinh", fx::arcsinh),
+    ("arctan", fx::arctan),
+    ("arctanh", fx::arctanh),
+    ("bitwise_invert", fx::bitwise_invert),
+    ("ceil", fx::ceil),
+    ("conjugate", fx::conjugate),
+    ("cos", fx::cos),
+    ("cosh", fx::cosh),
+    ("erf", fx::erf),
+    ("erfinv", fx::erfinv),
+    ("exp", fx::exp),
+    ("expm1", fx::expm1),
+    ("floor", fx::floor),
+    ("imag", fx::imag),
+    ("isfinite", fx::isfinite),
+    ("isinf", fx::isinf),
+    ("isnan", fx::isnan),
+    ("log", fx::log),
+    ("log10", fx::log10),
+    ("log1p", fx::log1p),
+    ("log2", fx::log2),
+    ("logical_not", fx::logical_not),
+    ("negative", fx::negative),
+    ("real", fx::real),
+    ("reciprocal", fx::reciprocal),
+    ("rsqrt", fx::rsqrt),
+    ("sigmoid", fx::sigmoid),
+    ("sign", fx::sign),
+    ("sin", fx::sin),
+    ("sinh", fx::sinh),
+    ("sqrt", fx::sqrt),
+    ("square", fx::square),
+    ("tan", fx::tan),
+    ("tanh", fx::tanh),
+    ("contiguous", fx::contiguous),
+    ("zeros_like", fx::zeros_like),
+    ("ones_like", fx::ones_like),
+];
+
+const BINARY: &[(&str, Binary)] = &[
+    ("add", fx::add),
+    ("arctan2", fx::arctan2),
+    ("bitwise_and", fx::bitwise_and),
+    ("bitwise_or", fx::bitwise_or),
+    ("bitwise_xor", fx::bitwise_xor),
+    ("divide", fx::divide),
+    ("equal", fx::equal),
+    ("floor_divide", fx::floor_divide),
+    ("greater", fx::greater),
+    ("greater_equal", fx::greater_equal),
+    ("left_shift", fx::left_shift),
+    ("less", fx::less),
+    ("less_equal", fx::less_equal),
+    ("logaddexp", fx::logaddexp),
+    ("logical_and", fx::logical_and),
+    ("logical_or", fx::logical_or),
+    ("maximum", fx::maximum),
+    ("minimum", fx::minimum),
+    ("multiply", fx::multiply),
+    ("not_equal", fx::not_equal),
+    ("power", fx::power),
+    ("remainder", fx::remainder),
+    ("right_shift", fx::right_shift),
+    ("subtract", fx::subtract),
+];
+
+proptest! {
+    #![proptest_config(cfg(96))]
+
+    /// Creation ops with random (often enormous) shapes, counts and ranges.
+    #[test]
+    fn sweep_creation(
+        shape in big_shape(),
+        small in shape(),
+        dt in dtype(),
+        value in finite_or_not(),
+        start in finite_or_not(),
+        stop in finite_or_not(),
+        step in finite_or_not(),
+        n in size(),
+        m in prop::option::of(size()),
+        k in offset(),
+        like in spec(),
+    ) {
+        check("full", || fx::full(&shape, value, dt))?;
+        check("zeros", || fx::zeros(&shape, dt))?;
+        check("ones", || fx::ones(&small, dt))?;
+        check("arange", || fx::arange(start, stop, step, dt))?;
+        check("arange", || fx::arange(0.0, stop, 1.0, dt))?;
+        check("linspace", || fx::linspace(start, stop, n, dt))?;
+        check("eye", || fx::eye(n, m, k, dt))?;
+        check("identity", || fx::identity(n, dt))?;
+        check("tri", || fx::tri(n, m, k, dt))?;
+        let a = build(&like)?;
+        check("full_like", || fx::full_like(&a, value))?;
+    }
+
+    /// Unary ops, casts and views on every dtype.
+    #[test]
+    fn sweep_unary(s in spec(), dt in dtype(), decimals in prop_oneof![-4i32..4, Just(i32::MAX), Just(i32::MIN)]) {
+        let a = build(&s)?;
+        for (name, f) in UNARY {
+            check(name, || f(&a))?;
+        }
+        check("round", || fx::round(&a, decimals))?;
+        check("astype", || fx::astype(&a, dt))?;
+        check("view", || fx::view(&a, dt))?;
+        check("stop_gradient", || fx::stop_gradient(&a))?;
+        check("negative", || -&a)?;
+    }
+
+    /// Binary and ternary ops, with equal, broadcastable and unrelated shapes.
+    #[test]
+    fn sweep_binary(
+        sa in spec(),
+        sb in spec(),
+        sc in spec(),
+        mode in any::<u8>(),
+        mask in any::<u8>(),
+        rtol in finite_or_not(),
+        atol in finite_or_not(),
+        nan in finite_or_not(),
+        equal_nan in any::<bool>(),
+    ) {
+        let a = build(&sa)?;
+        let b = build(&with_shape(&sb, related_shape(&sa.shape, mode, &sb.shape, mask)))?;
+        let c = build(&with_shape(&sc, related_shape(&sa.shape, mode / 4, &sc.shape, mask / 3)))?;
+        for (name, f) in BINARY {
+            check(name, || f(&a, &b))?;
+        }
+        check("add", || &a + &b)?;
+        check("add", || &a + 2.5)?;
+        check("multiply", || &a * 3)?;
+        check("left_shift", || fx::left_shift(&a, &Array::from(200)))?;
+        check("power", || fx::power(&a, &Array::from(-1)))?;
+        check("where", || fx::r#where(&a, &b, &c))?;
+        check("clip", || fx::clip(&a, Some(&b), Some(&c)))?;
+        check("clip", || fx::clip(&a, None, Some(&c)))?;
+        check("clip", || fx::clip(&a, None, None))?;
+        check("isclose", || fx::isclose(&a, &b, rtol, atol, equal_nan))?;
+        check("allclose", || fx::allclose(&a, &b, rtol, atol, equal_nan))?;
+        check("array_equal", || fx::array_equal(&a, &b, equal_nan))?;
+        check("nan_to_num", || fx::nan_to_num(&a, nan, Some(rtol), None))?;
+        check("broadcast_arrays", || fx::broadcast_arrays(&[a.clone(), b.clone(), c.clone()]))?;
+    }
+
+    /// Reductions, scans, softmax and sorting with random axes.
+    #[test]
+    fn sweep_reduce(
+        s in spec(),
+        ax in axes(),
+        one in prop::option::weighted(0.85, axis()),
+        keepdims in any::<bool>(),
+        flags in any::<(bool, bool)>(),
+        ddof in prop_oneof![-3i32..6, Just(i32::MAX), Just(i32::MIN)],
+        kth in offset(),
+        k in size(),
+    ) {
+        let a = build(&s)?;
+        let axs = opt(&ax);
+        check("sum", || fx::sum(&a, axs, keepdims))?;
+        check("prod", || fx::prod(&a, axs, keepdims))?;
+        check("mean", || fx::mean(&a, axs, keepdims))?;
+        check("var", || fx::var(&a, axs, keepdims, ddof))?;
+        check("std", || fx::std(&a, axs, keepdims, ddof))?;
+        check("max", || fx::max(&a, axs, keepdims))?;
+        check("min", || fx::min(&a, axs, keepdims))?;
+        check("all", || fx::all(&a, axs, keepdims))?;
+        check("any", || fx::any(&a, axs, keepdims))?;
+        check("argmax", || fx::argmax(&a, one, keepdims))?;
+        check("argmin", || fx::argmin(&a, one, keepdims))?;
+        check("cumsum", || fx::cumsum(&a, one, flags.0, flags.1))?;
+        check("cumprod", || fx::cumprod(&a, one, flags.0, flags.1))?;
+        check("cummax", || fx::cummax(&a, one, flags.0, flags.1))?;
+        check("cummin", || fx::cummin(&a, one, flags.0, flags.1))?;
+        check("logsumexp", || fx::logsumexp(&a, axs, keepdims))?;
+        check("softmax", || fx::softmax(&a, axs, flags.0))?;
+        check("sort", || fx::sort(&a, one))?;
+        check("argsort", || fx::argsort(&a, one))?;
+        check("partition", || fx::partition(&a, kth, one))?;
+        check("argpartition", || fx::argpartition(&a, kth, one))?;
+        check("topk", || fx::topk(&a, k, one))?;
+    }
+
+    /// Reshaping, axis permutations, broadcasting, slicing.
+    #[test]
+    fn sweep_views(
+        s in spec(),
+        dims in reshape_dims(),
+        a1 in axis(),
+        a2 in axis(),
+        ax in prop::collection::vec(axis(), 0..=5),
+        perm in prop::option::weighted(0.8, prop::collection::vec(0usize..6, 0..=5)),
+        target in prop_oneof![3 => shape(), 1 => big_shape()],
+        starts in prop::collection::vec(offset(), 0..=5),
+        stops in prop::collection::vec(offset(), 0..=5),
+        steps in prop::collection::vec(prop_oneof![4 => -3isize..4, 1 => offset()], 0..=5),
+        sq in axes(),
+        idx in prop::collection::vec(
+            prop_oneof![
+                (offset(), offset(), offset()).prop_map(|(a, b, c)| SliceArg::range(Some(a), Some(b), c)),
+                (prop::option::of(-6isize..6), prop::option::of(-6isize..6), -3isize..3)
+                    .prop_map(|(a, b, c)| SliceArg::range(a, b, c)),
+                offset().prop_map(SliceArg::Index),
+                Just(SliceArg::NewAxis),
+                Just(SliceArg::Ellipsis),
+                Just(SliceArg::FULL),
+            ],
+            0..=5,
+        ),
+        offs in offset(),
+    ) {
+        let a = build(&s)?;
+        check("reshape", || fx::reshape(&a, &dims))?;
+        check("flatten", || fx::flatten(&a, a1, a2))?;
+        check("unflatten", || fx::unflatten(&a, a1, &dims))?;
+        check("squeeze", || fx::squeeze(&a, opt(&sq)))?;
+        check("expand_dims", || fx::expand_dims(&a, &ax))?;
+        check("transpose", || fx::transpose(&a, perm.as_deref()))?;
+        check("swapaxes", || fx::swapaxes(&a, a1, a2))?;
+        check("moveaxis", || fx::moveaxis(&a, a1, a2))?;
+        check("broadcast_to", || fx::broadcast_to(&a, &target))?;
+        check("slice", || fx::slice(&a, &starts, &stops, &steps))?;
+        check("index", || a.index(&idx))?;
+        check("diagonal", || fx::diagonal(&a, offs, a1, a2))?;
+    }
+
+    /// Joins, splits, tiling, padding, triangles, rolls, meshgrid.
+    #[test]
+    fn sweep_join(
+        s in spec(),
+        others in prop::collection::vec((spec(), any::<u8>(), any::<u8>()), 0..=3),
+        a1 in axis(),
+        sections in prop_oneof![
+            size().prop_map(Sections::Count),
+            prop::collection::vec(offset(), 0..=4).prop_map(Sections::Indices),
+        ],
+        reps in prop::collection::vec(size(), 0..=5),
+        repeats in size(),
+        rep_axis in prop::option::weighted(0.7, axis()),
+        widths in prop::collection::vec((size(), size()), 0..=5),
+        edge in any::<bool>(),
+        fill in finite_or_not(),
+        k in offset(),
+        shifts in prop::collection::vec(offset(), 0..=4),
+        roll_axes in axes(),
+        sparse in any::<bool>(),
+        indexing in prop::sample::select(vec!["xy", "ij", "", "xyz"]),
+    ) {
+        let a = build(&s)?;
+        let mut arrays = vec![a.clone()];
+        for (o, mode, mask) in &others {
+            arrays.push(build(&with_shape(o, related_shape(&s.shape, *mode, &o.shape, *mask)))?);
+        }
+        check("concatenate", || fx::concatenate(&arrays, a1))?;
+        check("stack", || fx::stack(&arrays, a1))?;
+        check("split", || fx::split(&a, sections.clone(), a1))?;
+        check("tile", || fx::tile(&a, &reps))?;
+        check("repeat", || fx::repeat(&a, repeats, rep_axis))?;
+        let mode = if edge { PadMode::Edge } else { PadMode::Constant(fill) };
+        check("pad", || fx::pad(&a, &widths, mode))?;
+        check("roll", || fx::roll(&a, &shifts, opt(&roll_axes)))?;
+        check("tril", || fx::tril(&a, k))?;
+        check("triu", || fx::triu(&a, k))?;
+        check("diag", || fx::diag(&a, k))?;
+        check("meshgrid", || fx::meshgrid(&arrays, sparse, indexing))?;
+    }
+
+    /// take / take_along_axis / put_along_axis / gather / scatter / at /
+    /// slice_update with random index arrays (out of range, negative,
+    /// extreme, non-integer dtypes).
+    #[test]
+    fn sweep_indexing(
+        s in spec(),
+        is in ispec(),
+        is2 in ispec(),
+        us in spec(),
+        umode in any::<u8>(),
+        one in prop::option::weighted(0.8, axis()),
+        ax in prop::collection::vec(axis(), 0..=3),
+        slice_sizes in prop::collection::vec(prop_oneof![4 => 0usize..4, 1 => size()], 0..=5),
+        starts in prop::collection::vec(offset(), 0..=5),
+        stops in prop::collection::vec(offset(), 0..=5),
+        steps in prop::option::of(prop::collection::vec(prop_oneof![4 => -3isize..4, 1 => offset()], 0..=5)),
+        nidx in 0usize..=3,
+    ) {
+        let a = build(&s)?;
+        let i = build_idx(&is)?;
+        let i2 = build_idx(&ISpec { shape: related_shape(&is.shape, umode, &is2.shape, umode / 4), ..is2.clone() })?;
+        // Updates: either a shape derived from the index/array shapes or random.
+        let upd_shape = match umode % 3 {
+            0 => [is.shape.clone(), s.shape.iter().map(|_| 1).collect::<Vec<_>>()].concat(),
+            1 => is.shape.clone(),
+            _ => us.shape.clone(),
+        };
+        let u = build(&with_shape(&us, upd_shape))?;
+        let idxs: Vec<Array> = [i.clone(), i2.clone(), i.clone()][..nidx].to_vec();
+        check("take", || fx::take(&a, &i, one))?;
+        check("take_along_axis", || fx::take_along_axis(&a, &i, one))?;
+        check("put_along_axis", || fx::put_along_axis(&a, &i, &u, one))?;
+        check("gather", || fx::gather(&a, &idxs, &ax, &slice_sizes))?;
+        check("scatter", || fx::scatter(&a, &idxs, &u, &ax))?;
+        check("scatter_add", || fx::scatter_add(&a, &idxs, &u, &ax))?;
+        check("scatter_prod", || fx::scatter_prod(&a, &idxs, &u, &ax))?;
+        check("scatter_max", || fx::scatter_max(&a, &idxs, &u, &ax))?;
+        check("scatter_min", || fx::scatter_min(&a, &idxs, &u, &ax))?;
+        check("slice_update", || fx::slice_update(&a, &u, &starts, &stops, steps.as_deref()))?;
+        // `a.at(i).add(v)` is documented as scatter_add (and so on): errors
+        // name `at` or that scatter (bool `subtract` names `subtract`).
+        check_as("at", &["at", "scatter"], || a.at(idxs.clone())?.set(&u))?;
+        check_as("at", &["at", "scatter_add"], || a.at(idxs.clone())?.add(&u))?;
+        check_as("at", &["at", "scatter_add", "subtract"], || a.at(idxs.clone())?.subtract(&u))?;
+        check_as("at", &["at", "scatter_prod"], || a.at(idxs.clone())?.multiply(&u))?;
+        check_as("at", &["at", "scatter_max"], || a.at(idxs.clone())?.maximum(&u))?;
+        check_as("at", &["at", "scatter_min"], || a.at(idxs.clone())?.minimum(&u))?;
+    }
+
+    /// matmul, addmm, inner, outer, tensordot, einsum, kron, conv1d, conv2d.
+    #[test]
+    fn sweep_linalg(
+        sa in spec(),
+        sb in spec(),
+        sc in spec(),
+        mode in any::<u8>(),
+        inner_dim in dim(),
+        td in prop_oneof![
+            size().prop_map(TensordotAxes::Last),
+            (prop::collection::vec(axis(), 0..=3), prop::collection::vec(axis(), 0..=3))
+                .prop_map(|(a, b)| TensordotAxes::Pairs(a, b)),
+        ],
+        subs in prop_oneof![
+            "[a-dA-Z.,>\\- ]{0,14}",
+            ("[a-d]{0,4}", "[a-d]{0,4}", "[a-e]{0,4}").prop_map(|(a, b, c)| format!("{a},{b}->{c}")),
+            ("[a-d]{0,4}", "[a-d]{0,4}").prop_map(|(a, b)| format!("...{a},{b}...")),
+        ],
+        alpha in finite_or_not(),
+        beta in finite_or_not(),
+        conv in (size(), size(), size(), size()),
+        conv_shapes in (1usize..3, 0usize..6, 1usize..4, 1usize..4, 0usize..4),
+    ) {
+        let a = build(&sa)?;
+        // b: [.., inner, n] to often fit a's last dim, or random.
+        let b_shape = if mode % 2 == 0 {
+            let k = sa.shape.last().copied().unwrap_or(inner_dim);
+            let mut sh = sa.shape.clone();
+            sh.truncate(sh.len().saturating_sub(2));
+            sh.push(k);
+            sh.push(inner_dim);
+            sh
+        } else {
+            sb.shape.clone()
+        };
+        let b = build(&with_shape(&sb, b_shape))?;
+        let c = build(&sc)?;
+        check("matmul", || fx::matmul(&a, &b))?;
+        check("addmm", || fx::addmm(&c, &a, &b, alpha as f32, beta as f32))?;
+        check("inner", || fx::inner(&a, &b))?;
+        check("outer", || fx::outer(&a, &b))?;
+        check("tensordot", || fx::tensordot(&a, &b, td.clone()))?;
+        check("einsum", || fx::einsum(&subs, &[a.clone(), b.clone()]))?;
+        check("einsum", || fx::einsum(&subs, &[a.clone()]))?;
+        check("kron", || fx::kron(&a, &b))?;
+        // Convolutions: channels-last input and weight, consistent or random.
+        let (n, w, cin, cout, kw) = conv_shapes;
+        let (stride, padding, dilation, groups) = conv;
+        let (x1, w1, x2, w2) = if mode % 3 == 0 {
+            (sa.shape.clone(), sb.shape.clone(), sa.shape.clone(), sb.shape.clone())
+        } else {
+            (vec![n, w, cin], vec![cout, kw, cin], vec![n, w, w, cin], vec![cout, kw, kw, cin])
+        };
+        let x1 = build(&with_shape(&sa, x1))?;
+        let w1 = build(&with_shape(&sb, w1))?;
+        check("conv1d", || fx::conv1d(&x1, &w1, stride, padding, dilation, groups))?;
+        let x2 = build(&with_shape(&sa, x2))?;
+        let w2 = build(&with_shape(&sb, w2))?;
+        check("conv2d", || {
+            fx::conv2d(&x2, &w2, (stride, 1), (padding, 0), (1, dilation), groups)
+        })?;
+    }
+}
+
+// ---------------------------------------------------------- hand-written cases
+
+fn must_err<R: Outputs>(op: &str, f: impl FnOnce() -> Result<R>) {
+    let r = catch_unwind(AssertUnwindSafe(f));
+    match r {
+        Err(p) => panic!("{op}: panicked: {}", panic_msg(&*p)),
+        Ok(Ok(_)) => panic!("{op}: expected an error"),
+        Ok(Err(e)) => {
+            let s = e.to_string();
+            assert!(s.starts_with(&format!("{op}: ")), "{op}: error {s:?}");
+        }
+    }
+}
+
+fn run(op: &str, f: impl FnOnce() -> Result<Array>) {
+    if let Err(e) = check(op, f) {
+        panic!("{e}");
+    }
+}
+
+#[test]
+fn huge_sizes_are_errors_not_aborts() {
+    let a = fx::ones(&[2, 3], DType::Float32).unwrap();
+    must_err("repeat", || fx::repeat(&a, usize::MAX, None));
+    must_err("repeat", || fx::repeat(&a, usize::MAX / 2, Some(0)));
+    must_err("tile", || fx::tile(&a, &[usize::MAX, 2]));
+    must_err("tile", || fx::tile(&a, &[1 << 40, 1 << 40]));
+    must_err("full", || fx::full(&[usize::MAX, 2], 1.0, DType::Float32));
+    must_err("full", || fx::full(&[1 << 32, 1 << 32], 1.0, DType::Int8));
+    run("zeros", || {
+        fx::zeros(&[usize::MAX, 0, usize::MAX], DType::Float32)
+    });
+    must_err("ones", || fx::ones(&[1 << 62, 1 << 3], DType::Float32));
+    must_err("arange", || fx::arange(0.0, 1e300, 1.0, DType::Float32));
+    must_err("arange", || {
+        fx::arange(0.0, f64::INFINITY, 1.0, DType::Float32)
+    });
+    must_err("arange", || fx::arange(0.0, 1.0, 0.0, DType::Float32));
+    must_err("arange", || fx::arange(0.0, 1.0, f64::NAN, DType::Float32));
+    must_err("linspace", || {
+        fx::linspace(0.0, 1.0, usize::MAX, DType::Float32)
+    });
+    must_err("eye", || fx::eye(usize::MAX, None, 0, DType::Float32));
+    must_err("eye", || fx::eye(1 << 40, Some(1 << 40), 0, DType::Float32));
+    must_err("tri", || fx::tri(usize::MAX, Some(3), 0, DType::Float32));
+    must_err("identity", || fx::identity(1 << 33, DType::Float32));
+    must_err("pad", || {
+        fx::pad(&a, &[(usize::MAX, 1), (0, 0)], PadMode::Constant(0.0))
+    });
+    must_err("pad", || {
+        fx::pad(&a, &[(1 << 40, 1 << 40), (1 << 40, 0)], PadMode::Edge)
+    });
+    must_err("broadcast_to", || fx::broadcast_to(&a, &[usize::MAX, 2, 3]));
+    must_err("reshape", || fx::reshape(&a, &[isize::MAX, 2, 0]));
+    must_err("topk", || fx::topk(&a, usize::MAX, Some(1)));
+    must_err("conv1d", || {
+        let x = fx::ones(&[1, 4, 1], DType::Float32)?;
+        fx::conv1d(&x, &x, 1, usize::MAX, 1, 1)
+    });
+    must_err("conv1d", || {
+        let x = fx::ones(&[1, 4, 1], DType::Float32)?;
+        fx::conv1d(&x, &x, 1, 0, usize::MAX, 1)
+    });
+}
+
+#[test]
+fn extreme_axes_and_offsets() {
+    let a = fx::ones(&[2, 3], DType::Float32).unwrap();
+    must_err("sum", || fx::sum(&a, Some(&[isize::MIN]), false));
+    must_err("sum", || fx::sum(&a, Some(&[0, -2]), false));
+    must_err("expand_dims", || fx::expand_dims(&a, &[isize::MIN]));
+    must_err("expand_dims", || fx::expand_dims(&a, &[0, 0]));
+    must_err("swapaxes", || fx::swapaxes(&a, isize::MAX, 0));
+    must_err("transpose", || fx::transpose(&a, Some(&[0, 0])));
+    must_err("transpose", || fx::transpose(&a, Some(&[usize::MAX, 0])));
+    must_err("slice", || fx::slice(&a, &[0, 0], &[2, 3], &[0, 1]));
+    must_err("roll", || fx::roll(&a, &[1, 2, 3], Some(&[0, 1])));
+    run("roll", || fx::roll(&a, &[isize::MIN], None));
+    run("roll", || {
+        fx::roll(&a, &[isize::MIN, isize::MAX], Some(&[0, 1]))
+    });
+    run("tril", || fx::tril(&a, isize::MIN));
+    run("triu", || fx::triu(&a, isize::MAX));
+    run("diagonal", || fx::diagonal(&a, isize::MIN, 0, 1));
+    run("diagonal", || fx::diagonal(&a, isize::MAX, 1, 0));
+    run("eye", || fx::eye(3, Some(2), isize::MIN, DType::Float32));
+    run("tri", || fx::tri(3, Some(2), isize::MAX, DType::Int32));
+    run("slice", || {
+        fx::slice(
+            &a,
+            &[isize::MIN, isize::MAX],
+            &[isize::MAX, isize::MIN],
+            &[isize::MIN, isize::MAX],
+        )
+    });
+    run("partition", || fx::partition(&a, -1, Some(1)));
+    must_err("partition", || fx::partition(&a, isize::MIN, Some(1)));
+    must_err("partition", || fx::partition(&a, 3, Some(1)));
+}
+
+#[test]
+fn out_of_range_indices_fail_at_eval_with_the_op_name() {
+    let a = fx::ones(&[2, 3], DType::Float32).unwrap();
+    for v in [2i64, -3, i64::MIN, i64::MAX] {
+        let i = Array::from_slice(&[v], &[1]).unwrap();
+        let r = fx::take(&a, &i, Some(0)).unwrap();
+        let e = r.eval().unwrap_err();
+        assert!(e.to_string().starts_with("take: "), "{e}");
+        let u = fx::zeros(&[1, 1, 3], DType::Float32).unwrap();
+        let r = fx::scatter_add(&a, &[i.clone()], &u, &[0]).unwrap();
+        let e = r.eval().unwrap_err();
+        assert!(e.to_string().starts_with("scatter_add: "), "{e}");
+    }
+}
+
+/// Regressions for findings of the sweep.
+#[test]
+fn regressions() {
+    let a = fx::ones(&[2, 3], DType::Float32).unwrap();
+    // Errors of ops built on other ops name the op that was called.
+    must_err("zeros", || fx::zeros(&[usize::MAX, 2], DType::Float32));
+    must_err("ones", || fx::ones(&[1 << 62, 8], DType::Float32));
+    must_err("identity", || fx::identity(1 << 40, DType::Float32));
+    let z = Array::from_slice(&[Complex64::new(1.0, 0.0)], &[1]).unwrap();
+    must_err("clip", || fx::clip(&a, Some(&z), None));
+    must_err("clip", || fx::clip(&a, None, Some(&z)));
+    must_err("clip", || {
+        fx::clip(&a, Some(&fx::zeros(&[4], DType::Float32)?), None)
+    });
+    // A zero-size shape whose other dims overflow when multiplied: strides
+    // would overflow (numpy: "array is too big").
+    must_err("full", || {
+        fx::full(&[2, 1 << 62, 5, 0], 1.0, DType::Float32)
+    });
+    must_err("reshape", || {
+        fx::reshape(&fx::zeros(&[0], DType::Bool)?, &[0, 2, isize::MAX])
+    });
+    // eye/tri with a huge number of rows but no columns: empty, not a hang.
+    run("eye", || fx::eye(1 << 58, Some(0), 0, DType::Float32));
+    run("tri", || fx::tri(1 << 58, Some(0), 0, DType::Float32));
+    // linspace checks its size.
+    must_err("linspace", || {
+        fx::linspace(0.0, 1.0, 1 << 63, DType::Float32)
+    });
+    // An empty axis split into an enormous number of parts.
+    let e = fx::zeros(&[0, 2], DType::Float32).unwrap();
+    must_err("split", || fx::split(&e, 1usize << 40, 0));
+    assert_eq!(fx::split(&e, 3usize, 0).unwrap().len(), 3);
+    // einsum: a size-1 axis broadcasts against a size-0 one.
+    let x = fx::zeros(&[3, 0], DType::Float32).unwrap();
+    let y = fx::zeros(&[3, 1], DType::Float32).unwrap();
+    let r = fx::einsum("ij,ij->ij", &[x, y]).unwrap();
+    assert_eq!(r.shape(), &[3, 0]);
+    r.eval().unwrap();
+    let r = fx::einsum(
+        "ij,ij",
+        &[
+            fx::zeros(&[4, 0], DType::Float32).unwrap(),
+            fx::ones(&[4, 1], DType::Float32).unwrap(),
+        ],
+    )
+    .unwrap();
+    assert_eq!(r.item::<f32>().unwrap(), 0.0);
+    // Slices selecting at most one element with an extreme step.
+    run("slice", || {
+        fx::slice(&a, &[0, 0], &[1, 1], &[isize::MIN, isize::MAX])
+    });
+    run("index", || {
+        a.index(&[SliceArg::range(Some(-1), None, isize::MIN)])
+    });
+    // Tiling / repeating an empty axis a huge number of times stays empty.
+    let e = fx::zeros(&[0, 2], DType::Float32).unwrap();
+    run("tile", || fx::tile(&e, &[1 << 62, 1]));
+    run("repeat", || fx::repeat(&e, 1 << 62, Some(0)));
+    run("repeat", || fx::repeat(&e, usize::MAX, None));
+}
