@@ -43,6 +43,7 @@ pub use runtime::memory::{
 pub use transforms::custom::{checkpoint, custom_function, CustomFunction};
 pub use transforms::jvp::jvp;
 pub use transforms::tracer::stop_gradient;
+pub use transforms::tree::{value_and_grad_tree, Tree};
 pub use transforms::vjp::{grad, value_and_grad, vjp, ValueAndGradFn};
 pub use transforms::vmap::vmap;
 pub use transforms::ArrayFn;

@@ -14,6 +14,7 @@ pub mod jvp;
 pub mod rules;
 pub mod trace;
 pub mod tracer;
+pub mod tree;
 pub mod vjp;
 pub mod vmap;
 
