@@ -201,11 +201,12 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
+/// Arrays, one tree per argument, each argument's range of arrays.
+type FlatArgs = (Vec<Array>, Vec<Tree>, Vec<std::ops::Range<usize>>);
+
 /// Flattens the positional arguments, one tree per argument, and the index
 /// range of each argument's arrays.
-fn flatten_args(
-    args: &Bound<'_, PyTuple>,
-) -> PyResult<(Vec<Array>, Vec<Tree>, Vec<std::ops::Range<usize>>)> {
+fn flatten_args(args: &Bound<'_, PyTuple>) -> PyResult<FlatArgs> {
     let mut leaves = vec![];
     let mut trees = vec![];
     let mut ranges = vec![];
