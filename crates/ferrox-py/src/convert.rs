@@ -26,9 +26,6 @@ impl PyDtype {
     fn __repr__(&self) -> String {
         format!("ferrox.core.{}", attr_name(self.0))
     }
-    fn __str__(&self) -> String {
-        self.0.name().to_string()
-    }
 }
 
 /// The module attribute naming a dtype (`bool_` for bool, as in MLX).

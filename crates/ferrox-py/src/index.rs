@@ -41,6 +41,10 @@ fn entry(o: &Bound<'_, PyAny>) -> PyResult<Ix> {
     if o.is_instance_of::<PyInt>() {
         return Ok(Ix::Int(o.extract()?));
     }
+    let np = o.py().import("numpy")?;
+    if o.is_instance(&np.getattr("integer")?)? {
+        return Ok(Ix::Int(o.call_method0("__index__")?.extract()?));
+    }
     if let Ok(s) = o.cast::<PySlice>() {
         let step = opt_isize(&s.getattr("step")?)?.unwrap_or(1);
         if step == 0 {

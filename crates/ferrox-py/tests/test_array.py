@@ -291,6 +291,8 @@ INDICES = [
     ([0, 1], slice(None), [1, 2]),
     (None, [1, 0], Ellipsis),
     (np.array([1, -1]),),
+    np.int64(2),
+    (np.int32(1), slice(None), np.int64(-1)),
 ]
 
 
