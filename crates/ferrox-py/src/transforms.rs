@@ -680,6 +680,21 @@ fn decode<'py>(
 
 type OutTrees = Arc<Mutex<HashMap<Vec<Constant>, Arc<Tree>>>>;
 
+/// The key of a recorded output structure: the argument encoding plus each
+/// array's dtype and shape (rank only when shapeless), the parts of the
+/// call signature Python code may branch on.
+fn out_key(consts: &[Constant], xs: &[Array], shapeless: bool) -> Vec<Constant> {
+    let mut k = consts.to_vec();
+    for x in xs {
+        k.push(Constant::Str(x.dtype().name().to_string()));
+        k.push(Constant::Int(x.ndim() as i64));
+        if !shapeless {
+            k.extend(x.shape().iter().map(|&d| Constant::Int(d as i64)));
+        }
+    }
+    k
+}
+
 /// A compiled Python function (`compile(fun)`): one process-wide cache
 /// entry per call signature, traced once however many threads race, and
 /// erased when this object is freed. Its identity is the Rust
@@ -689,6 +704,7 @@ struct Compiled {
     cf: CompiledFn,
     fun: Arc<Mutex<Option<Py<PyAny>>>>,
     outs: OutTrees,
+    shapeless: bool,
 }
 
 #[pymethods]
@@ -714,7 +730,7 @@ impl Compiled {
         let r = py.detach(|| cf.call_with_constants(&leaves, &consts));
         let outs = r.map_err(unstash)?;
         let tree = lock(&self.outs)
-            .get(&consts)
+            .get(&out_key(&consts, &leaves, self.shapeless))
             .cloned()
             .ok_or_else(|| PyValueError::new_err("compile: no output structure was recorded"))?;
         unflatten(py, &tree, &mut outs.into_iter())
@@ -753,6 +769,7 @@ fn body(
     outs: &OutTrees,
     xs: &[Array],
     consts: &[Constant],
+    shapeless: bool,
 ) -> PyResult<Vec<Array>> {
     let f = lock(fun)
         .as_ref()
@@ -775,7 +792,7 @@ fn body(
             "compiled functions must return arrays or trees (lists, tuples, dicts) of arrays",
         ));
     }
-    lock(outs).insert(consts.to_vec(), Arc::new(tree));
+    lock(outs).insert(out_key(consts, xs, shapeless), Arc::new(tree));
     Ok(leaves)
 }
 
@@ -798,7 +815,7 @@ fn compile(
     let (c2, o2) = (cell.clone(), outs.clone());
     let cf = ferrox::compile_with(
         move |xs: &[Array], consts: &[Constant]| {
-            Python::attach(|py| body(py, &c2, &o2, xs, consts).map_err(|e| stash(e, py)))
+            Python::attach(|py| body(py, &c2, &o2, xs, consts, shapeless).map_err(|e| stash(e, py)))
         },
         shapeless,
     );
@@ -806,6 +823,7 @@ fn compile(
         cf,
         fun: cell,
         outs,
+        shapeless,
     })
 }
 

@@ -170,6 +170,14 @@ def test_compile_trees_and_scalar_constants_are_typed():
     assert calls == ["train", "train", "train", "eval"]
 
 
+def test_compile_output_structure_may_depend_on_shape():
+    cf = fx.compile(lambda x: [x[i] * 2 for i in range(x.shape[0])])
+    assert [o.item() for o in cf(fx.array([1.0, 2.0]))] == [2, 4]
+    assert [o.item() for o in cf(fx.array([1.0, 2.0, 3.0]))] == [2, 4, 6]
+    assert [o.item() for o in cf(fx.array([5.0, 6.0]))] == [10, 12]
+    assert cf.traces == 2
+
+
 def test_compile_shapeless():
     cf = fx.compile(lambda x: x * 2 + 1, shapeless=True)
     assert cf(fx.ones((2,))).tolist() == [3, 3]
