@@ -21,4 +21,7 @@ echo "== loom models of the evaluation cell and the compile cache (cfg(loom) bui
 RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=target/loom \
     cargo test -p ferrox --test loom_cell --test loom_cache
 
+echo "== the Python package: fresh venv, maturin develop, pytest"
+./scripts/test-python.sh
+
 echo "== all tests passed"

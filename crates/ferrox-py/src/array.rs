@@ -1,0 +1,418 @@
+//! `ferrox.core.array`.
+
+use crate::convert::{dtype_of, new_array, opt_dtype, to_array, to_numpy, PyDtype};
+use crate::device::on;
+use crate::errors::OrPy;
+use crate::index::{getitem, parse_index, setitem, update_at, AtOp};
+use ferrox::{Array, DType};
+use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyList, PyTuple};
+use std::sync::RwLock;
+
+/// A lazy n-dimensional array (MLX's `mx.array`).
+///
+/// The Python object holds a handle that `a[i] = v` and `a += b` replace;
+/// the graph nodes themselves are immutable and shared between threads.
+#[pyclass(name = "array", module = "ferrox.core", frozen, weakref)]
+pub struct PyArr {
+    inner: RwLock<Array>,
+}
+
+impl PyArr {
+    pub fn new(a: Array) -> Self {
+        PyArr {
+            inner: RwLock::new(a),
+        }
+    }
+    /// The current array (an `Arc` clone).
+    pub fn arr(&self) -> Array {
+        match self.inner.read() {
+            Ok(g) => g.clone(),
+            Err(p) => p.into_inner().clone(),
+        }
+    }
+    /// Replaces the array (in-place ops, `__setitem__`).
+    pub fn set(&self, a: Array) {
+        match self.inner.write() {
+            Ok(mut g) => *g = a,
+            Err(p) => *p.into_inner() = a,
+        }
+    }
+}
+
+/// Evaluates `a` with the GIL released.
+pub fn eval_nogil(py: Python<'_>, a: &Array) -> PyResult<()> {
+    py.detach(|| a.eval()).py()
+}
+
+type BinFn = fn(&Array, &Array) -> ferrox::Result<Array>;
+
+impl PyArr {
+    fn bin(&self, other: &Bound<'_, PyAny>, f: BinFn, reflected: bool) -> PyResult<Py<PyAny>> {
+        let py = other.py();
+        let Ok(b) = to_array(other) else {
+            return Ok(py.NotImplemented());
+        };
+        let a = self.arr();
+        let r = on(None, || if reflected { f(&b, &a) } else { f(&a, &b) })?.py()?;
+        Ok(Py::new(py, PyArr::new(r))?.into_any())
+    }
+    fn inplace(&self, other: &Bound<'_, PyAny>, f: BinFn) -> PyResult<()> {
+        let b = to_array(other)?;
+        let a = self.arr();
+        let r = on(None, || f(&a, &b))?.py()?;
+        // In-place ops keep the dtype, as MLX's do.
+        let r = if r.dtype() != a.dtype() {
+            r.astype(a.dtype()).py()?
+        } else {
+            r
+        };
+        self.set(r);
+        Ok(())
+    }
+}
+
+macro_rules! binary_dunders {
+    ($($name:ident, $rname:ident, $iname:ident => $f:path;)*) => {
+        #[pymethods]
+        impl PyArr {
+            $(
+                fn $name(&self, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+                    self.bin(other, $f, false)
+                }
+                fn $rname(&self, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+                    self.bin(other, $f, true)
+                }
+                fn $iname(&self, other: &Bound<'_, PyAny>) -> PyResult<()> {
+                    self.inplace(other, $f)
+                }
+            )*
+        }
+    };
+}
+
+binary_dunders! {
+    __add__, __radd__, __iadd__ => ferrox::add;
+    __sub__, __rsub__, __isub__ => ferrox::subtract;
+    __mul__, __rmul__, __imul__ => ferrox::multiply;
+    __truediv__, __rtruediv__, __itruediv__ => ferrox::divide;
+    __floordiv__, __rfloordiv__, __ifloordiv__ => ferrox::floor_divide;
+    __mod__, __rmod__, __imod__ => ferrox::remainder;
+    __matmul__, __rmatmul__, __imatmul__ => ferrox::matmul;
+    __and__, __rand__, __iand__ => bit_and;
+    __or__, __ror__, __ior__ => bit_or;
+    __xor__, __rxor__, __ixor__ => ferrox::bitwise_xor;
+    __lshift__, __rlshift__, __ilshift__ => ferrox::left_shift;
+    __rshift__, __rrshift__, __irshift__ => ferrox::right_shift;
+}
+
+fn and_or(a: &Array, b: &Array, f: BinFn, logical: BinFn) -> ferrox::Result<Array> {
+    // `&` and `|` on bools are logical, as in MLX.
+    if a.dtype() == DType::Bool && b.dtype() == DType::Bool {
+        logical(a, b)
+    } else {
+        f(a, b)
+    }
+}
+
+#[pymethods]
+impl PyArr {
+    #[new]
+    #[pyo3(signature = (val, dtype = None))]
+    fn py_new(val: &Bound<'_, PyAny>, dtype: Option<&Bound<'_, PyAny>>) -> PyResult<Self> {
+        Ok(PyArr::new(new_array(val, opt_dtype(dtype)?)?))
+    }
+
+    #[getter]
+    fn shape<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+        PyTuple::new(py, self.arr().shape())
+    }
+    #[getter]
+    fn dtype(&self) -> PyDtype {
+        PyDtype(self.arr().dtype())
+    }
+    #[getter]
+    fn ndim(&self) -> usize {
+        self.arr().ndim()
+    }
+    #[getter]
+    fn size(&self) -> usize {
+        self.arr().size()
+    }
+    #[getter]
+    fn itemsize(&self) -> usize {
+        self.arr().itemsize()
+    }
+    #[getter]
+    fn nbytes(&self) -> usize {
+        self.arr().nbytes()
+    }
+    #[getter(T)]
+    fn t(&self) -> PyResult<PyArr> {
+        let a = self.arr();
+        Ok(PyArr::new(on(None, || a.transpose(None))?.py()?))
+    }
+    #[getter]
+    fn real(&self) -> PyResult<PyArr> {
+        Ok(PyArr::new(on(None, || ferrox::real(&self.arr()))?.py()?))
+    }
+    #[getter]
+    fn imag(&self) -> PyResult<PyArr> {
+        Ok(PyArr::new(on(None, || ferrox::imag(&self.arr()))?.py()?))
+    }
+    /// `a.at[idx].add(v)` and friends: functional updates where repeated
+    /// indices all apply.
+    #[getter]
+    fn at(&self) -> AtBuilder {
+        AtBuilder(self.arr())
+    }
+
+    /// The value of a one-element array as a Python scalar.
+    fn item<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let a = self.arr();
+        if a.size() != 1 {
+            return Err(PyValueError::new_err(format!(
+                "item: can only convert an array of size 1, got shape {:?}",
+                a.shape()
+            )));
+        }
+        to_numpy(py, &a)?.call_method0("item")
+    }
+    /// Nested Python lists of Python scalars.
+    fn tolist<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        to_numpy(py, &self.arr())?.call_method0("tolist")
+    }
+    #[pyo3(signature = (dtype, stream = None))]
+    fn astype(
+        &self,
+        dtype: &Bound<'_, PyAny>,
+        stream: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<PyArr> {
+        let d = dtype_of(dtype)?;
+        let a = self.arr();
+        Ok(PyArr::new(on(stream, || a.astype(d))?.py()?))
+    }
+    #[pyo3(signature = (dtype = None, copy = None))]
+    fn __array__<'py>(
+        &self,
+        py: Python<'py>,
+        dtype: Option<&Bound<'py, PyAny>>,
+        copy: Option<bool>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let _ = copy;
+        let n = to_numpy(py, &self.arr())?;
+        match dtype {
+            Some(d) if !d.is_none() => n.call_method1("astype", (d,)),
+            _ => Ok(n),
+        }
+    }
+    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
+        let a = self.arr();
+        eval_nogil(py, &a)?;
+        Ok(format!("{a}"))
+    }
+    fn __str__(&self, py: Python<'_>) -> PyResult<String> {
+        self.__repr__(py)
+    }
+    fn __len__(&self) -> PyResult<usize> {
+        let a = self.arr();
+        match a.shape().first() {
+            Some(&n) => Ok(n),
+            None => Err(PyTypeError::new_err("len() of a 0-d array")),
+        }
+    }
+    fn __iter__(slf: &Bound<'_, Self>) -> PyResult<Py<PyAny>> {
+        let py = slf.py();
+        let a = slf.get().arr();
+        let Some(&n) = a.shape().first() else {
+            return Err(PyTypeError::new_err("iteration over a 0-d array"));
+        };
+        let items = (0..n)
+            .map(|i| {
+                let r = a.index(&[ferrox::SliceArg::Index(i as isize)]).py()?;
+                Py::new(py, PyArr::new(r))
+            })
+            .collect::<PyResult<Vec<_>>>()?;
+        Ok(PyList::new(py, items)?.try_iter()?.into_any().unbind())
+    }
+    fn __bool__(&self, py: Python<'_>) -> PyResult<bool> {
+        let a = self.arr();
+        if a.size() != 1 {
+            return Err(PyValueError::new_err(
+                "the truth value of an array with more than one element is ambiguous",
+            ));
+        }
+        to_numpy(py, &a)?.call_method0("item")?.is_truthy()
+    }
+    fn __float__(&self, py: Python<'_>) -> PyResult<f64> {
+        self.item(py)?.call_method0("__float__")?.extract()
+    }
+    fn __int__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        self.item(py)?.call_method0("__int__")
+    }
+    fn __index__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let a = self.arr();
+        if !a.dtype().is_integer() {
+            return Err(PyTypeError::new_err(
+                "only integer arrays can be converted to an index",
+            ));
+        }
+        self.item(py)?.call_method0("__index__")
+    }
+    fn __hash__(slf: &Bound<'_, Self>) -> isize {
+        slf.as_ptr() as isize
+    }
+    fn __copy__(&self) -> PyArr {
+        PyArr::new(self.arr())
+    }
+    #[pyo3(signature = (_memo = None))]
+    fn __deepcopy__(&self, _memo: Option<&Bound<'_, PyAny>>) -> PyArr {
+        PyArr::new(self.arr())
+    }
+
+    fn __getitem__(&self, index: &Bound<'_, PyAny>) -> PyResult<PyArr> {
+        let ix = parse_index(index)?;
+        let a = self.arr();
+        Ok(PyArr::new(on(None, || getitem(&a, &ix))?.py()?))
+    }
+    fn __setitem__(&self, index: &Bound<'_, PyAny>, value: &Bound<'_, PyAny>) -> PyResult<()> {
+        let ix = parse_index(index)?;
+        let v = to_array(value)?;
+        let a = self.arr();
+        let r = on(None, || setitem(&a, &ix, &v))?.py()?;
+        self.set(r);
+        Ok(())
+    }
+
+    fn __neg__(&self) -> PyResult<PyArr> {
+        Ok(PyArr::new(
+            on(None, || ferrox::negative(&self.arr()))?.py()?,
+        ))
+    }
+    fn __pos__(&self) -> PyArr {
+        PyArr::new(self.arr())
+    }
+    fn __abs__(&self) -> PyResult<PyArr> {
+        Ok(PyArr::new(on(None, || ferrox::abs(&self.arr()))?.py()?))
+    }
+    fn __invert__(&self) -> PyResult<PyArr> {
+        let a = self.arr();
+        let r = on(None, || {
+            if a.dtype() == DType::Bool {
+                ferrox::logical_not(&a)
+            } else {
+                ferrox::bitwise_invert(&a)
+            }
+        })?;
+        Ok(PyArr::new(r.py()?))
+    }
+    fn __pow__(
+        &self,
+        other: &Bound<'_, PyAny>,
+        modulo: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Py<PyAny>> {
+        let _ = modulo;
+        self.bin(other, ferrox::power, false)
+    }
+    fn __rpow__(
+        &self,
+        other: &Bound<'_, PyAny>,
+        modulo: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Py<PyAny>> {
+        let _ = modulo;
+        self.bin(other, ferrox::power, true)
+    }
+    fn __ipow__(
+        &self,
+        other: &Bound<'_, PyAny>,
+        modulo: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<()> {
+        let _ = modulo;
+        self.inplace(other, ferrox::power)
+    }
+    fn __eq__(&self, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        self.bin(other, ferrox::equal, false)
+    }
+    fn __ne__(&self, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        self.bin(other, ferrox::not_equal, false)
+    }
+    fn __lt__(&self, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        self.bin(other, ferrox::less, false)
+    }
+    fn __le__(&self, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        self.bin(other, ferrox::less_equal, false)
+    }
+    fn __gt__(&self, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        self.bin(other, ferrox::greater, false)
+    }
+    fn __ge__(&self, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        self.bin(other, ferrox::greater_equal, false)
+    }
+}
+
+// `&`/`|` on bool arrays are logical ops; override the bitwise versions'
+// behaviour through these helpers used by the dunders above.
+pub fn bit_and(a: &Array, b: &Array) -> ferrox::Result<Array> {
+    and_or(a, b, ferrox::bitwise_and, ferrox::logical_and)
+}
+pub fn bit_or(a: &Array, b: &Array) -> ferrox::Result<Array> {
+    and_or(a, b, ferrox::bitwise_or, ferrox::logical_or)
+}
+
+/// `a.at`: index it to get an [`AtUpdate`].
+#[pyclass(name = "ArrayAt", module = "ferrox.core", frozen)]
+pub struct AtBuilder(Array);
+
+#[pymethods]
+impl AtBuilder {
+    fn __getitem__(&self, index: &Bound<'_, PyAny>) -> PyResult<AtUpdate> {
+        Ok(AtUpdate {
+            array: self.0.clone(),
+            index: index.clone().unbind(),
+        })
+    }
+}
+
+/// `a.at[idx]`: `set`, `add`, `subtract`, `multiply`, `divide`, `maximum`,
+/// `minimum` return the updated array; repeated indices all apply.
+#[pyclass(name = "ArrayAtIndex", module = "ferrox.core", frozen)]
+pub struct AtUpdate {
+    array: Array,
+    index: Py<PyAny>,
+}
+
+impl AtUpdate {
+    fn apply(&self, value: &Bound<'_, PyAny>, op: AtOp) -> PyResult<PyArr> {
+        let ix = parse_index(self.index.bind(value.py()))?;
+        let v = to_array(value)?;
+        Ok(PyArr::new(
+            on(None, || update_at(&self.array, &ix, &v, op))?.py()?,
+        ))
+    }
+}
+
+#[pymethods]
+impl AtUpdate {
+    fn set(&self, value: &Bound<'_, PyAny>) -> PyResult<PyArr> {
+        self.apply(value, AtOp::Set)
+    }
+    fn add(&self, value: &Bound<'_, PyAny>) -> PyResult<PyArr> {
+        self.apply(value, AtOp::Add)
+    }
+    fn subtract(&self, value: &Bound<'_, PyAny>) -> PyResult<PyArr> {
+        self.apply(value, AtOp::Subtract)
+    }
+    fn multiply(&self, value: &Bound<'_, PyAny>) -> PyResult<PyArr> {
+        self.apply(value, AtOp::Multiply)
+    }
+    fn divide(&self, value: &Bound<'_, PyAny>) -> PyResult<PyArr> {
+        self.apply(value, AtOp::Divide)
+    }
+    fn maximum(&self, value: &Bound<'_, PyAny>) -> PyResult<PyArr> {
+        self.apply(value, AtOp::Maximum)
+    }
+    fn minimum(&self, value: &Bound<'_, PyAny>) -> PyResult<PyArr> {
+        self.apply(value, AtOp::Minimum)
+    }
+}

@@ -1,0 +1,31 @@
+//! `ferrox.core`: the Python module, modelled on `mlx.core`.
+//!
+//! Built by maturin (see `pyproject.toml`); the tests are Python tests in
+//! `tests/`, run by `scripts/test-python.sh`.
+
+mod array;
+mod convert;
+mod device;
+mod errors;
+mod index;
+mod methods;
+mod misc;
+mod ops;
+mod transforms;
+
+use pyo3::prelude::*;
+
+/// The extension module `ferrox.core`.
+#[pymodule]
+fn core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<array::PyArr>()?;
+    m.add_class::<array::AtBuilder>()?;
+    m.add_class::<array::AtUpdate>()?;
+    convert::register(m)?;
+    device::register(m)?;
+    ops::register(m)?;
+    misc::register(m)?;
+    transforms::register(m)?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    Ok(())
+}

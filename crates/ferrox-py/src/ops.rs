@@ -1,0 +1,1086 @@
+//! The ops of `ferrox.core`, with mlx.core's names, signatures and keywords.
+
+use crate::array::PyArr;
+use crate::convert::{dtype_of, opt_array, opt_dtype, to_array};
+use crate::device::on;
+use crate::errors::OrPy;
+use ferrox::{Array, DType, PadMode, Sections, TensordotAxes};
+use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyBool, PyFloat, PyInt, PyList, PyTuple};
+
+type Any<'py> = Bound<'py, PyAny>;
+type Stream<'a, 'py> = Option<&'a Bound<'py, PyAny>>;
+
+/// An int or a sequence of ints (`axis=`, `shape=`, ...).
+#[derive(FromPyObject)]
+pub enum Ints {
+    One(isize),
+    Many(Vec<isize>),
+}
+
+impl Ints {
+    pub fn to_vec(&self) -> Vec<isize> {
+        match self {
+            Ints::One(i) => vec![*i],
+            Ints::Many(v) => v.clone(),
+        }
+    }
+}
+
+fn axes(a: &Option<Ints>) -> Option<Vec<isize>> {
+    a.as_ref().map(Ints::to_vec)
+}
+
+/// A shape: an int or a sequence of non-negative ints.
+pub fn shape_of(s: &Ints) -> PyResult<Vec<usize>> {
+    s.to_vec()
+        .into_iter()
+        .map(|d| {
+            usize::try_from(d)
+                .map_err(|_| PyValueError::new_err(format!("negative dimension {d} in shape")))
+        })
+        .collect()
+}
+
+fn ok(r: ferrox::Result<Array>) -> PyResult<PyArr> {
+    r.py().map(PyArr::new)
+}
+
+fn list(py: Python<'_>, v: Vec<Array>) -> PyResult<Bound<'_, PyList>> {
+    let items = v
+        .into_iter()
+        .map(|a| Py::new(py, PyArr::new(a)))
+        .collect::<PyResult<Vec<_>>>()?;
+    PyList::new(py, items)
+}
+
+fn arrays(seq: &Any<'_>) -> PyResult<Vec<Array>> {
+    seq.try_iter()?.map(|o| to_array(&o?)).collect()
+}
+
+// ---------------------------------------------------------------- creation
+
+fn scalar_dtype(v: &Any<'_>) -> DType {
+    if v.is_instance_of::<PyBool>() {
+        DType::Bool
+    } else if v.is_instance_of::<PyInt>() {
+        DType::Int32
+    } else {
+        DType::Float32
+    }
+}
+
+#[pyfunction]
+#[pyo3(signature = (shape, dtype = None, *, stream = None))]
+fn zeros(shape: Ints, dtype: Option<&Any<'_>>, stream: Stream<'_, '_>) -> PyResult<PyArr> {
+    let d = opt_dtype(dtype)?.unwrap_or(DType::Float32);
+    let s = shape_of(&shape)?;
+    ok(on(stream, || ferrox::zeros(&s, d))?)
+}
+
+#[pyfunction]
+#[pyo3(signature = (shape, dtype = None, *, stream = None))]
+fn ones(shape: Ints, dtype: Option<&Any<'_>>, stream: Stream<'_, '_>) -> PyResult<PyArr> {
+    let d = opt_dtype(dtype)?.unwrap_or(DType::Float32);
+    let s = shape_of(&shape)?;
+    ok(on(stream, || ferrox::ones(&s, d))?)
+}
+
+#[pyfunction]
+#[pyo3(signature = (shape, vals, dtype = None, *, stream = None))]
+fn full(
+    shape: Ints,
+    vals: &Any<'_>,
+    dtype: Option<&Any<'_>>,
+    stream: Stream<'_, '_>,
+) -> PyResult<PyArr> {
+    let s = shape_of(&shape)?;
+    let dtype = opt_dtype(dtype)?;
+    if (vals.is_instance_of::<PyFloat>() || vals.is_instance_of::<PyInt>())
+        && !(vals.is_instance_of::<PyInt>() && dtype.is_some_and(|d| d.size() == 8))
+    {
+        let d = dtype.unwrap_or_else(|| scalar_dtype(vals));
+        let v: f64 = vals.extract()?;
+        return ok(on(stream, || ferrox::full(&s, v, d))?);
+    }
+    let v = crate::convert::new_array(vals, dtype)?;
+    ok(on(stream, || {
+        ferrox::broadcast_to(&v, &s).and_then(|b| ferrox::contiguous(&b))
+    })?)
+}
+
+#[pyfunction]
+#[pyo3(signature = (a, /, *, stream = None))]
+fn zeros_like(a: &Any<'_>, stream: Stream<'_, '_>) -> PyResult<PyArr> {
+    let a = to_array(a)?;
+    ok(on(stream, || ferrox::zeros_like(&a))?)
+}
+
+#[pyfunction]
+#[pyo3(signature = (a, /, *, stream = None))]
+fn ones_like(a: &Any<'_>, stream: Stream<'_, '_>) -> PyResult<PyArr> {
+    let a = to_array(a)?;
+    ok(on(stream, || ferrox::ones_like(&a))?)
+}
+
+#[pyfunction]
+#[pyo3(signature = (a, /, fill_value, dtype = None, *, stream = None))]
+fn full_like(
+    a: &Any<'_>,
+    fill_value: f64,
+    dtype: Option<&Any<'_>>,
+    stream: Stream<'_, '_>,
+) -> PyResult<PyArr> {
+    let a = to_array(a)?;
+    let d = opt_dtype(dtype)?.unwrap_or(a.dtype());
+    ok(on(stream, || ferrox::full(a.shape(), fill_value, d))?)
+}
+
+/// `arange(stop)`, `arange(start, stop, step=None)`; int32 when every
+/// bound is an int, else float32.
+#[pyfunction]
+#[pyo3(signature = (start, stop = None, step = None, dtype = None, *, stream = None))]
+fn arange(
+    start: &Any<'_>,
+    stop: Option<&Any<'_>>,
+    step: Option<&Any<'_>>,
+    dtype: Option<&Any<'_>>,
+    stream: Stream<'_, '_>,
+) -> PyResult<PyArr> {
+    let mut all_int = start.is_instance_of::<PyInt>();
+    let (b, e) = match stop {
+        Some(s) if !s.is_none() => {
+            all_int &= s.is_instance_of::<PyInt>();
+            (start.extract::<f64>()?, s.extract::<f64>()?)
+        }
+        _ => (0.0, start.extract::<f64>()?),
+    };
+    let st = match step {
+        Some(s) if !s.is_none() => {
+            all_int &= s.is_instance_of::<PyInt>();
+            s.extract::<f64>()?
+        }
+        _ => 1.0,
+    };
+    let d = opt_dtype(dtype)?.unwrap_or(if all_int {
+        DType::Int32
+    } else {
+        DType::Float32
+    });
+    ok(on(stream, || ferrox::arange(b, e, st, d))?)
+}
+
+#[pyfunction]
+#[pyo3(signature = (start, stop, num = 50, dtype = None, *, stream = None))]
+fn linspace(
+    start: f64,
+    stop: f64,
+    num: i64,
+    dtype: Option<&Any<'_>>,
+    stream: Stream<'_, '_>,
+) -> PyResult<PyArr> {
+    let num = usize::try_from(num)
+        .map_err(|_| PyValueError::new_err(format!("linspace: num {num} is negative")))?;
+    let d = opt_dtype(dtype)?.unwrap_or(DType::Float32);
+    ok(on(stream, || ferrox::linspace(start, stop, num, d))?)
+}
+
+fn dim(n: i64, what: &str) -> PyResult<usize> {
+    usize::try_from(n).map_err(|_| PyValueError::new_err(format!("{what} {n} is negative")))
+}
+
+#[pyfunction]
+#[pyo3(signature = (n, m = None, k = 0, dtype = None, *, stream = None))]
+fn eye(
+    n: i64,
+    m: Option<i64>,
+    k: isize,
+    dtype: Option<&Any<'_>>,
+    stream: Stream<'_, '_>,
+) -> PyResult<PyArr> {
+    let d = opt_dtype(dtype)?.unwrap_or(DType::Float32);
+    let (n, m) = (dim(n, "eye: n")?, m.map(|m| dim(m, "eye: m")).transpose()?);
+    ok(on(stream, || ferrox::eye(n, m, k, d))?)
+}
+
+#[pyfunction]
+#[pyo3(signature = (n, dtype = None, *, stream = None))]
+fn identity(n: i64, dtype: Option<&Any<'_>>, stream: Stream<'_, '_>) -> PyResult<PyArr> {
+    let d = opt_dtype(dtype)?.unwrap_or(DType::Float32);
+    let n = dim(n, "identity: n")?;
+    ok(on(stream, || ferrox::identity(n, d))?)
+}
+
+#[pyfunction]
+#[pyo3(signature = (n, m = None, k = 0, dtype = None, *, stream = None))]
+fn tri(
+    n: i64,
+    m: Option<i64>,
+    k: isize,
+    dtype: Option<&Any<'_>>,
+    stream: Stream<'_, '_>,
+) -> PyResult<PyArr> {
+    let d = opt_dtype(dtype)?.unwrap_or(DType::Float32);
+    let (n, m) = (dim(n, "tri: n")?, m.map(|m| dim(m, "tri: m")).transpose()?);
+    ok(on(stream, || ferrox::tri(n, m, k, d))?)
+}
+
+// ------------------------------------------------------- unary and binary
+
+macro_rules! unary {
+    ($($name:ident => $f:path),* $(,)?) => {
+        $(
+            #[pyfunction]
+            #[pyo3(signature = (a, /, *, stream = None))]
+            pub fn $name(a: &Any<'_>, stream: Stream<'_, '_>) -> PyResult<PyArr> {
+                let a = to_array(a)?;
+                ok(on(stream, || $f(&a))?)
+            }
+        )*
+        fn register_unary(m: &Bound<'_, PyModule>) -> PyResult<()> {
+            $( m.add_function(wrap_pyfunction!($name, m)?)?; )*
+            Ok(())
+        }
+    };
+}
+
+unary! {
+    abs => ferrox::abs, negative => ferrox::negative, sign => ferrox::sign,
+    square => ferrox::square, sqrt => ferrox::sqrt, rsqrt => ferrox::rsqrt,
+    reciprocal => ferrox::reciprocal, exp => ferrox::exp, expm1 => ferrox::expm1,
+    log => ferrox::log, log1p => ferrox::log1p, log2 => ferrox::log2, log10 => ferrox::log10,
+    sin => ferrox::sin, cos => ferrox::cos, tan => ferrox::tan,
+    arcsin => ferrox::arcsin, arccos => ferrox::arccos, arctan => ferrox::arctan,
+    sinh => ferrox::sinh, cosh => ferrox::cosh, tanh => ferrox::tanh,
+    arcsinh => ferrox::arcsinh, arccosh => ferrox::arccosh, arctanh => ferrox::arctanh,
+    sigmoid => ferrox::sigmoid, erf => ferrox::erf, erfinv => ferrox::erfinv,
+    floor => ferrox::floor, ceil => ferrox::ceil, logical_not => ferrox::logical_not,
+    bitwise_invert => ferrox::bitwise_invert, isnan => ferrox::isnan, isinf => ferrox::isinf,
+    isfinite => ferrox::isfinite, real => ferrox::real, imag => ferrox::imag,
+    conjugate => ferrox::conjugate, conj => ferrox::conjugate,
+    stop_gradient => stop_gradient_op,
+}
+
+fn stop_gradient_op(a: &Array) -> ferrox::Result<Array> {
+    ferrox::stop_gradient(a)
+}
+
+macro_rules! binary {
+    ($($name:ident => $f:path),* $(,)?) => {
+        $(
+            #[pyfunction]
+            #[pyo3(signature = (a, b, /, *, stream = None))]
+            pub fn $name(a: &Any<'_>, b: &Any<'_>, stream: Stream<'_, '_>) -> PyResult<PyArr> {
+                let (a, b) = (to_array(a)?, to_array(b)?);
+                ok(on(stream, || $f(&a, &b))?)
+            }
+        )*
+        fn register_binary(m: &Bound<'_, PyModule>) -> PyResult<()> {
+            $( m.add_function(wrap_pyfunction!($name, m)?)?; )*
+            Ok(())
+        }
+    };
+}
+
+binary! {
+    add => ferrox::add, subtract => ferrox::subtract, multiply => ferrox::multiply,
+    divide => ferrox::divide, floor_divide => ferrox::floor_divide,
+    remainder => ferrox::remainder, power => ferrox::power,
+    maximum => ferrox::maximum, minimum => ferrox::minimum,
+    arctan2 => ferrox::arctan2, logaddexp => ferrox::logaddexp,
+    equal => ferrox::equal, not_equal => ferrox::not_equal,
+    greater => ferrox::greater, greater_equal => ferrox::greater_equal,
+    less => ferrox::less, less_equal => ferrox::less_equal,
+    logical_and => ferrox::logical_and, logical_or => ferrox::logical_or,
+    bitwise_and => ferrox::bitwise_and, bitwise_or => ferrox::bitwise_or,
+    bitwise_xor => ferrox::bitwise_xor, left_shift => ferrox::left_shift,
+    right_shift => ferrox::right_shift,
+    matmul => ferrox::matmul, inner => ferrox::inner, outer => ferrox::outer,
+    kron => ferrox::kron,
+}
+
+#[pyfunction]
+#[pyo3(signature = (a, /, decimals = 0, *, stream = None))]
+pub fn round(a: &Any<'_>, decimals: i32, stream: Stream<'_, '_>) -> PyResult<PyArr> {
+    let a = to_array(a)?;
+    ok(on(stream, || ferrox::round(&a, decimals))?)
+}
+
+#[pyfunction]
+#[pyo3(signature = (a, /, dtype, *, stream = None))]
+fn astype(a: &Any<'_>, dtype: &Any<'_>, stream: Stream<'_, '_>) -> PyResult<PyArr> {
+    let (a, d) = (to_array(a)?, dtype_of(dtype)?);
+    ok(on(stream, || ferrox::astype(&a, d))?)
+}
+
+#[pyfunction]
+#[pyo3(signature = (a, /, dtype, *, stream = None))]
+fn view(a: &Any<'_>, dtype: &Any<'_>, stream: Stream<'_, '_>) -> PyResult<PyArr> {
+    let (a, d) = (to_array(a)?, dtype_of(dtype)?);
+    ok(on(stream, || ferrox::view(&a, d))?)
+}
+
+#[pyfunction]
+#[pyo3(name = "where", signature = (condition, x, y, /, *, stream = None))]
+fn where_(
+    condition: &Any<'_>,
+    x: &Any<'_>,
+    y: &Any<'_>,
+    stream: Stream<'_, '_>,
+) -> PyResult<PyArr> {
+    let (c, x, y) = (to_array(condition)?, to_array(x)?, to_array(y)?);
+    ok(on(stream, || ferrox::r#where(&c, &x, &y))?)
+}
+
+#[pyfunction]
+#[pyo3(signature = (a, /, a_min, a_max, *, stream = None))]
+fn clip(
+    a: &Any<'_>,
+    a_min: Option<&Any<'_>>,
+    a_max: Option<&Any<'_>>,
+    stream: Stream<'_, '_>,
+) -> PyResult<PyArr> {
+    let (a, lo, hi) = (to_array(a)?, opt_array(a_min)?, opt_array(a_max)?);
+    ok(on(stream, || ferrox::clip(&a, lo.as_ref(), hi.as_ref()))?)
+}
+
+// -------------------------------------------------------------- reductions
+
+macro_rules! reduction {
+    ($($name:ident => $f:path),* $(,)?) => {
+        $(
+            #[pyfunction]
+            #[pyo3(signature = (a, /, axis = None, keepdims = false, *, stream = None))]
+            pub fn $name(
+                a: &Any<'_>,
+                axis: Option<Ints>,
+                keepdims: bool,
+                stream: Stream<'_, '_>,
+            ) -> PyResult<PyArr> {
+                let a = to_array(a)?;
+                let ax = axes(&axis);
+                ok(on(stream, || $f(&a, ax.as_deref(), keepdims))?)
+            }
+        )*
+        fn register_reductions(m: &Bound<'_, PyModule>) -> PyResult<()> {
+            $( m.add_function(wrap_pyfunction!($name, m)?)?; )*
+            Ok(())
+        }
+    };
+}
+
+reduction! {
+    sum => ferrox::sum, prod => ferrox::prod, mean => ferrox::mean,
+    max => ferrox::max, min => ferrox::min, all => ferrox::all, any => ferrox::any,
+    logsumexp => ferrox::logsumexp,
+}
+
+#[pyfunction]
+#[pyo3(signature = (a, /, axis = None, keepdims = false, ddof = 0, *, stream = None))]
+pub fn var(
+    a: &Any<'_>,
+    axis: Option<Ints>,
+    keepdims: bool,
+    ddof: i32,
+    stream: Stream<'_, '_>,
+) -> PyResult<PyArr> {
+    let a = to_array(a)?;
+    let ax = axes(&axis);
+    ok(on(stream, || {
+        ferrox::var(&a, ax.as_deref(), keepdims, ddof)
+    })?)
+}
+
+#[pyfunction]
+#[pyo3(name = "std", signature = (a, /, axis = None, keepdims = false, ddof = 0, *, stream = None))]
+pub fn std_(
+    a: &Any<'_>,
+    axis: Option<Ints>,
+    keepdims: bool,
+    ddof: i32,
+    stream: Stream<'_, '_>,
+) -> PyResult<PyArr> {
+    let a = to_array(a)?;
+    let ax = axes(&axis);
+    ok(on(stream, || {
+        ferrox::std(&a, ax.as_deref(), keepdims, ddof)
+    })?)
+}
+
+#[pyfunction]
+#[pyo3(signature = (a, /, axis = None, keepdims = false, *, stream = None))]
+pub fn argmax(
+    a: &Any<'_>,
+    axis: Option<isize>,
+    keepdims: bool,
+    stream: Stream<'_, '_>,
+) -> PyResult<PyArr> {
+    let a = to_array(a)?;
+    ok(on(stream, || ferrox::argmax(&a, axis, keepdims))?)
+}
+
+#[pyfunction]
+#[pyo3(signature = (a, /, axis = None, keepdims = false, *, stream = None))]
+pub fn argmin(
+    a: &Any<'_>,
+    axis: Option<isize>,
+    keepdims: bool,
+    stream: Stream<'_, '_>,
+) -> PyResult<PyArr> {
+    let a = to_array(a)?;
+    ok(on(stream, || ferrox::argmin(&a, axis, keepdims))?)
+}
+
+#[pyfunction]
+#[pyo3(signature = (a, /, axis = None, *, precise = false, stream = None))]
+pub fn softmax(
+    a: &Any<'_>,
+    axis: Option<Ints>,
+    precise: bool,
+    stream: Stream<'_, '_>,
+) -> PyResult<PyArr> {
+    let a = to_array(a)?;
+    let ax = axes(&axis);
+    ok(on(stream, || ferrox::softmax(&a, ax.as_deref(), precise))?)
+}
+
+macro_rules! scan {
+    ($($name:ident => $f:path),* $(,)?) => {
+        $(
+            #[pyfunction]
+            #[pyo3(signature = (a, /, axis = None, *, reverse = false, inclusive = true, stream = None))]
+            pub fn $name(
+                a: &Any<'_>,
+                axis: Option<isize>,
+                reverse: bool,
+                inclusive: bool,
+                stream: Stream<'_, '_>,
+            ) -> PyResult<PyArr> {
+                let a = to_array(a)?;
+                ok(on(stream, || $f(&a, axis, reverse, inclusive))?)
+            }
+        )*
+        fn register_scans(m: &Bound<'_, PyModule>) -> PyResult<()> {
+            $( m.add_function(wrap_pyfunction!($name, m)?)?; )*
+            Ok(())
+        }
+    };
+}
+
+scan! {
+    cumsum => ferrox::cumsum, cumprod => ferrox::cumprod,
+    cummax => ferrox::cummax, cummin => ferrox::cummin,
+}
+
+// --------------------------------------------------------------- shape ops
+
+#[pyfunction]
+#[pyo3(signature = (a, /, shape, *, stream = None))]
+pub fn reshape(a: &Any<'_>, shape: Ints, stream: Stream<'_, '_>) -> PyResult<PyArr> {
+    let a = to_array(a)?;
+    let s = shape.to_vec();
+    ok(on(stream, || ferrox::reshape(&a, &s))?)
+}
+
+#[pyfunction]
+#[pyo3(signature = (a, /, start_axis = 0, end_axis = -1, *, stream = None))]
+pub fn flatten(
+    a: &Any<'_>,
+    start_axis: isize,
+    end_axis: isize,
+    stream: Stream<'_, '_>,
+) -> PyResult<PyArr> {
+    let a = to_array(a)?;
+    ok(on(stream, || ferrox::flatten(&a, start_axis, end_axis))?)
+}
+
+#[pyfunction]
+#[pyo3(signature = (a, /, axis, shape, *, stream = None))]
+fn unflatten(a: &Any<'_>, axis: isize, shape: Ints, stream: Stream<'_, '_>) -> PyResult<PyArr> {
+    let a = to_array(a)?;
+    let s = shape.to_vec();
+    ok(on(stream, || ferrox::unflatten(&a, axis, &s))?)
+}
+
+#[pyfunction]
+#[pyo3(signature = (a, /, axis = None, *, stream = None))]
+pub fn squeeze(a: &Any<'_>, axis: Option<Ints>, stream: Stream<'_, '_>) -> PyResult<PyArr> {
+    let a = to_array(a)?;
+    let ax = axes(&axis);
+    ok(on(stream, || ferrox::squeeze(&a, ax.as_deref()))?)
+}
+
+#[pyfunction]
+#[pyo3(signature = (a, /, axis, *, stream = None))]
+pub fn expand_dims(a: &Any<'_>, axis: Ints, stream: Stream<'_, '_>) -> PyResult<PyArr> {
+    let a = to_array(a)?;
+    let ax = axis.to_vec();
+    ok(on(stream, || ferrox::expand_dims(&a, &ax))?)
+}
+
+#[pyfunction]
+#[pyo3(signature = (a, /, axes = None, *, stream = None))]
+pub fn transpose(a: &Any<'_>, axes: Option<Ints>, stream: Stream<'_, '_>) -> PyResult<PyArr> {
+    let a = to_array(a)?;
+    let perm = match axes {
+        None => None,
+        Some(ax) => {
+            let nd = a.ndim() as isize;
+            Some(
+                ax.to_vec()
+                    .into_iter()
+                    .map(|x| {
+                        let y = if x < 0 { x + nd } else { x };
+                        usize::try_from(y).map_err(|_| {
+                            PyValueError::new_err(format!(
+                                "transpose: axis {x} is out of range for {nd} dimensions"
+                            ))
+                        })
+                    })
+                    .collect::<PyResult<Vec<usize>>>()?,
+            )
+        }
+    };
+    ok(on(stream, || ferrox::transpose(&a, perm.as_deref()))?)
+}
+
+#[pyfunction]
+#[pyo3(signature = (a, /, axis1, axis2, *, stream = None))]
+pub fn swapaxes(
+    a: &Any<'_>,
+    axis1: isize,
+    axis2: isize,
+    stream: Stream<'_, '_>,
+) -> PyResult<PyArr> {
+    let a = to_array(a)?;
+    ok(on(stream, || ferrox::swapaxes(&a, axis1, axis2))?)
+}
+
+#[pyfunction]
+#[pyo3(signature = (a, /, source, destination, *, stream = None))]
+pub fn moveaxis(
+    a: &Any<'_>,
+    source: isize,
+    destination: isize,
+    stream: Stream<'_, '_>,
+) -> PyResult<PyArr> {
+    let a = to_array(a)?;
+    ok(on(stream, || ferrox::moveaxis(&a, source, destination))?)
+}
+
+#[pyfunction]
+#[pyo3(signature = (a, /, shape, *, stream = None))]
+fn broadcast_to(a: &Any<'_>, shape: Ints, stream: Stream<'_, '_>) -> PyResult<PyArr> {
+    let a = to_array(a)?;
+    let s = shape_of(&shape)?;
+    ok(on(stream, || ferrox::broadcast_to(&a, &s))?)
+}
+
+#[pyfunction]
+#[pyo3(signature = (*arrays, stream = None))]
+fn broadcast_arrays<'py>(
+    arrays: &Bound<'py, PyTuple>,
+    stream: Stream<'_, '_>,
+) -> PyResult<Bound<'py, PyTuple>> {
+    let xs = self::arrays(arrays)?;
+    let out = on(stream, || ferrox::broadcast_arrays(&xs))?.py()?;
+    PyTuple::new(arrays.py(), list(arrays.py(), out)?)
+}
+
+#[pyfunction]
+#[pyo3(signature = (arrays, axis = Some(0), *, stream = None))]
+fn concatenate(arrays: &Any<'_>, axis: Option<isize>, stream: Stream<'_, '_>) -> PyResult<PyArr> {
+    let mut xs = self::arrays(arrays)?;
+    let axis = match axis {
+        Some(a) => a,
+        None => {
+            xs = xs
+                .iter()
+                .map(|x| x.reshape(&[-1]))
+                .collect::<ferrox::Result<Vec<_>>>()
+                .py()?;
+            0
+        }
+    };
+    ok(on(stream, || ferrox::concatenate(&xs, axis))?)
+}
+
+#[pyfunction]
+#[pyo3(signature = (arrays, axis = 0, *, stream = None))]
+fn stack(arrays: &Any<'_>, axis: isize, stream: Stream<'_, '_>) -> PyResult<PyArr> {
+    let xs = self::arrays(arrays)?;
+    ok(on(stream, || ferrox::stack(&xs, axis))?)
+}
+
+#[pyfunction]
+#[pyo3(signature = (a, /, indices_or_sections, axis = 0, *, stream = None))]
+pub fn split<'py>(
+    a: &Bound<'py, PyAny>,
+    indices_or_sections: Ints,
+    axis: isize,
+    stream: Stream<'_, '_>,
+) -> PyResult<Bound<'py, PyList>> {
+    let x = to_array(a)?;
+    let sections = match indices_or_sections {
+        Ints::One(n) => Sections::Count(
+            usize::try_from(n)
+                .map_err(|_| PyValueError::new_err(format!("split: {n} sections")))?,
+        ),
+        Ints::Many(v) => Sections::Indices(v),
+    };
+    let parts = on(stream, || ferrox::split(&x, sections, axis))?.py()?;
+    list(a.py(), parts)
+}
+
+#[pyfunction]
+#[pyo3(signature = (a, /, reps, *, stream = None))]
+fn tile(a: &Any<'_>, reps: Ints, stream: Stream<'_, '_>) -> PyResult<PyArr> {
+    let a = to_array(a)?;
+    let r = shape_of(&reps)?;
+    ok(on(stream, || ferrox::tile(&a, &r))?)
+}
+
+#[pyfunction]
+#[pyo3(signature = (array, /, repeats, axis = None, *, stream = None))]
+fn repeat(
+    array: &Any<'_>,
+    repeats: i64,
+    axis: Option<isize>,
+    stream: Stream<'_, '_>,
+) -> PyResult<PyArr> {
+    let a = to_array(array)?;
+    let r = dim(repeats, "repeat: repeats")?;
+    ok(on(stream, || ferrox::repeat(&a, r, axis))?)
+}
+
+fn pad_widths(p: &Any<'_>) -> PyResult<Vec<(usize, usize)>> {
+    let u = |x: isize| {
+        usize::try_from(x).map_err(|_| PyValueError::new_err(format!("pad: negative width {x}")))
+    };
+    if let Ok(n) = p.extract::<isize>() {
+        return Ok(vec![(u(n)?, u(n)?)]);
+    }
+    if let Ok((a, b)) = p.extract::<(isize, isize)>() {
+        return Ok(vec![(u(a)?, u(b)?)]);
+    }
+    let mut out = Vec::new();
+    for item in p.try_iter()? {
+        let item = item?;
+        if let Ok(n) = item.extract::<isize>() {
+            out.push((u(n)?, u(n)?));
+        } else if let Ok((a, b)) = item.extract::<(isize, isize)>() {
+            out.push((u(a)?, u(b)?));
+        } else if let Ok(v) = item.extract::<Vec<isize>>() {
+            match v.as_slice() {
+                [n] => out.push((u(*n)?, u(*n)?)),
+                _ => return Err(PyValueError::new_err("pad: invalid pad_width")),
+            }
+        } else {
+            return Err(PyValueError::new_err("pad: invalid pad_width"));
+        }
+    }
+    Ok(out)
+}
+
+#[pyfunction]
+#[pyo3(signature = (a, pad_width, mode = "constant", constant_values = 0.0, *, stream = None))]
+fn pad(
+    a: &Any<'_>,
+    pad_width: &Any<'_>,
+    mode: &str,
+    constant_values: f64,
+    stream: Stream<'_, '_>,
+) -> PyResult<PyArr> {
+    let a = to_array(a)?;
+    let w = pad_widths(pad_width)?;
+    let mode = match mode {
+        "constant" => PadMode::Constant(constant_values),
+        "edge" => PadMode::Edge,
+        m => return Err(PyValueError::new_err(format!("pad: unknown mode {m:?}"))),
+    };
+    ok(on(stream, || ferrox::pad(&a, &w, mode))?)
+}
+
+#[pyfunction]
+#[pyo3(signature = (a, /, indices, axis = None, *, stream = None))]
+fn take(
+    a: &Any<'_>,
+    indices: &Any<'_>,
+    axis: Option<isize>,
+    stream: Stream<'_, '_>,
+) -> PyResult<PyArr> {
+    let (a, i) = (to_array(a)?, crate::convert::new_array(indices, None)?);
+    ok(on(stream, || ferrox::take(&a, &i, axis))?)
+}
+
+#[pyfunction]
+#[pyo3(signature = (a, /, indices, axis = None, *, stream = None))]
+fn take_along_axis(
+    a: &Any<'_>,
+    indices: &Any<'_>,
+    axis: Option<isize>,
+    stream: Stream<'_, '_>,
+) -> PyResult<PyArr> {
+    let (a, i) = (to_array(a)?, to_array(indices)?);
+    ok(on(stream, || ferrox::take_along_axis(&a, &i, axis))?)
+}
+
+#[pyfunction]
+#[pyo3(signature = (a, /, indices, values, axis = None, *, stream = None))]
+fn put_along_axis(
+    a: &Any<'_>,
+    indices: &Any<'_>,
+    values: &Any<'_>,
+    axis: Option<isize>,
+    stream: Stream<'_, '_>,
+) -> PyResult<PyArr> {
+    let (a, i, v) = (to_array(a)?, to_array(indices)?, to_array(values)?);
+    ok(on(stream, || ferrox::put_along_axis(&a, &i, &v, axis))?)
+}
+
+#[pyfunction]
+#[pyo3(signature = (a, /, offset = 0, axis1 = 0, axis2 = 1, *, stream = None))]
+pub fn diagonal(
+    a: &Any<'_>,
+    offset: isize,
+    axis1: isize,
+    axis2: isize,
+    stream: Stream<'_, '_>,
+) -> PyResult<PyArr> {
+    let a = to_array(a)?;
+    ok(on(stream, || ferrox::diagonal(&a, offset, axis1, axis2))?)
+}
+
+#[pyfunction]
+#[pyo3(signature = (a, /, k = 0, *, stream = None))]
+pub fn diag(a: &Any<'_>, k: isize, stream: Stream<'_, '_>) -> PyResult<PyArr> {
+    let a = to_array(a)?;
+    ok(on(stream, || ferrox::diag(&a, k))?)
+}
+
+#[pyfunction]
+#[pyo3(signature = (x, k = 0, *, stream = None))]
+fn tril(x: &Any<'_>, k: isize, stream: Stream<'_, '_>) -> PyResult<PyArr> {
+    let a = to_array(x)?;
+    ok(on(stream, || ferrox::tril(&a, k))?)
+}
+
+#[pyfunction]
+#[pyo3(signature = (x, k = 0, *, stream = None))]
+fn triu(x: &Any<'_>, k: isize, stream: Stream<'_, '_>) -> PyResult<PyArr> {
+    let a = to_array(x)?;
+    ok(on(stream, || ferrox::triu(&a, k))?)
+}
+
+#[pyfunction]
+#[pyo3(signature = (a, /, shift, axis = None, *, stream = None))]
+fn roll(a: &Any<'_>, shift: Ints, axis: Option<Ints>, stream: Stream<'_, '_>) -> PyResult<PyArr> {
+    let a = to_array(a)?;
+    let (s, ax) = (shift.to_vec(), axes(&axis));
+    ok(on(stream, || ferrox::roll(&a, &s, ax.as_deref()))?)
+}
+
+#[pyfunction]
+#[pyo3(signature = (*arrays, sparse = false, indexing = "xy", stream = None))]
+fn meshgrid<'py>(
+    arrays: &Bound<'py, PyTuple>,
+    sparse: bool,
+    indexing: &str,
+    stream: Stream<'_, '_>,
+) -> PyResult<Bound<'py, PyList>> {
+    let xs = self::arrays(arrays)?;
+    let out = on(stream, || ferrox::meshgrid(&xs, sparse, indexing))?.py()?;
+    list(arrays.py(), out)
+}
+
+// -------------------------------------------------------- sort and select
+
+#[pyfunction]
+#[pyo3(signature = (a, /, axis = Some(-1), *, stream = None))]
+fn sort(a: &Any<'_>, axis: Option<isize>, stream: Stream<'_, '_>) -> PyResult<PyArr> {
+    let a = to_array(a)?;
+    ok(on(stream, || ferrox::sort(&a, axis))?)
+}
+
+#[pyfunction]
+#[pyo3(signature = (a, /, axis = Some(-1), *, stream = None))]
+fn argsort(a: &Any<'_>, axis: Option<isize>, stream: Stream<'_, '_>) -> PyResult<PyArr> {
+    let a = to_array(a)?;
+    ok(on(stream, || ferrox::argsort(&a, axis))?)
+}
+
+#[pyfunction]
+#[pyo3(signature = (a, /, kth, axis = Some(-1), *, stream = None))]
+fn partition(
+    a: &Any<'_>,
+    kth: isize,
+    axis: Option<isize>,
+    stream: Stream<'_, '_>,
+) -> PyResult<PyArr> {
+    let a = to_array(a)?;
+    ok(on(stream, || ferrox::partition(&a, kth, axis))?)
+}
+
+#[pyfunction]
+#[pyo3(signature = (a, /, kth, axis = Some(-1), *, stream = None))]
+fn argpartition(
+    a: &Any<'_>,
+    kth: isize,
+    axis: Option<isize>,
+    stream: Stream<'_, '_>,
+) -> PyResult<PyArr> {
+    let a = to_array(a)?;
+    ok(on(stream, || ferrox::argpartition(&a, kth, axis))?)
+}
+
+#[pyfunction]
+#[pyo3(signature = (a, /, k, axis = Some(-1), *, stream = None))]
+fn topk(a: &Any<'_>, k: i64, axis: Option<isize>, stream: Stream<'_, '_>) -> PyResult<PyArr> {
+    let a = to_array(a)?;
+    let k = dim(k, "topk: k")?;
+    ok(on(stream, || ferrox::topk(&a, k, axis))?)
+}
+
+// ------------------------------------------------------------ linear algebra
+
+#[pyfunction]
+#[pyo3(signature = (c, a, b, /, alpha = 1.0, beta = 1.0, *, stream = None))]
+fn addmm(
+    c: &Any<'_>,
+    a: &Any<'_>,
+    b: &Any<'_>,
+    alpha: f32,
+    beta: f32,
+    stream: Stream<'_, '_>,
+) -> PyResult<PyArr> {
+    let (c, a, b) = (to_array(c)?, to_array(a)?, to_array(b)?);
+    ok(on(stream, || ferrox::addmm(&c, &a, &b, alpha, beta))?)
+}
+
+#[pyfunction]
+#[pyo3(signature = (a, b, /, axes = None, *, stream = None))]
+fn tensordot(
+    a: &Any<'_>,
+    b: &Any<'_>,
+    axes: Option<&Any<'_>>,
+    stream: Stream<'_, '_>,
+) -> PyResult<PyArr> {
+    let (a, b) = (to_array(a)?, to_array(b)?);
+    let ax = match axes {
+        None => TensordotAxes::Last(2),
+        Some(o) => {
+            if let Ok(n) = o.extract::<i64>() {
+                TensordotAxes::Last(dim(n, "tensordot: axes")?)
+            } else if let Ok((x, y)) = o.extract::<(Ints, Ints)>() {
+                TensordotAxes::Pairs(x.to_vec(), y.to_vec())
+            } else {
+                return Err(PyTypeError::new_err(
+                    "tensordot: axes must be an int or a pair of axis lists",
+                ));
+            }
+        }
+    };
+    ok(on(stream, || ferrox::tensordot(&a, &b, ax))?)
+}
+
+#[pyfunction]
+#[pyo3(signature = (subscripts, *operands, stream = None))]
+fn einsum(
+    subscripts: &str,
+    operands: &Bound<'_, PyTuple>,
+    stream: Stream<'_, '_>,
+) -> PyResult<PyArr> {
+    let xs = arrays(operands)?;
+    ok(on(stream, || ferrox::einsum(subscripts, &xs))?)
+}
+
+#[derive(FromPyObject)]
+enum Pair {
+    One(i64),
+    Two(i64, i64),
+}
+
+impl Pair {
+    fn get(&self, what: &str) -> PyResult<(usize, usize)> {
+        let (a, b) = match self {
+            Pair::One(a) => (*a, *a),
+            Pair::Two(a, b) => (*a, *b),
+        };
+        Ok((dim(a, what)?, dim(b, what)?))
+    }
+}
+
+#[pyfunction]
+#[pyo3(signature = (input, weight, /, stride = 1, padding = 0, dilation = 1, groups = 1, *, stream = None))]
+fn conv1d(
+    input: &Any<'_>,
+    weight: &Any<'_>,
+    stride: i64,
+    padding: i64,
+    dilation: i64,
+    groups: i64,
+    stream: Stream<'_, '_>,
+) -> PyResult<PyArr> {
+    let (x, w) = (to_array(input)?, to_array(weight)?);
+    let (s, p, d, g) = (
+        dim(stride, "conv1d: stride")?,
+        dim(padding, "conv1d: padding")?,
+        dim(dilation, "conv1d: dilation")?,
+        dim(groups, "conv1d: groups")?,
+    );
+    ok(on(stream, || ferrox::conv1d(&x, &w, s, p, d, g))?)
+}
+
+#[pyfunction]
+#[pyo3(signature = (input, weight, /, stride = Pair::One(1), padding = Pair::One(0), dilation = Pair::One(1), groups = 1, *, stream = None))]
+fn conv2d(
+    input: &Any<'_>,
+    weight: &Any<'_>,
+    stride: Pair,
+    padding: Pair,
+    dilation: Pair,
+    groups: i64,
+    stream: Stream<'_, '_>,
+) -> PyResult<PyArr> {
+    let (x, w) = (to_array(input)?, to_array(weight)?);
+    let (s, p, d, g) = (
+        stride.get("conv2d: stride")?,
+        padding.get("conv2d: padding")?,
+        dilation.get("conv2d: dilation")?,
+        dim(groups, "conv2d: groups")?,
+    );
+    ok(on(stream, || ferrox::conv2d(&x, &w, s, p, d, g))?)
+}
+
+// -------------------------------------------------------------- comparisons
+
+#[pyfunction]
+#[pyo3(signature = (a, b, /, rtol = 1e-5, atol = 1e-8, *, equal_nan = false, stream = None))]
+fn isclose(
+    a: &Any<'_>,
+    b: &Any<'_>,
+    rtol: f64,
+    atol: f64,
+    equal_nan: bool,
+    stream: Stream<'_, '_>,
+) -> PyResult<PyArr> {
+    let (a, b) = (to_array(a)?, to_array(b)?);
+    ok(on(stream, || {
+        ferrox::isclose(&a, &b, rtol, atol, equal_nan)
+    })?)
+}
+
+#[pyfunction]
+#[pyo3(signature = (a, b, /, rtol = 1e-5, atol = 1e-8, *, equal_nan = false, stream = None))]
+fn allclose(
+    a: &Any<'_>,
+    b: &Any<'_>,
+    rtol: f64,
+    atol: f64,
+    equal_nan: bool,
+    stream: Stream<'_, '_>,
+) -> PyResult<PyArr> {
+    let (a, b) = (to_array(a)?, to_array(b)?);
+    ok(on(stream, || {
+        ferrox::allclose(&a, &b, rtol, atol, equal_nan)
+    })?)
+}
+
+#[pyfunction]
+#[pyo3(signature = (a, b, /, equal_nan = false, *, stream = None))]
+fn array_equal(
+    a: &Any<'_>,
+    b: &Any<'_>,
+    equal_nan: bool,
+    stream: Stream<'_, '_>,
+) -> PyResult<PyArr> {
+    let (a, b) = (to_array(a)?, to_array(b)?);
+    ok(on(stream, || ferrox::array_equal(&a, &b, equal_nan))?)
+}
+
+#[pyfunction]
+#[pyo3(signature = (a, nan = 0.0, posinf = None, neginf = None, *, stream = None))]
+fn nan_to_num(
+    a: &Any<'_>,
+    nan: f64,
+    posinf: Option<f64>,
+    neginf: Option<f64>,
+    stream: Stream<'_, '_>,
+) -> PyResult<PyArr> {
+    let a = to_array(a)?;
+    ok(on(stream, || ferrox::nan_to_num(&a, nan, posinf, neginf))?)
+}
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    register_unary(m)?;
+    register_binary(m)?;
+    register_reductions(m)?;
+    register_scans(m)?;
+    macro_rules! add {
+        ($($f:ident),* $(,)?) => { $( m.add_function(wrap_pyfunction!($f, m)?)?; )* };
+    }
+    add!(
+        zeros,
+        ones,
+        full,
+        zeros_like,
+        ones_like,
+        full_like,
+        arange,
+        linspace,
+        eye,
+        identity,
+        tri,
+        round,
+        astype,
+        view,
+        where_,
+        clip,
+        var,
+        std_,
+        argmax,
+        argmin,
+        softmax,
+        reshape,
+        flatten,
+        unflatten,
+        squeeze,
+        expand_dims,
+        transpose,
+        swapaxes,
+        moveaxis,
+        broadcast_to,
+        broadcast_arrays,
+        concatenate,
+        stack,
+        split,
+        tile,
+        repeat,
+        pad,
+        take,
+        take_along_axis,
+        put_along_axis,
+        diagonal,
+        diag,
+        tril,
+        triu,
+        roll,
+        meshgrid,
+        sort,
+        argsort,
+        partition,
+        argpartition,
+        topk,
+        addmm,
+        tensordot,
+        einsum,
+        conv1d,
+        conv2d,
+        isclose,
+        allclose,
+        array_equal,
+        nan_to_num,
+    );
+    Ok(())
+}
