@@ -172,13 +172,14 @@ const VALUES: &[f64] = &[
 ];
 
 /// A data array: shape, dtype, values (indices into `VALUES`, cycled) and
-/// whether it is a transposed (non-contiguous) view.
+/// layout: contiguous, or a transposed, reversed (negative strides) or
+/// broadcast (zero strides) view.
 #[derive(Debug, Clone)]
 struct Spec {
     shape: Vec<usize>,
     dtype: DType,
     vals: Vec<u8>,
-    transposed: bool,
+    layout: u8,
 }
 
 /// An index array: shape, dtype (mostly integer) and values (cycled).
@@ -217,13 +218,13 @@ fn spec_of(shape: impl Strategy<Value = Vec<usize>>) -> impl Strategy<Value = Sp
         shape,
         dtype(),
         prop::collection::vec(any::<u8>(), 1..8),
-        any::<bool>(),
+        0u8..4,
     )
-        .prop_map(|(shape, dtype, vals, transposed)| Spec {
+        .prop_map(|(shape, dtype, vals, layout)| Spec {
             shape,
             dtype,
             vals,
-            transposed,
+            layout,
         })
 }
 fn spec() -> impl Strategy<Value = Spec> {
@@ -349,12 +350,29 @@ fn numel(shape: &[usize]) -> usize {
 fn build(s: &Spec) -> std::result::Result<Array, TestCaseError> {
     let r = catch_unwind(AssertUnwindSafe(|| -> Result<Array> {
         let data = values(numel(&s.shape), &s.vals);
-        let a = if s.transposed && s.shape.len() >= 2 {
-            let rev: Vec<usize> = s.shape.iter().rev().copied().collect();
-            let a = fx::astype(&Array::from_slice(&data, &rev)?, s.dtype)?;
-            fx::transpose(&a, None)?
-        } else {
-            fx::astype(&Array::from_slice(&data, &s.shape)?, s.dtype)?
+        let nd = s.shape.len();
+        let a = match s.layout % 4 {
+            // Transposed: strides permuted.
+            1 if nd >= 2 => {
+                let rev: Vec<usize> = s.shape.iter().rev().copied().collect();
+                let a = fx::astype(&Array::from_slice(&data, &rev)?, s.dtype)?;
+                fx::transpose(&a, None)?
+            }
+            // Reversed along every axis: negative strides, offset at the end.
+            2 if nd >= 1 => {
+                let a = fx::astype(&Array::from_slice(&data, &s.shape)?, s.dtype)?;
+                let idx = vec![SliceArg::REVERSED; nd];
+                a.index(&idx)?
+            }
+            // Broadcast along the first axis: stride 0.
+            3 if nd >= 1 => {
+                let mut one = s.shape.clone();
+                one[0] = 1;
+                let data = values(numel(&one), &s.vals);
+                let a = fx::astype(&Array::from_slice(&data, &one)?, s.dtype)?;
+                fx::broadcast_to(&a, &s.shape)?
+            }
+            _ => fx::astype(&Array::from_slice(&data, &s.shape)?, s.dtype)?,
         };
         a.eval()?;
         Ok(a)
@@ -510,7 +528,7 @@ const BINARY: &[(&str, Binary)] = &[
 ];
 
 proptest! {
-    #![proptest_config(cfg(96))]
+    #![proptest_config(cfg(192))]
 
     /// Creation ops with random (often enormous) shapes, counts and ranges.
     #[test]
@@ -851,7 +869,7 @@ fn fit_axis(x: isize, nd: usize, raw: bool) -> isize {
 }
 
 proptest! {
-    #![proptest_config(cfg(128))]
+    #![proptest_config(cfg(256))]
 
     /// The view, indexing and contraction ops again, with arguments fitted
     /// to the array's shape most of the time (right lengths, valid axes,
@@ -1170,4 +1188,24 @@ fn regressions() {
     run("tile", || fx::tile(&e, &[1 << 62, 1]));
     run("repeat", || fx::repeat(&e, 1 << 62, Some(0)));
     run("repeat", || fx::repeat(&e, usize::MAX, None));
+    // Reversed empty operands gave matmul a negative batch offset.
+    let r = fx::zeros(&[5, 0, 1], DType::Float16).unwrap();
+    let r = r
+        .index(&[SliceArg::REVERSED, SliceArg::REVERSED, SliceArg::REVERSED])
+        .unwrap();
+    let one = fx::zeros(&[1], DType::Bool).unwrap();
+    let c = fx::zeros(&[], DType::Bool).unwrap();
+    run("matmul", || fx::matmul(&r, &one));
+    run("addmm", || fx::addmm(&c, &r, &one, 1.0, 1.0));
+    run("matmul", || fx::matmul(&fx::transpose(&r, None)?, &r));
+    // conv: padding near isize::MAX with a huge stride overflowed the tap
+    // index in the kernel.
+    let x = fx::ones(&[1, 3, 2], DType::Float64).unwrap();
+    let w = fx::ones(&[1, 1, 2], DType::Float64).unwrap();
+    must_err("conv1d", || fx::conv1d(&x, &w, 1 << 62, 1 << 62, 1, 1));
+    let x = fx::ones(&[1, 3, 3, 2], DType::Float64).unwrap();
+    let w = fx::ones(&[1, 1, 1, 2], DType::Float64).unwrap();
+    must_err("conv2d", || {
+        fx::conv2d(&x, &w, (1 << 62, 1), (1 << 62, 0), (1, 1), 1)
+    });
 }

@@ -144,9 +144,12 @@ impl ConvGeometry {
                     format!("sizes overflow for input {input:?} and weight {weight:?}"),
                 )
             };
+            // The kernel forms `out_idx * stride + k * dilation - padding`
+            // (at most the padded size) in isize: bound the padded size.
             let padded = p.padding[d]
                 .checked_mul(2)
                 .and_then(|x| x.checked_add(input[d + 1]))
+                .filter(|&x| x <= isize::MAX as usize)
                 .ok_or_else(too_big)?;
             let span = (kernel[d] - 1)
                 .checked_mul(p.dilation[d])
