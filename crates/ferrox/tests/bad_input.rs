@@ -72,7 +72,13 @@ fn check<R: Outputs>(op: &str, f: impl FnOnce() -> Result<R>) -> TestResult {
 /// that are documented spellings of the same thing, e.g. a method).
 fn check_as<R: Outputs>(op: &str, names: &[&str], f: impl FnOnce() -> Result<R>) -> TestResult {
     let named = |s: &str| names.iter().any(|n| s.starts_with(&format!("{n}: ")));
-    if std::env::var_os("BAD_INPUT_TRACE").is_some() {
+    let trace = std::env::var_os("BAD_INPUT_TRACE").is_some();
+    let stat = |what: &str| {
+        if trace {
+            eprintln!("stat {op} {what}");
+        }
+    };
+    if trace {
         eprintln!("op {op}");
     }
     let built = match catch_unwind(AssertUnwindSafe(f)) {
@@ -90,6 +96,7 @@ fn check_as<R: Outputs>(op: &str, names: &[&str], f: impl FnOnce() -> Result<R>)
             if e.op() == s || e.message().is_empty() {
                 return report(format!("{op}: empty error message: {s:?}"));
             }
+            stat("build_err");
             return Ok(());
         }
         Ok(r) => r.arrays(),
@@ -107,7 +114,10 @@ fn check_as<R: Outputs>(op: &str, names: &[&str], f: impl FnOnce() -> Result<R>)
                     o.shape()
                 ))
             }
-            Some(b) if b > EVAL_LIMIT_BYTES && b < HUGE_BYTES => return Ok(()),
+            Some(b) if b > EVAL_LIMIT_BYTES && b < HUGE_BYTES => {
+                stat("not_evaluated");
+                return Ok(());
+            }
             _ => {}
         }
     }
@@ -119,6 +129,7 @@ fn check_as<R: Outputs>(op: &str, names: &[&str], f: impl FnOnce() -> Result<R>)
         Ok(Err(e)) => {
             let s = e.to_string();
             if e.kind() == ErrorKind::Memory || named(&s) {
+                stat("eval_err");
                 Ok(())
             } else {
                 report(format!(
@@ -126,7 +137,10 @@ fn check_as<R: Outputs>(op: &str, names: &[&str], f: impl FnOnce() -> Result<R>)
                 ))
             }
         }
-        Ok(Ok(())) => Ok(()),
+        Ok(Ok(())) => {
+            stat("ok");
+            Ok(())
+        }
     }
 }
 
@@ -158,13 +172,14 @@ const VALUES: &[f64] = &[
 ];
 
 /// A data array: shape, dtype, values (indices into `VALUES`, cycled) and
-/// whether it is a transposed (non-contiguous) view.
+/// layout: contiguous, or a transposed, reversed (negative strides) or
+/// broadcast (zero strides) view.
 #[derive(Debug, Clone)]
 struct Spec {
     shape: Vec<usize>,
     dtype: DType,
     vals: Vec<u8>,
-    transposed: bool,
+    layout: u8,
 }
 
 /// An index array: shape, dtype (mostly integer) and values (cycled).
@@ -203,13 +218,13 @@ fn spec_of(shape: impl Strategy<Value = Vec<usize>>) -> impl Strategy<Value = Sp
         shape,
         dtype(),
         prop::collection::vec(any::<u8>(), 1..8),
-        any::<bool>(),
+        0u8..4,
     )
-        .prop_map(|(shape, dtype, vals, transposed)| Spec {
+        .prop_map(|(shape, dtype, vals, layout)| Spec {
             shape,
             dtype,
             vals,
-            transposed,
+            layout,
         })
 }
 fn spec() -> impl Strategy<Value = Spec> {
@@ -335,12 +350,29 @@ fn numel(shape: &[usize]) -> usize {
 fn build(s: &Spec) -> std::result::Result<Array, TestCaseError> {
     let r = catch_unwind(AssertUnwindSafe(|| -> Result<Array> {
         let data = values(numel(&s.shape), &s.vals);
-        let a = if s.transposed && s.shape.len() >= 2 {
-            let rev: Vec<usize> = s.shape.iter().rev().copied().collect();
-            let a = fx::astype(&Array::from_slice(&data, &rev)?, s.dtype)?;
-            fx::transpose(&a, None)?
-        } else {
-            fx::astype(&Array::from_slice(&data, &s.shape)?, s.dtype)?
+        let nd = s.shape.len();
+        let a = match s.layout % 4 {
+            // Transposed: strides permuted.
+            1 if nd >= 2 => {
+                let rev: Vec<usize> = s.shape.iter().rev().copied().collect();
+                let a = fx::astype(&Array::from_slice(&data, &rev)?, s.dtype)?;
+                fx::transpose(&a, None)?
+            }
+            // Reversed along every axis: negative strides, offset at the end.
+            2 if nd >= 1 => {
+                let a = fx::astype(&Array::from_slice(&data, &s.shape)?, s.dtype)?;
+                let idx = vec![SliceArg::REVERSED; nd];
+                a.index(&idx)?
+            }
+            // Broadcast along the first axis: stride 0.
+            3 if nd >= 1 => {
+                let mut one = s.shape.clone();
+                one[0] = 1;
+                let data = values(numel(&one), &s.vals);
+                let a = fx::astype(&Array::from_slice(&data, &one)?, s.dtype)?;
+                fx::broadcast_to(&a, &s.shape)?
+            }
+            _ => fx::astype(&Array::from_slice(&data, &s.shape)?, s.dtype)?,
         };
         a.eval()?;
         Ok(a)
@@ -392,7 +424,13 @@ fn related_shape(a: &[usize], mode: u8, other: &[usize], mask: u8) -> Vec<usize>
     }
 }
 
+/// `s` with another shape; dims too large to build (from huge sizes in the
+/// arguments it was derived from) become 1.
 fn with_shape(s: &Spec, shape: Vec<usize>) -> Spec {
+    let shape = shape
+        .into_iter()
+        .map(|d| if d > 64 { 1 } else { d })
+        .collect();
     Spec { shape, ..s.clone() }
 }
 
@@ -490,7 +528,7 @@ const BINARY: &[(&str, Binary)] = &[
 ];
 
 proptest! {
-    #![proptest_config(cfg(96))]
+    #![proptest_config(cfg(192))]
 
     /// Creation ops with random (often enormous) shapes, counts and ranges.
     #[test]
@@ -804,6 +842,177 @@ proptest! {
     }
 }
 
+/// `v` cycled to `n` entries (`fill` when empty), or `v` itself when
+/// `keep` (to keep wrong lengths in the sweep).
+fn fit<T: Copy>(v: &[T], n: usize, fill: T, keep: bool) -> Vec<T> {
+    if keep {
+        return v.to_vec();
+    }
+    (0..n)
+        .map(|i| if v.is_empty() { fill } else { v[i % v.len()] })
+        .collect()
+}
+
+/// A valid axis of an `nd`-dim array from `x`, sometimes negative; `x` as is
+/// (often invalid) when `raw`.
+fn fit_axis(x: isize, nd: usize, raw: bool) -> isize {
+    if raw || nd == 0 {
+        return x;
+    }
+    let n = nd as isize;
+    let v = x.rem_euclid(n);
+    if x < 0 {
+        v - n
+    } else {
+        v
+    }
+}
+
+proptest! {
+    #![proptest_config(cfg(256))]
+
+    /// The view, indexing and contraction ops again, with arguments fitted
+    /// to the array's shape most of the time (right lengths, valid axes,
+    /// matching update shapes) so the kernels run on random data, views and
+    /// indices; one case in five keeps the raw arguments.
+    #[test]
+    fn sweep_fitted(
+        s in spec(),
+        is in ispec(),
+        us in spec(),
+        raw in 0u8..5,
+        x1 in axis(),
+        x2 in axis(),
+        starts in prop::collection::vec(offset(), 0..=5),
+        stops in prop::collection::vec(offset(), 0..=5),
+        steps in prop::collection::vec(prop_oneof![6 => -3isize..4, 1 => offset()], 0..=5),
+        picks in prop::collection::vec(any::<u8>(), 0..=6),
+        sizes in prop::collection::vec(prop_oneof![6 => 0usize..4, 1 => size()], 0..=5),
+        labels in prop::collection::vec(0u8..5, 0..=8),
+        conv in (prop_oneof![4 => 0usize..3, 1 => size()], prop_oneof![4 => 0usize..3, 1 => size()],
+                 prop_oneof![4 => 0usize..3, 1 => size()], prop_oneof![4 => 0usize..3, 1 => size()]),
+        cdims in (1usize..3, 0usize..6, 1usize..4, 1usize..4, 0usize..4),
+    ) {
+        let raw = raw == 0;
+        let a = build(&s)?;
+        let sh = s.shape.clone();
+        let nd = sh.len();
+        let (ax1, ax2) = (fit_axis(x1, nd, raw), fit_axis(x2, nd, raw));
+
+        // Slicing with one entry per axis.
+        let (b, e, k) = (fit(&starts, nd, 0, raw), fit(&stops, nd, isize::MAX, raw), fit(&steps, nd, 1, raw));
+        check("slice", || fx::slice(&a, &b, &e, &k))?;
+        // slice_update with an update of the slice's shape (or a broadcastable one).
+        if let Ok(Ok(view)) = catch_unwind(AssertUnwindSafe(|| fx::slice(&a, &b, &e, &k))) {
+            let ushape = if raw { us.shape.clone() } else { related_shape(view.shape(), picks.first().copied().unwrap_or(0) % 3, &us.shape, 0) };
+            let u = build(&with_shape(&us, ushape))?;
+            check("slice_update", || fx::slice_update(&a, &u, &b, &e, Some(&k)))?;
+        }
+
+        // reshape / unflatten with targets that hold the right number of elements.
+        let mut dims: Vec<isize> = sh.iter().map(|&d| d as isize).collect();
+        dims.reverse();
+        if let Some(&p) = picks.first() {
+            if !dims.is_empty() {
+                let i = p as usize % dims.len();
+                dims[i] = -1;
+            }
+        }
+        check("reshape", || fx::reshape(&a, &dims))?;
+        if nd > 0 {
+            let d = sh[fit_axis(x1, nd, false).rem_euclid(nd as isize) as usize] as isize;
+            let parts: Vec<isize> = match picks.get(1).copied().unwrap_or(0) % 4 {
+                0 => vec![1, d, 1],
+                1 => vec![-1, 1],
+                2 => vec![d, -1],
+                _ => vec![2, -1],
+            };
+            check("unflatten", || fx::unflatten(&a, ax1, &parts))?;
+        }
+        check("diagonal", || fx::diagonal(&a, steps.first().copied().unwrap_or(0), ax1, ax2))?;
+        check("moveaxis", || fx::moveaxis(&a, ax1, ax2))?;
+        check("swapaxes", || fx::swapaxes(&a, ax1, ax2))?;
+
+        // take / take_along_axis / put_along_axis with index arrays of fitting rank.
+        let i = build_idx(&is)?;
+        check("take", || fx::take(&a, &i, Some(ax1)))?;
+        if nd > 0 {
+            let axn = fit_axis(x1, nd, false).rem_euclid(nd as isize) as usize;
+            let mut ishape: Vec<usize> = sh.iter().enumerate()
+                .map(|(d, &n)| if picks.get(d).is_some_and(|p| p % 3 == 0) { 1 } else { n })
+                .collect();
+            ishape[axn] = sizes.first().copied().unwrap_or(1).min(6);
+            let ii = build_idx(&ISpec { shape: ishape.clone(), ..is.clone() })?;
+            check("take_along_axis", || fx::take_along_axis(&a, &ii, Some(ax1)))?;
+            let mut vshape = sh.clone();
+            vshape[axn] = ishape[axn];
+            let v = build(&with_shape(&us, if raw { us.shape.clone() } else { vshape }))?;
+            check("put_along_axis", || fx::put_along_axis(&a, &ii, &v, Some(ax1)))?;
+        }
+
+        // gather / scatter: one index array per indexed axis, slice sizes that fit.
+        let nidx = (picks.len() % 3).min(nd);
+        let axes: Vec<isize> = (0..nidx).map(|j| fit_axis((j as isize * 2).wrapping_add(x2), nd, raw)).collect();
+        let idxs: Vec<Array> = (0..nidx).map(|_| i.clone()).collect();
+        let slice: Vec<usize> = if raw {
+            sizes.clone()
+        } else {
+            sh.iter().enumerate().map(|(d, &n)| sizes.get(d).copied().unwrap_or(1).min(n)).collect()
+        };
+        check("gather", || fx::gather(&a, &idxs, &axes, &slice))?;
+        let ushape = [is.shape.clone(), slice.clone()].concat();
+        let u = build(&with_shape(&us, if raw { us.shape.clone() } else { ushape }))?;
+        check("scatter", || fx::scatter(&a, &idxs, &u, &axes))?;
+        check("scatter_add", || fx::scatter_add(&a, &idxs, &u, &axes))?;
+        check("scatter_prod", || fx::scatter_prod(&a, &idxs, &u, &axes))?;
+        check("scatter_max", || fx::scatter_max(&a, &idxs, &u, &axes))?;
+        check("scatter_min", || fx::scatter_min(&a, &idxs, &u, &axes))?;
+        let sel = [is.shape.clone(), sh[nidx.min(nd)..].to_vec()].concat();
+        let v = build(&with_shape(&us, if raw { us.shape.clone() } else { sel }))?;
+        check_as("at", &["at", "scatter"], || a.at(idxs.clone())?.set(&v))?;
+        check_as("at", &["at", "scatter_add"], || a.at(idxs.clone())?.add(&v))?;
+        check_as("at", &["at", "scatter_add", "subtract"], || a.at(idxs.clone())?.subtract(&v))?;
+        check_as("at", &["at", "scatter_prod"], || a.at(idxs.clone())?.multiply(&v))?;
+        check_as("at", &["at", "scatter_max"], || a.at(idxs.clone())?.maximum(&v))?;
+        check_as("at", &["at", "scatter_min"], || a.at(idxs.clone())?.minimum(&v))?;
+
+        // einsum with one label per axis (labels drawn from a small set, so
+        // they repeat: traces, diagonals, broadcasting, contractions).
+        let letters = |n: usize, off: usize| -> String {
+            (0..n).map(|j| (b'a' + labels.get(j + off).copied().unwrap_or(j as u8) % 5) as char).collect()
+        };
+        let bshape = related_shape(&sh, picks.get(2).copied().unwrap_or(0), &us.shape, picks.get(3).copied().unwrap_or(0));
+        let bb = build(&with_shape(&us, bshape.clone()))?;
+        let (la, lb) = (letters(nd, 0), letters(bshape.len(), 3));
+        let out: String = letters(labels.len() % 4, 5);
+        check("einsum", || fx::einsum(&format!("{la}->{out}"), std::slice::from_ref(&a)))?;
+        check("einsum", || fx::einsum(&format!("{la},{lb}"), &[a.clone(), bb.clone()]))?;
+        check("einsum", || fx::einsum(&format!("{la},{lb}->{out}"), &[a.clone(), bb.clone()]))?;
+        check("einsum", || fx::einsum(&format!("...{la},{lb}..."), &[a.clone(), bb.clone()]))?;
+
+        // Convolutions with channels-last shapes that mostly fit.
+        let (n, w, cin, cout, kw) = cdims;
+        let (stride, padding, dilation, groups) = conv;
+        let groups = if raw { groups } else { groups.clamp(1, 2) };
+        let (cin, cout) = (cin.saturating_mul(groups), cout.saturating_mul(groups));
+        let float = |sp: &Spec| {
+            let floats = [DType::Float16, DType::BFloat16, DType::Float32, DType::Float64];
+            if raw || floats.contains(&sp.dtype) {
+                sp.clone()
+            } else {
+                Spec { dtype: DType::Float32, ..sp.clone() }
+            }
+        };
+        let (s, us) = (float(&s), float(&us));
+        let x1 = build(&with_shape(&s, vec![n, w, cin]))?;
+        let w1 = build(&with_shape(&us, vec![cout, kw, cin / groups.max(1)]))?;
+        check("conv1d", || fx::conv1d(&x1, &w1, stride, padding, dilation, groups))?;
+        let x2 = build(&with_shape(&s, vec![n, w, w + 1, cin]))?;
+        let w2 = build(&with_shape(&us, vec![cout, kw, kw, cin / groups.max(1)]))?;
+        check("conv2d", || fx::conv2d(&x2, &w2, (stride, 1), (padding, 1), (1, dilation), groups))?;
+    }
+}
+
 // ---------------------------------------------------------- hand-written cases
 
 fn must_err<R: Outputs>(op: &str, f: impl FnOnce() -> Result<R>) {
@@ -979,4 +1188,24 @@ fn regressions() {
     run("tile", || fx::tile(&e, &[1 << 62, 1]));
     run("repeat", || fx::repeat(&e, 1 << 62, Some(0)));
     run("repeat", || fx::repeat(&e, usize::MAX, None));
+    // Reversed empty operands gave matmul a negative batch offset.
+    let r = fx::zeros(&[5, 0, 1], DType::Float16).unwrap();
+    let r = r
+        .index(&[SliceArg::REVERSED, SliceArg::REVERSED, SliceArg::REVERSED])
+        .unwrap();
+    let one = fx::zeros(&[1], DType::Bool).unwrap();
+    let c = fx::zeros(&[], DType::Bool).unwrap();
+    run("matmul", || fx::matmul(&r, &one));
+    run("addmm", || fx::addmm(&c, &r, &one, 1.0, 1.0));
+    run("matmul", || fx::matmul(&fx::transpose(&r, None)?, &r));
+    // conv: padding near isize::MAX with a huge stride overflowed the tap
+    // index in the kernel.
+    let x = fx::ones(&[1, 3, 2], DType::Float64).unwrap();
+    let w = fx::ones(&[1, 1, 2], DType::Float64).unwrap();
+    must_err("conv1d", || fx::conv1d(&x, &w, 1 << 62, 1 << 62, 1, 1));
+    let x = fx::ones(&[1, 3, 3, 2], DType::Float64).unwrap();
+    let w = fx::ones(&[1, 1, 1, 2], DType::Float64).unwrap();
+    must_err("conv2d", || {
+        fx::conv2d(&x, &w, (1 << 62, 1), (1 << 62, 0), (1, 1), 1)
+    });
 }

@@ -144,9 +144,12 @@ impl ConvGeometry {
                     format!("sizes overflow for input {input:?} and weight {weight:?}"),
                 )
             };
+            // The kernel forms `out_idx * stride + k * dilation - padding`
+            // (at most the padded size) in isize: bound the padded size.
             let padded = p.padding[d]
                 .checked_mul(2)
                 .and_then(|x| x.checked_add(input[d + 1]))
+                .filter(|&x| x <= isize::MAX as usize)
                 .ok_or_else(too_big)?;
             let span = (kernel[d] - 1)
                 .checked_mul(p.dilation[d])
@@ -797,11 +800,16 @@ mod tests {
 
     #[test]
     fn huge_empty_shapes_are_errors_not_overflows() {
+        // An empty array whose other dimensions overflow cannot be made
+        // (numpy: "array is too big"), so conv never sees one...
         let big = 1usize << 40;
-        let x = crate::zeros(&[0, big, big, 1], DType::Float32).unwrap();
-        let w = crate::ones(&[1, 1, 1, 1], DType::Float32).unwrap();
-        let e = conv2d(&x, &w, (1, 1), (0, 0), (1, 1), 1).unwrap_err();
-        assert!(e.to_string().starts_with("conv2d: shape"), "{e}");
+        let e = crate::zeros(&[0, big, big, 1], DType::Float32).unwrap_err();
+        assert!(e.to_string().starts_with("zeros: shape"), "{e}");
+        // ... and a padded size beyond isize is an error, not an overflow.
+        let x = crate::ones(&[1, 3, 1], DType::Float32).unwrap();
+        let w = crate::ones(&[1, 1, 1], DType::Float32).unwrap();
+        let e = conv1d(&x, &w, 1 << 62, 1 << 62, 1, 1).unwrap_err();
+        assert!(e.to_string().starts_with("conv1d: sizes overflow"), "{e}");
         let x = crate::ones(&[1, 4, 1], DType::Float32).unwrap();
         let w = crate::zeros(&[0, 1, 1], DType::Float32).unwrap();
         assert_eq!(conv1d(&x, &w, 1, 0, 1, 1).unwrap().shape(), &[1, 4, 0]);

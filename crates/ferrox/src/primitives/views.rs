@@ -36,12 +36,20 @@ fn view_of(
     offset: isize,
     out: OutSpec<'_>,
 ) -> Result<Data> {
-    let offset = if out.shape.contains(&0) {
-        input.data.offset
+    // An empty view reads nothing: give it the input's offset and row-major
+    // strides, so kernels that still walk its (non-empty) batch axes never
+    // compute offsets before the storage (a reversed axis with stride -1
+    // from offset 0 would).
+    let (offset, strides) = if out.shape.contains(&0) {
+        (
+            input.data.offset,
+            crate::array::row_major_strides(out.shape),
+        )
     } else {
-        usize::try_from(offset).map_err(|_| {
+        let offset = usize::try_from(offset).map_err(|_| {
             Error::runtime(op, format!("view offset {offset} lies before its storage"))
-        })?
+        })?;
+        (offset, strides)
     };
     Ok(Data {
         storage: Arc::clone(&input.data.storage),
@@ -598,10 +606,15 @@ pub(crate) fn slice_parts(a: &Array, parts: &[(isize, usize, isize)]) -> Array {
     // The step of an axis with at most one selected element is never taken:
     // make it 1, so that a huge step (isize::MIN) cannot overflow
     // `step * stride` in the kernel. With two or more elements the step is
-    // bounded by the axis size.
+    // bounded by the axis size. An empty selection starts at 0 (a reversed
+    // empty axis would start at -1, a negative offset for later kernels).
     let parts: Vec<(isize, usize, isize)> = parts
         .iter()
-        .map(|&(b, n, k)| if n <= 1 { (b, n, 1) } else { (b, n, k) })
+        .map(|&(b, n, k)| match n {
+            0 => (0, 0, 1),
+            1 => (b, 1, 1),
+            _ => (b, n, k),
+        })
         .collect();
     let whole = parts
         .iter()
