@@ -989,3 +989,265 @@ fn gather_and_scatter_rules() {
         &[None, Some(0), Some(1)],
     );
 }
+
+#[test]
+fn binary_op_rules() {
+    let mut rng = Rng::new(41);
+    // (name, f, a range, b range)
+    let fs: Vec<(&str, F, (f64, f64), (f64, f64))> = vec![
+        (
+            "power",
+            |xs| Ok(vec![power(&xs[0], &xs[1])?]),
+            (0.5, 2.0),
+            (-1.5, 1.5),
+        ),
+        (
+            "arctan2",
+            |xs| Ok(vec![arctan2(&xs[0], &xs[1])?]),
+            (-1.0, 1.0),
+            (0.2, 1.0),
+        ),
+        (
+            "logaddexp",
+            |xs| Ok(vec![logaddexp(&xs[0], &xs[1])?]),
+            (-2.0, 2.0),
+            (-2.0, 2.0),
+        ),
+        (
+            "remainder",
+            |xs| Ok(vec![remainder(&xs[0], &xs[1])?]),
+            (-3.0, 3.0),
+            (0.7, 1.3),
+        ),
+        (
+            "floor_divide",
+            |xs| Ok(vec![floor_divide(&xs[0], &xs[1])?]),
+            (-3.0, 3.0),
+            (0.7, 1.3),
+        ),
+        (
+            "greater",
+            |xs| Ok(vec![greater(&xs[0], &xs[1])?]),
+            (-1.0, 1.0),
+            (-1.0, 1.0),
+        ),
+        (
+            "equal, logical_or",
+            |xs| {
+                let e = equal(&xs[0], &xs[1])?;
+                Ok(vec![logical_or(&e, &less(&xs[0], &xs[1])?)?])
+            },
+            (-1.0, 1.0),
+            (-1.0, 1.0),
+        ),
+    ];
+    for (i, (name, f, ra, rb)) in fs.iter().enumerate() {
+        // Same shapes, then broadcasting.
+        let a = rng.array(&[3, 4], ra.0, ra.1);
+        let b = rng.array(&[3, 4], rb.0, rb.1);
+        check_derivatives(name, f, &[a, b], i as u64);
+        let a = rng.array(&[2, 1, 4], ra.0, ra.1);
+        let b = rng.array(&[3, 1], rb.0, rb.1);
+        check_derivatives(&format!("{name} broadcast"), f, &[a, b], i as u64 + 100);
+        // vmap: both batched on non-zero axes, and one unbatched.
+        let ab = rng.array(&[3, 5, 4], ra.0, ra.1);
+        let bb = rng.array(&[4, 5], rb.0, rb.1);
+        check_vmap_out(name, *f, &[ab.clone(), bb], &[Some(1), Some(1)], 1);
+        let b1 = rng.array(&[4], rb.0, rb.1);
+        check_vmap_out(name, *f, &[ab, b1], &[Some(1), None], 2);
+    }
+    // The exponent's gradient at a zero base is 0 (not NaN).
+    let g = grad(
+        |xs| Ok(vec![sum(&power(&xs[0], &xs[1])?, None, false)?]),
+        &[0, 1],
+    );
+    let a = Array::from_slice(&[0.0f64, 2.0], &[2]).unwrap();
+    let b = Array::from_slice(&[2.0f64, 3.0], &[2]).unwrap();
+    let gs = g(&[a, b]).unwrap();
+    assert_eq!(gs[0].to_vec::<f64>().unwrap(), vec![0.0, 12.0]);
+    let gb = gs[1].to_vec::<f64>().unwrap();
+    assert_eq!(gb[0], 0.0);
+    assert!((gb[1] - 8.0 * 2f64.ln()).abs() < 1e-12);
+    // Integer ops: zero cotangents and tangents, no errors.
+    let ia = Array::from_slice(&[3i32, 5, 6], &[3]).unwrap();
+    let ib = Array::from_slice(&[1i32, 2, 3], &[3]).unwrap();
+    let int_fs: Vec<F> = vec![
+        |xs| Ok(vec![bitwise_and(&xs[0], &xs[1])?]),
+        |xs| Ok(vec![bitwise_xor(&xs[0], &xs[1])?]),
+        |xs| Ok(vec![left_shift(&xs[0], &xs[1])?]),
+        |xs| Ok(vec![power(&xs[0], &xs[1])?]),
+    ];
+    for f in int_fs {
+        let args = [ia.clone(), ib.clone()];
+        let (_, g) = vjp(f, &args, &[ia.clone()]).unwrap();
+        assert_eq!(g[0].to_vec::<i32>().unwrap(), vec![0; 3]);
+        assert_eq!(g[1].to_vec::<i32>().unwrap(), vec![0; 3]);
+        let (_, t) = jvp(f, &args, &args).unwrap();
+        assert_eq!(
+            t[0].astype(DType::Int32).unwrap().to_vec::<i32>().unwrap(),
+            vec![0; 3]
+        );
+    }
+}
+
+#[test]
+fn unary_op_rules() {
+    let mut rng = Rng::new(42);
+    // (name, f, range)
+    let fs: Vec<(&str, F, (f64, f64))> = vec![
+        ("arcsin", |xs| Ok(vec![arcsin(&xs[0])?]), (-0.9, 0.9)),
+        ("arccos", |xs| Ok(vec![arccos(&xs[0])?]), (-0.9, 0.9)),
+        ("arctan", |xs| Ok(vec![arctan(&xs[0])?]), (-3.0, 3.0)),
+        ("arcsinh", |xs| Ok(vec![arcsinh(&xs[0])?]), (-3.0, 3.0)),
+        ("arccosh", |xs| Ok(vec![arccosh(&xs[0])?]), (1.2, 3.0)),
+        ("arctanh", |xs| Ok(vec![arctanh(&xs[0])?]), (-0.9, 0.9)),
+        ("erfinv", |xs| Ok(vec![erfinv(&xs[0])?]), (-0.9, 0.9)),
+        ("round", |xs| Ok(vec![round(&xs[0], 1)?]), (-3.0, 3.0)),
+        ("floor", |xs| Ok(vec![floor(&xs[0])?]), (-3.0, 3.0)),
+        ("sign", |xs| Ok(vec![sign(&xs[0])?]), (-3.0, 3.0)),
+        ("isnan", |xs| Ok(vec![isnan(&xs[0])?]), (-3.0, 3.0)),
+        (
+            "real imag conjugate",
+            |xs| {
+                let r = real(&xs[0])?;
+                let c = conjugate(&xs[0])?;
+                Ok(vec![add(&multiply(&r, &c)?, &imag(&xs[0])?)?])
+            },
+            (-3.0, 3.0),
+        ),
+    ];
+    for (i, (name, f, r)) in fs.iter().enumerate() {
+        let x = rng.array(&[3, 4], r.0, r.1);
+        let xb = rng.array(&[3, 5, 4], r.0, r.1);
+        check_unary_op(name, *f, &x, &xb, 1, 2, i as u64);
+    }
+    // Complex parts: tangents are the parts of the tangent, cotangents
+    // follow MLX (re -> g, im -> g * i, conj -> conj(g)).
+    let z = Array::from_slice(&[Complex64::new(1.0, 2.0)], &[1]).unwrap();
+    let tz = Array::from_slice(&[Complex64::new(3.0, -4.0)], &[1]).unwrap();
+    let parts = |xs: &[Array]| -> Result<Vec<Array>> {
+        Ok(vec![real(&xs[0])?, imag(&xs[0])?, conjugate(&xs[0])?])
+    };
+    let (_, t) = jvp(parts, std::slice::from_ref(&z), std::slice::from_ref(&tz)).unwrap();
+    assert_eq!(t[0].to_vec::<f32>().unwrap(), vec![3.0]);
+    assert_eq!(t[1].to_vec::<f32>().unwrap(), vec![-4.0]);
+    assert_eq!(
+        t[2].to_vec::<Complex64>().unwrap(),
+        vec![Complex64::new(3.0, 4.0)]
+    );
+    let g1 = Array::from_slice(&[2.0f32], &[1]).unwrap();
+    let (_, g) = vjp(
+        |xs| Ok(vec![real(&xs[0])?, imag(&xs[0])?]),
+        std::slice::from_ref(&z),
+        &[g1.clone(), g1],
+    )
+    .unwrap();
+    assert_eq!(
+        g[0].to_vec::<Complex64>().unwrap(),
+        vec![Complex64::new(2.0, 2.0)]
+    );
+}
+
+// ----- convolution ---------------------------------------------------------
+
+/// A conv1d case: (N, L, C_in, C_out, K, stride, padding, dilation, groups).
+type Conv1Case = (
+    usize,
+    usize,
+    usize,
+    usize,
+    usize,
+    usize,
+    usize,
+    usize,
+    usize,
+);
+
+const CONV1_CASES: &[Conv1Case] = &[
+    (2, 7, 2, 3, 3, 1, 0, 1, 1),
+    (2, 8, 4, 4, 3, 2, 1, 1, 2),
+    (1, 9, 3, 6, 2, 3, 2, 2, 3),
+    (2, 5, 2, 2, 2, 1, 3, 1, 1),
+    (1, 6, 4, 2, 3, 2, 0, 2, 2),
+    (1, 4, 1, 1, 4, 1, 0, 1, 1),
+    (3, 10, 2, 4, 3, 4, 1, 3, 2),
+];
+
+fn conv1_fn(c: Conv1Case) -> impl Fn(&[Array]) -> Result<Vec<Array>> + Send + Sync + Clone {
+    move |xs: &[Array]| Ok(vec![conv1d(&xs[0], &xs[1], c.5, c.6, c.7, c.8)?])
+}
+
+#[test]
+fn conv1d_rules() {
+    let mut rng = Rng::new(43);
+    for (i, &c) in CONV1_CASES.iter().enumerate() {
+        let (n, l, ci, co, k, _, _, _, g) = c;
+        let x = rng.array(&[n, l, ci], -1.0, 1.0);
+        let w = rng.array(&[co, k, ci / g], -1.0, 1.0);
+        let f = conv1_fn(c);
+        check_derivatives(&format!("conv1d {c:?}"), &f, &[x, w], i as u64);
+        // vmap: input only (batch axis 1), weight only (axis 2), both.
+        let xb = rng.array(&[n, 3, l, ci], -1.0, 1.0);
+        let wb = rng.array(&[co, k, 3, ci / g], -1.0, 1.0);
+        let x = rng.array(&[n, l, ci], -1.0, 1.0);
+        let w = rng.array(&[co, k, ci / g], -1.0, 1.0);
+        let name = format!("conv1d vmap {c:?}");
+        check_vmap_out(&name, f.clone(), &[xb.clone(), w], &[Some(1), None], 2);
+        check_vmap_out(&name, f.clone(), &[x, wb.clone()], &[None, Some(2)], 1);
+        check_vmap_out(&name, f, &[xb, wb], &[Some(1), Some(2)], 0);
+    }
+}
+
+#[test]
+fn conv2d_rules() {
+    let mut rng = Rng::new(44);
+    // (x shape, C_out, kernel, stride, padding, dilation, groups)
+    type Case = (
+        [usize; 4],
+        usize,
+        (usize, usize),
+        (usize, usize),
+        (usize, usize),
+        (usize, usize),
+        usize,
+    );
+    let cases: &[Case] = &[
+        ([2, 5, 4, 2], 3, (3, 2), (1, 1), (0, 0), (1, 1), 1),
+        ([1, 6, 5, 4], 4, (2, 3), (2, 1), (1, 0), (1, 2), 2),
+        ([2, 7, 6, 3], 3, (3, 3), (2, 3), (1, 2), (2, 1), 3),
+        ([1, 3, 4, 2], 2, (1, 1), (2, 2), (2, 0), (1, 1), 1),
+    ];
+    for (i, &(xs, co, k, s, p, d, g)) in cases.iter().enumerate() {
+        let f = move |a: &[Array]| -> Result<Vec<Array>> {
+            Ok(vec![conv2d(&a[0], &a[1], s, p, d, g)?])
+        };
+        let x = rng.array(&xs, -1.0, 1.0);
+        let w = rng.array(&[co, k.0, k.1, xs[3] / g], -1.0, 1.0);
+        let name = format!("conv2d {:?}", cases[i]);
+        check_derivatives(&name, &f, &[x.clone(), w.clone()], i as u64);
+        let xb = rng.array(&[xs[0], xs[1], xs[2], 2, xs[3]], -1.0, 1.0);
+        let wb = rng.array(&[2, co, k.0, k.1, xs[3] / g], -1.0, 1.0);
+        check_vmap_out(&name, f, &[xb.clone(), w], &[Some(3), None], 1);
+        check_vmap_out(&name, f, &[x, wb.clone()], &[None, Some(0)], 3);
+        check_vmap_out(&name, f, &[xb, wb], &[Some(3), Some(0)], 2);
+    }
+    // Second order: the rules are built from convolutions themselves.
+    let inner = grad(
+        |a| {
+            let y = conv2d(&a[0], &a[1], (2, 1), (1, 1), (1, 2), 2)?;
+            Ok(vec![sum(&tanh(&y)?, None, false)?])
+        },
+        &[0, 1],
+    );
+    let outer = move |a: &[Array]| -> Result<Vec<Array>> {
+        let g = inner(a)?;
+        Ok(vec![sum(
+            &multiply(&g[0], &sum(&g[1], None, false)?)?,
+            None,
+            false,
+        )?])
+    };
+    let x = rng.array(&[1, 5, 5, 4], -1.0, 1.0);
+    let w = rng.array(&[2, 2, 2, 2], -1.0, 1.0);
+    check_derivatives("conv2d grad of grad", &outer, &[x, w], 9);
+}
