@@ -1251,3 +1251,416 @@ fn conv2d_rules() {
     let w = rng.array(&[2, 2, 2, 2], -1.0, 1.0);
     check_derivatives("conv2d grad of grad", &outer, &[x, w], 9);
 }
+
+// ----- coverage --------------------------------------------------------------
+
+type OpFn = Arc<dyn Fn(&[Array]) -> Result<Vec<Array>> + Send + Sync>;
+
+/// vjp, jvp and vmap of `f` at `args` (ones as cotangents and tangents,
+/// two stacked copies of every argument for vmap); returns which failed,
+/// with the error, and panics on any result that fails to evaluate.
+fn transform_errors(name: &str, f: &OpFn, args: &[Array]) -> Vec<(&'static str, Error)> {
+    let mut errors = vec![];
+    let outs = f(args).unwrap_or_else(|e| panic!("{name}: forward failed: {e}"));
+    let cots: Vec<Array> = outs.iter().map(|o| ones_like(o).unwrap()).collect();
+    let g = f.clone();
+    match vjp(move |a| g(a), args, &cots) {
+        Ok((_, cts)) => eval(&cts).unwrap_or_else(|e| panic!("{name}: vjp eval: {e}")),
+        Err(e) => errors.push(("vjp", e)),
+    }
+    let tans: Vec<Array> = args.iter().map(|a| ones_like(a).unwrap()).collect();
+    let g = f.clone();
+    match jvp(move |a| g(a), args, &tans) {
+        Ok((_, ts)) => eval(&ts).unwrap_or_else(|e| panic!("{name}: jvp eval: {e}")),
+        Err(e) => errors.push(("jvp", e)),
+    }
+    let stacked: Vec<Array> = args
+        .iter()
+        .map(|a| stack(&[a.clone(), a.clone()], 0).unwrap())
+        .collect();
+    let g = f.clone();
+    let vf = ferrox::vmap(
+        move |a| g(a),
+        &vec![Some(0); args.len()],
+        &vec![Some(0); outs.len()],
+    );
+    match vf(&stacked) {
+        Ok(ys) => eval(&ys).unwrap_or_else(|e| panic!("{name}: vmap eval: {e}")),
+        Err(e) => errors.push(("vmap", e)),
+    }
+    errors
+}
+
+#[test]
+fn every_differentiable_op_has_rules() {
+    // Ops documented as non-differentiable: vjp and jvp are Unsupported
+    // (vmap still works).
+    const NON_DIFFERENTIABLE: &[&str] = &["view"];
+
+    let mut rng = Rng::new(45);
+    let x = rng.array(&[2, 3], 0.2, 0.9);
+    let y = rng.array(&[2, 3], 0.2, 0.9);
+    let m = rng.array(&[3, 3], 0.2, 0.9);
+    let v = rng.array(&[3], 0.2, 0.9);
+    let ints = Array::from_slice(&[3i32, 5, 6, 1, 2, 7], &[2, 3]).unwrap();
+    let shifts = Array::from_slice(&[1i32, 2, 0, 3, 1, 2], &[2, 3]).unwrap();
+    let z =
+        Array::from_slice(&[Complex64::new(1.0, 2.0), Complex64::new(-0.5, 0.3)], &[2]).unwrap();
+    let x1 = rng.array(&[2, 7, 4], -1.0, 1.0);
+    let w1 = rng.array(&[4, 3, 2], -1.0, 1.0);
+    let x2 = rng.array(&[1, 5, 4, 2], -1.0, 1.0);
+    let w2 = rng.array(&[2, 2, 3, 2], -1.0, 1.0);
+    fn i2() -> Array {
+        idx(&[1, 0], &[2])
+    }
+    fn i23() -> Array {
+        idx(&[2, 0, 1, 1, 2, 0], &[2, 3])
+    }
+
+    let mut cases: Vec<(&str, OpFn, Vec<Array>)> = vec![];
+    macro_rules! case {
+        ($name:expr, [$($arg:expr),*], |$a:ident| $body:expr) => {
+            cases.push((
+                $name,
+                Arc::new(|$a: &[Array]| -> Result<Vec<Array>> { Ok(vec![$body]) }),
+                vec![$($arg.clone()),*],
+            ));
+        };
+    }
+    // Unary.
+    case!("abs", [x], |a| abs(&a[0])?);
+    case!("arccos", [x], |a| arccos(&a[0])?);
+    case!("arccosh", [x], |a| arccosh(&add(
+        &a[0],
+        &Array::from(1.0)
+    )?)?);
+    case!("arcsin", [x], |a| arcsin(&a[0])?);
+    case!("arcsinh", [x], |a| arcsinh(&a[0])?);
+    case!("arctan", [x], |a| arctan(&a[0])?);
+    case!("arctanh", [x], |a| arctanh(&a[0])?);
+    case!("bitwise_invert", [ints], |a| bitwise_invert(&a[0])?);
+    case!("ceil", [x], |a| ceil(&a[0])?);
+    case!("conjugate", [z], |a| conjugate(&a[0])?);
+    case!("cos", [x], |a| cos(&a[0])?);
+    case!("cosh", [x], |a| cosh(&a[0])?);
+    case!("erf", [x], |a| erf(&a[0])?);
+    case!("erfinv", [x], |a| erfinv(&a[0])?);
+    case!("exp", [x], |a| exp(&a[0])?);
+    case!("expm1", [x], |a| expm1(&a[0])?);
+    case!("floor", [x], |a| floor(&a[0])?);
+    case!("imag", [z], |a| imag(&a[0])?);
+    case!("isfinite", [x], |a| isfinite(&a[0])?);
+    case!("isinf", [x], |a| isinf(&a[0])?);
+    case!("isnan", [x], |a| isnan(&a[0])?);
+    case!("log", [x], |a| log(&a[0])?);
+    case!("log10", [x], |a| log10(&a[0])?);
+    case!("log1p", [x], |a| log1p(&a[0])?);
+    case!("log2", [x], |a| log2(&a[0])?);
+    case!("logical_not", [x], |a| logical_not(&a[0])?);
+    case!("negative", [x], |a| negative(&a[0])?);
+    case!("real", [z], |a| real(&a[0])?);
+    case!("reciprocal", [x], |a| reciprocal(&a[0])?);
+    case!("round", [x], |a| round(&a[0], 1)?);
+    case!("rsqrt", [x], |a| rsqrt(&a[0])?);
+    case!("sigmoid", [x], |a| sigmoid(&a[0])?);
+    case!("sign", [x], |a| sign(&a[0])?);
+    case!("sin", [x], |a| sin(&a[0])?);
+    case!("sinh", [x], |a| sinh(&a[0])?);
+    case!("sqrt", [x], |a| sqrt(&a[0])?);
+    case!("square", [x], |a| square(&a[0])?);
+    case!("tan", [x], |a| tan(&a[0])?);
+    case!("tanh", [x], |a| tanh(&a[0])?);
+    // Binary.
+    case!("add", [x, y], |a| add(&a[0], &a[1])?);
+    case!("arctan2", [x, y], |a| arctan2(&a[0], &a[1])?);
+    case!("divide", [x, y], |a| divide(&a[0], &a[1])?);
+    case!("equal", [x, y], |a| equal(&a[0], &a[1])?);
+    case!("floor_divide", [x, y], |a| floor_divide(&a[0], &a[1])?);
+    case!("greater", [x, y], |a| greater(&a[0], &a[1])?);
+    case!("greater_equal", [x, y], |a| greater_equal(&a[0], &a[1])?);
+    case!("less", [x, y], |a| less(&a[0], &a[1])?);
+    case!("less_equal", [x, y], |a| less_equal(&a[0], &a[1])?);
+    case!("logaddexp", [x, y], |a| logaddexp(&a[0], &a[1])?);
+    case!("logical_and", [x, y], |a| logical_and(&a[0], &a[1])?);
+    case!("logical_or", [x, y], |a| logical_or(&a[0], &a[1])?);
+    case!("maximum", [x, y], |a| maximum(&a[0], &a[1])?);
+    case!("minimum", [x, y], |a| minimum(&a[0], &a[1])?);
+    case!("multiply", [x, y], |a| multiply(&a[0], &a[1])?);
+    case!("not_equal", [x, y], |a| not_equal(&a[0], &a[1])?);
+    case!("power", [x, y], |a| power(&a[0], &a[1])?);
+    case!("remainder", [x, y], |a| remainder(&a[0], &a[1])?);
+    case!("subtract", [x, y], |a| subtract(&a[0], &a[1])?);
+    case!("bitwise_and", [ints, shifts], |a| bitwise_and(
+        &a[0], &a[1]
+    )?);
+    case!("bitwise_or", [ints, shifts], |a| bitwise_or(&a[0], &a[1])?);
+    case!("bitwise_xor", [ints, shifts], |a| bitwise_xor(
+        &a[0], &a[1]
+    )?);
+    case!("left_shift", [ints, shifts], |a| left_shift(&a[0], &a[1])?);
+    case!("right_shift", [ints, shifts], |a| right_shift(
+        &a[0], &a[1]
+    )?);
+    // Casts.
+    case!("astype", [x], |a| a[0].astype(DType::Float32)?);
+    case!("view", [x], |a| view(&a[0], DType::Int64)?);
+    // Convolution.
+    case!("conv1d", [x1, w1], |a| conv1d(&a[0], &a[1], 2, 1, 2, 2)?);
+    case!("conv2d", [x2, w2], |a| conv2d(
+        &a[0],
+        &a[1],
+        (2, 1),
+        (1, 1),
+        (1, 1),
+        1
+    )?);
+    // Indexing.
+    case!("gather", [m], |a| gather(&a[0], &[i2()], &[0], &[1, 3])?);
+    case!("put_along_axis", [x, v], |a| put_along_axis(
+        &a[0],
+        &idx(&[1, 0, 1], &[1, 3]),
+        &reshape(&a[1], &[1, 3])?,
+        Some(0)
+    )?);
+    case!("scatter", [m, x], |a| scatter(
+        &a[0],
+        &[i2()],
+        &reshape(&a[1], &[2, 1, 3])?,
+        &[0]
+    )?);
+    case!("scatter_add", [m, x], |a| scatter_add(
+        &a[0],
+        &[i2()],
+        &reshape(&a[1], &[2, 1, 3])?,
+        &[0]
+    )?);
+    case!("scatter_prod", [m, x], |a| scatter_prod(
+        &a[0],
+        &[i2()],
+        &reshape(&a[1], &[2, 1, 3])?,
+        &[0]
+    )?);
+    case!("scatter_max", [m, x], |a| scatter_max(
+        &a[0],
+        &[i2()],
+        &reshape(&a[1], &[2, 1, 3])?,
+        &[0]
+    )?);
+    case!("scatter_min", [m, x], |a| scatter_min(
+        &a[0],
+        &[i2()],
+        &reshape(&a[1], &[2, 1, 3])?,
+        &[0]
+    )?);
+    case!("at set", [m, x], |a| a[0].at(i2())?.set(&a[1])?);
+    case!("at add", [m, x], |a| a[0].at(i2())?.add(&a[1])?);
+    case!("at subtract", [m, x], |a| a[0].at(i2())?.subtract(&a[1])?);
+    case!("at multiply", [m, x], |a| a[0].at(i2())?.multiply(&a[1])?);
+    case!("at maximum", [m, x], |a| a[0].at(i2())?.maximum(&a[1])?);
+    case!("at minimum", [m, x], |a| a[0].at(i2())?.minimum(&a[1])?);
+    case!("slice_update", [m, x], |a| slice_update(
+        &a[0],
+        &a[1],
+        &[1, 0],
+        &[3, 3],
+        None
+    )?);
+    case!("take", [m], |a| take(&a[0], &i23(), Some(1))?);
+    case!("take_along_axis", [m], |a| take_along_axis(
+        &a[0],
+        &idx(&[2, 0, 1], &[3, 1]),
+        Some(1)
+    )?);
+    // Joining.
+    case!("concatenate", [x, y], |a| concatenate(
+        &[a[0].clone(), a[1].clone()],
+        1
+    )?);
+    case!("diag", [v], |a| diag(&a[0], 1)?);
+    case!("meshgrid", [v, v], |a| meshgrid(&a[..], false, "xy")?[1]
+        .clone());
+    case!("pad", [x], |a| pad(
+        &a[0],
+        &[(1, 0), (0, 2)],
+        PadMode::Edge
+    )?);
+    case!("repeat", [x], |a| repeat(&a[0], 2, Some(1))?);
+    case!("roll", [x], |a| roll(&a[0], &[1], Some(&[1]))?);
+    case!("split", [x], |a| split(&a[0], 3, 1)?[1].clone());
+    case!("stack", [x, y], |a| stack(
+        &[a[0].clone(), a[1].clone()],
+        1
+    )?);
+    case!("tile", [x], |a| tile(&a[0], &[2, 1])?);
+    case!("tril", [m], |a| tril(&a[0], 0)?);
+    case!("triu", [m], |a| triu(&a[0], 1)?);
+    // Linear algebra.
+    case!("einsum", [x, m], |a| einsum("ij,jk->ik", &a[..])?);
+    case!("inner", [x, v], |a| inner(&a[0], &a[1])?);
+    case!("kron", [x, v], |a| kron(&a[0], &a[1])?);
+    case!("outer", [v, v], |a| outer(&a[0], &a[1])?);
+    case!("tensordot", [x, m], |a| tensordot(&a[0], &a[1], 1)?);
+    case!("matmul", [x, m], |a| matmul(&a[0], &a[1])?);
+    case!("addmm", [v, x, m], |a| addmm(
+        &a[0], &a[1], &a[2], 0.5, 2.0
+    )?);
+    // Reductions.
+    case!("all", [x], |a| all(&a[0], Some(&[1]), false)?);
+    case!("any", [x], |a| ferrox::any(&a[0], Some(&[1]), false)?);
+    case!("argmax", [x], |a| argmax(&a[0], Some(1), false)?);
+    case!("argmin", [x], |a| argmin(&a[0], Some(1), false)?);
+    case!("max", [x], |a| max(&a[0], Some(&[1]), false)?);
+    case!("mean", [x], |a| mean(&a[0], Some(&[1]), false)?);
+    case!("min", [x], |a| min(&a[0], Some(&[1]), false)?);
+    case!("prod", [x], |a| prod(&a[0], Some(&[1]), false)?);
+    case!("std", [x], |a| std(&a[0], Some(&[1]), false, 0)?);
+    case!("sum", [x], |a| sum(&a[0], Some(&[1]), false)?);
+    case!("var", [x], |a| var(&a[0], Some(&[1]), true, 1)?);
+    // Scans.
+    case!("cummax", [x], |a| cummax(&a[0], Some(1), false, true)?);
+    case!("cummin", [x], |a| cummin(&a[0], Some(1), true, true)?);
+    case!("cumprod", [x], |a| cumprod(&a[0], Some(1), false, false)?);
+    case!("cumsum", [x], |a| cumsum(&a[0], Some(1), true, false)?);
+    // Softmax.
+    case!("logsumexp", [x], |a| logsumexp(&a[0], Some(&[1]), false)?);
+    case!("softmax", [x], |a| softmax(&a[0], Some(&[1]), false)?);
+    // Sorting.
+    case!("argpartition", [x], |a| argpartition(&a[0], 1, Some(1))?);
+    case!("argsort", [x], |a| argsort(&a[0], Some(1))?);
+    case!("partition", [x], |a| partition(&a[0], 1, Some(1))?);
+    case!("sort", [x], |a| sort(&a[0], Some(1))?);
+    case!("topk", [x], |a| topk(&a[0], 2, Some(1))?);
+    // Ternary.
+    case!("allclose", [x, y], |a| allclose(
+        &a[0], &a[1], 0.1, 0.0, false
+    )?);
+    case!("array_equal", [x, y], |a| array_equal(&a[0], &a[1], false)?);
+    case!("clip", [x, y], |a| clip(&a[0], Some(&a[1]), None)?);
+    case!("isclose", [x, y], |a| isclose(
+        &a[0], &a[1], 0.1, 0.0, false
+    )?);
+    case!("nan_to_num", [x], |a| nan_to_num(&a[0], 0.0, None, None)?);
+    case!("where", [x, y], |a| r#where(
+        &greater(&a[0], &a[1])?,
+        &a[0],
+        &a[1]
+    )?);
+    // Views.
+    case!("broadcast_arrays", [x, v], |a| broadcast_arrays(&a[..])?[1]
+        .clone());
+    case!("broadcast_to", [v], |a| broadcast_to(&a[0], &[2, 3])?);
+    case!("contiguous", [m], |a| contiguous(&transpose(&a[0], None)?)?);
+    case!("diagonal", [m], |a| diagonal(&a[0], 0, 0, 1)?);
+    case!("expand_dims", [x], |a| expand_dims(&a[0], &[1])?);
+    case!("flatten", [x], |a| flatten(&a[0], 0, 1)?);
+    case!("index", [m], |a| a[0].index(&[SliceArg::Index(1)])?);
+    case!("moveaxis", [x], |a| moveaxis(&a[0], 0, 1)?);
+    case!("reshape", [x], |a| reshape(&a[0], &[3, 2])?);
+    case!("slice", [m], |a| slice(&a[0], &[2, 0], &[-4, 3], &[-1, 2])?);
+    case!("squeeze", [x], |a| squeeze(
+        &reshape(&a[0], &[2, 1, 3])?,
+        None
+    )?);
+    case!("swapaxes", [x], |a| swapaxes(&a[0], 0, 1)?);
+    case!("transpose", [x], |a| transpose(&a[0], None)?);
+    case!("unflatten", [v], |a| unflatten(&a[0], 0, &[1, 3])?);
+    // Creation from arrays, gradient stopping.
+    case!("ones_like", [x], |a| multiply(&a[0], &ones_like(&a[0])?)?);
+    case!("full_like", [x], |a| add(&a[0], &full_like(&a[0], 2.0)?)?);
+    case!("stop_gradient", [x], |a| multiply(
+        &a[0],
+        &stop_gradient(&a[0])?
+    )?);
+
+    let mut missing = vec![];
+    for (name, f, args) in &cases {
+        let errors = transform_errors(name, f, args);
+        if NON_DIFFERENTIABLE.contains(name) {
+            let failed: Vec<&str> = errors
+                .iter()
+                .filter(|(_, e)| e.kind() == ErrorKind::Unsupported)
+                .map(|(t, _)| *t)
+                .collect();
+            assert_eq!(failed, ["vjp", "jvp"], "{name}: {errors:?}");
+            continue;
+        }
+        for (t, e) in errors {
+            missing.push(format!("{name}: {t}: {e}"));
+        }
+    }
+    assert!(
+        missing.is_empty(),
+        "ops without rules:\n{}",
+        missing.join("\n")
+    );
+}
+
+#[test]
+fn scatter_prod_max_min_rules() {
+    let mut rng = Rng::new(46);
+    let x = rng.array(&[4, 3, 2], -1.0, 1.0);
+    let xb = rng.array(&[4, 3, 5, 2], -1.0, 1.0);
+    // Duplicate indices (2 twice) so that several updates combine.
+    let fs: Vec<(&str, F)> = vec![
+        ("scatter_prod", |xs| {
+            let r = idx(&[2, 0, 2], &[3]);
+            let u = multiply(
+                &slice(&xs[0], &[1, 0, 0], &[4, 2, 2], &[1, 1, 1])?,
+                &Array::from(3.0),
+            )?;
+            let u = reshape(&u, &[3, 1, 2, 2])?;
+            Ok(vec![scatter_prod(&xs[0], &[r], &u, &[0])?])
+        }),
+        ("scatter_max", |xs| {
+            let r = idx(&[2, 0, 2], &[3]);
+            let u = multiply(
+                &slice(&xs[0], &[1, 0, 0], &[4, 2, 2], &[1, 1, 1])?,
+                &Array::from(1.7),
+            )?;
+            let u = reshape(&u, &[3, 1, 2, 2])?;
+            Ok(vec![scatter_max(&xs[0], &[r], &u, &[0])?])
+        }),
+        ("scatter_min", |xs| {
+            let r = idx(&[3, 1, 3], &[3]);
+            let c = idx(&[1, 0, 2], &[3]);
+            let u = reshape(
+                &exp(&slice(&xs[0], &[0, 0, 0], &[3, 1, 1], &[1, 1, 1])?)?,
+                &[3, 1, 1, 1],
+            )?;
+            let u = subtract(&u, &Array::from(2.0))?;
+            Ok(vec![scatter_min(&xs[0], &[r, c], &u, &[0, 1])?])
+        }),
+        ("at multiply", |xs| {
+            let u = slice(&xs[0], &[0, 0, 0], &[2, 3, 2], &[1, 1, 1])?;
+            Ok(vec![xs[0].at(idx(&[3, 3], &[2]))?.multiply(&u)?])
+        }),
+    ];
+    for (i, (name, f)) in fs.iter().enumerate() {
+        check_derivatives(name, f, &[x.clone()], i as u64);
+        check_vmap_out(name, *f, &[xb.clone()], &[Some(2)], 1);
+    }
+    // prod with zeros among the factors: exact derivatives.
+    let sp = |xs: &[Array]| -> Result<Vec<Array>> {
+        Ok(vec![scatter_prod(
+            &xs[0],
+            &[idx(&[1, 1, 0], &[3])],
+            &reshape(&xs[1], &[3, 1, 2])?,
+            &[0],
+        )?])
+    };
+    let a = Array::from_slice(&[2.0f64, 0.0, 3.0, 5.0], &[2, 2]).unwrap();
+    let u = Array::from_slice(&[0.0f64, 2.0, 4.0, 0.0, 7.0, 0.0], &[3, 2]).unwrap();
+    let (_, g) = vjp(
+        sp,
+        &[a.clone(), u.clone()],
+        &[ones(&[2, 2], DType::Float64).unwrap()],
+    )
+    .unwrap();
+    // out[0] = a[0] * u[2]; out[1] = a[1] * u[0] * u[1] (elementwise).
+    assert_eq!(g[0].to_vec::<f64>().unwrap(), vec![7.0, 0.0, 0.0, 0.0]);
+    assert_eq!(
+        g[1].to_vec::<f64>().unwrap(),
+        vec![12.0, 0.0, 0.0, 10.0, 2.0, 0.0]
+    );
+    check_derivatives("scatter_prod with zeros", &sp, &[a, u], 7);
+}
