@@ -837,10 +837,13 @@ mod tests {
     #[test]
     fn huge_empty_shapes_are_errors_not_overflows() {
         let big = 1usize << 40;
-        let x = crate::zeros(&[0, big, big, 1], DType::Float32).unwrap();
-        let w = crate::ones(&[1, 1, 1, 1], DType::Float32).unwrap();
-        let e = conv2d(&x, &w, (1, 1), (0, 0), (1, 1), 1).unwrap_err();
-        assert!(e.to_string().starts_with("conv2d: shape"), "{e}");
+        // Creating such an array is itself refused now; where it is not,
+        // the convolution must be.
+        if let Ok(x) = crate::zeros(&[0, big, big, 1], DType::Float32) {
+            let w = crate::ones(&[1, 1, 1, 1], DType::Float32).unwrap();
+            let e = conv2d(&x, &w, (1, 1), (0, 0), (1, 1), 1).unwrap_err();
+            assert!(e.to_string().starts_with("conv2d: shape"), "{e}");
+        }
         let x = crate::ones(&[1, 4, 1], DType::Float32).unwrap();
         let w = crate::zeros(&[0, 1, 1], DType::Float32).unwrap();
         assert_eq!(conv1d(&x, &w, 1, 0, 1, 1).unwrap().shape(), &[1, 4, 0]);
