@@ -113,7 +113,10 @@ fn custom_vmap_rule_and_derived_vmap() {
     );
     let rows = Array::from_slice(&[1.0f64, 2.0, 3.0, 4.0, 5.0, 6.0], &[2, 3]).unwrap();
     let v = vmap(f.as_fn(), &[Some(1)], &[Some(0)]);
-    assert_eq!(vals(&v(&[rows.clone()]).unwrap()[0]), vec![5.0, 7.0, 9.0]);
+    assert_eq!(
+        vals(&v(std::slice::from_ref(&rows)).unwrap()[0]),
+        vec![5.0, 7.0, 9.0]
+    );
     assert_eq!(seen.load(Ordering::SeqCst), 1);
     // Without a rule, vmap is derived from the function.
     let g = checkpoint(|xs: &[Array]| Ok(vec![sum(&xs[0], None, false)?]));
