@@ -1518,6 +1518,15 @@ fn every_differentiable_op_has_rules() {
     // Scans.
     case!("cummax", [x], |a| cummax(&a[0], Some(1), false, true)?);
     case!("cummin", [x], |a| cummin(&a[0], Some(1), true, true)?);
+    case!("cummax exclusive", [x], |a| cummax(
+        &a[0],
+        Some(1),
+        false,
+        false
+    )?);
+    case!("cummin exclusive", [x], |a| cummin(
+        &a[0], None, true, false
+    )?);
     case!("cumprod", [x], |a| cumprod(&a[0], Some(1), false, false)?);
     case!("cumsum", [x], |a| cumsum(&a[0], Some(1), true, false)?);
     // Softmax.
@@ -1662,4 +1671,30 @@ fn scatter_prod_max_min_rules() {
         vec![12.0, 0.0, 0.0, 10.0, 2.0, 0.0]
     );
     check_derivatives("scatter_prod with zeros", &sp, &[a, u], 7);
+}
+
+#[test]
+fn exclusive_cummax_cummin_rules() {
+    let mut rng = Rng::new(47);
+    let x = rng.array(&[3, 5], -1.0, 1.0);
+    let xb = rng.array(&[3, 4, 5], -1.0, 1.0);
+    let fs: Vec<(&str, F)> = vec![
+        ("cummax exclusive", |xs| {
+            // Replace the identity (-inf) in front so differences stay finite.
+            let y = cummax(&xs[0], Some(1), false, false)?;
+            Ok(vec![maximum(&y, &Array::from(-5.0))?])
+        }),
+        ("cummin exclusive reverse", |xs| {
+            let y = cummin(&xs[0], Some(1), true, false)?;
+            Ok(vec![minimum(&y, &Array::from(5.0))?])
+        }),
+        ("cummax exclusive flat reverse", |xs| {
+            let y = cummax(&xs[0], None, true, false)?;
+            Ok(vec![maximum(&y, &Array::from(-5.0))?])
+        }),
+    ];
+    for (i, (name, f)) in fs.iter().enumerate() {
+        check_derivatives(name, f, &[x.clone()], i as u64);
+        check_vmap_out(name, *f, &[xb.clone()], &[Some(1)], 0);
+    }
 }
