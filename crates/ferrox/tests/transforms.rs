@@ -989,3 +989,712 @@ fn gather_and_scatter_rules() {
         &[None, Some(0), Some(1)],
     );
 }
+
+#[test]
+fn binary_op_rules() {
+    let mut rng = Rng::new(41);
+    // (name, f, a range, b range)
+    let fs: Vec<(&str, F, (f64, f64), (f64, f64))> = vec![
+        (
+            "power",
+            |xs| Ok(vec![power(&xs[0], &xs[1])?]),
+            (0.5, 2.0),
+            (-1.5, 1.5),
+        ),
+        (
+            "arctan2",
+            |xs| Ok(vec![arctan2(&xs[0], &xs[1])?]),
+            (-1.0, 1.0),
+            (0.2, 1.0),
+        ),
+        (
+            "logaddexp",
+            |xs| Ok(vec![logaddexp(&xs[0], &xs[1])?]),
+            (-2.0, 2.0),
+            (-2.0, 2.0),
+        ),
+        (
+            "remainder",
+            |xs| Ok(vec![remainder(&xs[0], &xs[1])?]),
+            (-3.0, 3.0),
+            (0.7, 1.3),
+        ),
+        (
+            "floor_divide",
+            |xs| Ok(vec![floor_divide(&xs[0], &xs[1])?]),
+            (-3.0, 3.0),
+            (0.7, 1.3),
+        ),
+        (
+            "greater",
+            |xs| Ok(vec![greater(&xs[0], &xs[1])?]),
+            (-1.0, 1.0),
+            (-1.0, 1.0),
+        ),
+        (
+            "equal, logical_or",
+            |xs| {
+                let e = equal(&xs[0], &xs[1])?;
+                Ok(vec![logical_or(&e, &less(&xs[0], &xs[1])?)?])
+            },
+            (-1.0, 1.0),
+            (-1.0, 1.0),
+        ),
+    ];
+    for (i, (name, f, ra, rb)) in fs.iter().enumerate() {
+        // Same shapes, then broadcasting.
+        let a = rng.array(&[3, 4], ra.0, ra.1);
+        let b = rng.array(&[3, 4], rb.0, rb.1);
+        check_derivatives(name, f, &[a, b], i as u64);
+        let a = rng.array(&[2, 1, 4], ra.0, ra.1);
+        let b = rng.array(&[3, 1], rb.0, rb.1);
+        check_derivatives(&format!("{name} broadcast"), f, &[a, b], i as u64 + 100);
+        // vmap: both batched on non-zero axes, and one unbatched.
+        let ab = rng.array(&[3, 5, 4], ra.0, ra.1);
+        let bb = rng.array(&[4, 5], rb.0, rb.1);
+        check_vmap_out(name, *f, &[ab.clone(), bb], &[Some(1), Some(1)], 1);
+        let b1 = rng.array(&[4], rb.0, rb.1);
+        check_vmap_out(name, *f, &[ab, b1], &[Some(1), None], 2);
+    }
+    // The exponent's gradient at a zero base is 0 (not NaN).
+    let g = grad(
+        |xs| Ok(vec![sum(&power(&xs[0], &xs[1])?, None, false)?]),
+        &[0, 1],
+    );
+    let a = Array::from_slice(&[0.0f64, 2.0], &[2]).unwrap();
+    let b = Array::from_slice(&[2.0f64, 3.0], &[2]).unwrap();
+    let gs = g(&[a, b]).unwrap();
+    assert_eq!(gs[0].to_vec::<f64>().unwrap(), vec![0.0, 12.0]);
+    let gb = gs[1].to_vec::<f64>().unwrap();
+    assert_eq!(gb[0], 0.0);
+    assert!((gb[1] - 8.0 * 2f64.ln()).abs() < 1e-12);
+    // Integer ops: zero cotangents and tangents, no errors.
+    let ia = Array::from_slice(&[3i32, 5, 6], &[3]).unwrap();
+    let ib = Array::from_slice(&[1i32, 2, 3], &[3]).unwrap();
+    let int_fs: Vec<F> = vec![
+        |xs| Ok(vec![bitwise_and(&xs[0], &xs[1])?]),
+        |xs| Ok(vec![bitwise_xor(&xs[0], &xs[1])?]),
+        |xs| Ok(vec![left_shift(&xs[0], &xs[1])?]),
+        |xs| Ok(vec![power(&xs[0], &xs[1])?]),
+    ];
+    for f in int_fs {
+        let args = [ia.clone(), ib.clone()];
+        let (_, g) = vjp(f, &args, &[ia.clone()]).unwrap();
+        assert_eq!(g[0].to_vec::<i32>().unwrap(), vec![0; 3]);
+        assert_eq!(g[1].to_vec::<i32>().unwrap(), vec![0; 3]);
+        let (_, t) = jvp(f, &args, &args).unwrap();
+        assert_eq!(
+            t[0].astype(DType::Int32).unwrap().to_vec::<i32>().unwrap(),
+            vec![0; 3]
+        );
+    }
+}
+
+#[test]
+fn unary_op_rules() {
+    let mut rng = Rng::new(42);
+    // (name, f, range)
+    let fs: Vec<(&str, F, (f64, f64))> = vec![
+        ("arcsin", |xs| Ok(vec![arcsin(&xs[0])?]), (-0.9, 0.9)),
+        ("arccos", |xs| Ok(vec![arccos(&xs[0])?]), (-0.9, 0.9)),
+        ("arctan", |xs| Ok(vec![arctan(&xs[0])?]), (-3.0, 3.0)),
+        ("arcsinh", |xs| Ok(vec![arcsinh(&xs[0])?]), (-3.0, 3.0)),
+        ("arccosh", |xs| Ok(vec![arccosh(&xs[0])?]), (1.2, 3.0)),
+        ("arctanh", |xs| Ok(vec![arctanh(&xs[0])?]), (-0.9, 0.9)),
+        ("erfinv", |xs| Ok(vec![erfinv(&xs[0])?]), (-0.9, 0.9)),
+        ("round", |xs| Ok(vec![round(&xs[0], 1)?]), (-3.0, 3.0)),
+        ("floor", |xs| Ok(vec![floor(&xs[0])?]), (-3.0, 3.0)),
+        ("sign", |xs| Ok(vec![sign(&xs[0])?]), (-3.0, 3.0)),
+        ("isnan", |xs| Ok(vec![isnan(&xs[0])?]), (-3.0, 3.0)),
+        (
+            "real imag conjugate",
+            |xs| {
+                let r = real(&xs[0])?;
+                let c = conjugate(&xs[0])?;
+                Ok(vec![add(&multiply(&r, &c)?, &imag(&xs[0])?)?])
+            },
+            (-3.0, 3.0),
+        ),
+    ];
+    for (i, (name, f, r)) in fs.iter().enumerate() {
+        let x = rng.array(&[3, 4], r.0, r.1);
+        let xb = rng.array(&[3, 5, 4], r.0, r.1);
+        check_unary_op(name, *f, &x, &xb, 1, 2, i as u64);
+    }
+    // Complex parts: tangents are the parts of the tangent, cotangents
+    // follow MLX (re -> g, im -> g * i, conj -> conj(g)).
+    let z = Array::from_slice(&[Complex64::new(1.0, 2.0)], &[1]).unwrap();
+    let tz = Array::from_slice(&[Complex64::new(3.0, -4.0)], &[1]).unwrap();
+    let parts = |xs: &[Array]| -> Result<Vec<Array>> {
+        Ok(vec![real(&xs[0])?, imag(&xs[0])?, conjugate(&xs[0])?])
+    };
+    let (_, t) = jvp(parts, std::slice::from_ref(&z), std::slice::from_ref(&tz)).unwrap();
+    assert_eq!(t[0].to_vec::<f32>().unwrap(), vec![3.0]);
+    assert_eq!(t[1].to_vec::<f32>().unwrap(), vec![-4.0]);
+    assert_eq!(
+        t[2].to_vec::<Complex64>().unwrap(),
+        vec![Complex64::new(3.0, 4.0)]
+    );
+    let g1 = Array::from_slice(&[2.0f32], &[1]).unwrap();
+    let (_, g) = vjp(
+        |xs| Ok(vec![real(&xs[0])?, imag(&xs[0])?]),
+        std::slice::from_ref(&z),
+        &[g1.clone(), g1],
+    )
+    .unwrap();
+    assert_eq!(
+        g[0].to_vec::<Complex64>().unwrap(),
+        vec![Complex64::new(2.0, 2.0)]
+    );
+}
+
+// ----- convolution ---------------------------------------------------------
+
+/// A conv1d case: (N, L, C_in, C_out, K, stride, padding, dilation, groups).
+type Conv1Case = (
+    usize,
+    usize,
+    usize,
+    usize,
+    usize,
+    usize,
+    usize,
+    usize,
+    usize,
+);
+
+const CONV1_CASES: &[Conv1Case] = &[
+    (2, 7, 2, 3, 3, 1, 0, 1, 1),
+    (2, 8, 4, 4, 3, 2, 1, 1, 2),
+    (1, 9, 3, 6, 2, 3, 2, 2, 3),
+    (2, 5, 2, 2, 2, 1, 3, 1, 1),
+    (1, 6, 4, 2, 3, 2, 0, 2, 2),
+    (1, 4, 1, 1, 4, 1, 0, 1, 1),
+    (3, 10, 2, 4, 3, 4, 1, 3, 2),
+];
+
+fn conv1_fn(c: Conv1Case) -> impl Fn(&[Array]) -> Result<Vec<Array>> + Send + Sync + Clone {
+    move |xs: &[Array]| Ok(vec![conv1d(&xs[0], &xs[1], c.5, c.6, c.7, c.8)?])
+}
+
+#[test]
+fn conv1d_rules() {
+    let mut rng = Rng::new(43);
+    for (i, &c) in CONV1_CASES.iter().enumerate() {
+        let (n, l, ci, co, k, _, _, _, g) = c;
+        let x = rng.array(&[n, l, ci], -1.0, 1.0);
+        let w = rng.array(&[co, k, ci / g], -1.0, 1.0);
+        let f = conv1_fn(c);
+        check_derivatives(&format!("conv1d {c:?}"), &f, &[x, w], i as u64);
+        // vmap: input only (batch axis 1), weight only (axis 2), both.
+        let xb = rng.array(&[n, 3, l, ci], -1.0, 1.0);
+        let wb = rng.array(&[co, k, 3, ci / g], -1.0, 1.0);
+        let x = rng.array(&[n, l, ci], -1.0, 1.0);
+        let w = rng.array(&[co, k, ci / g], -1.0, 1.0);
+        let name = format!("conv1d vmap {c:?}");
+        check_vmap_out(&name, f.clone(), &[xb.clone(), w], &[Some(1), None], 2);
+        check_vmap_out(&name, f.clone(), &[x, wb.clone()], &[None, Some(2)], 1);
+        check_vmap_out(&name, f, &[xb, wb], &[Some(1), Some(2)], 0);
+    }
+}
+
+#[test]
+fn conv2d_rules() {
+    let mut rng = Rng::new(44);
+    // (x shape, C_out, kernel, stride, padding, dilation, groups)
+    type Case = (
+        [usize; 4],
+        usize,
+        (usize, usize),
+        (usize, usize),
+        (usize, usize),
+        (usize, usize),
+        usize,
+    );
+    let cases: &[Case] = &[
+        ([2, 5, 4, 2], 3, (3, 2), (1, 1), (0, 0), (1, 1), 1),
+        ([1, 6, 5, 4], 4, (2, 3), (2, 1), (1, 0), (1, 2), 2),
+        ([2, 7, 6, 3], 3, (3, 3), (2, 3), (1, 2), (2, 1), 3),
+        ([1, 3, 4, 2], 2, (1, 1), (2, 2), (2, 0), (1, 1), 1),
+    ];
+    for (i, &(xs, co, k, s, p, d, g)) in cases.iter().enumerate() {
+        let f = move |a: &[Array]| -> Result<Vec<Array>> {
+            Ok(vec![conv2d(&a[0], &a[1], s, p, d, g)?])
+        };
+        let x = rng.array(&xs, -1.0, 1.0);
+        let w = rng.array(&[co, k.0, k.1, xs[3] / g], -1.0, 1.0);
+        let name = format!("conv2d {:?}", cases[i]);
+        check_derivatives(&name, &f, &[x.clone(), w.clone()], i as u64);
+        let xb = rng.array(&[xs[0], xs[1], xs[2], 2, xs[3]], -1.0, 1.0);
+        let wb = rng.array(&[2, co, k.0, k.1, xs[3] / g], -1.0, 1.0);
+        check_vmap_out(&name, f, &[xb.clone(), w], &[Some(3), None], 1);
+        check_vmap_out(&name, f, &[x, wb.clone()], &[None, Some(0)], 3);
+        check_vmap_out(&name, f, &[xb, wb], &[Some(3), Some(0)], 2);
+    }
+    // Second order: the rules are built from convolutions themselves.
+    let inner = grad(
+        |a| {
+            let y = conv2d(&a[0], &a[1], (2, 1), (1, 1), (1, 2), 2)?;
+            Ok(vec![sum(&tanh(&y)?, None, false)?])
+        },
+        &[0, 1],
+    );
+    let outer = move |a: &[Array]| -> Result<Vec<Array>> {
+        let g = inner(a)?;
+        Ok(vec![sum(
+            &multiply(&g[0], &sum(&g[1], None, false)?)?,
+            None,
+            false,
+        )?])
+    };
+    let x = rng.array(&[1, 5, 5, 4], -1.0, 1.0);
+    let w = rng.array(&[2, 2, 2, 2], -1.0, 1.0);
+    check_derivatives("conv2d grad of grad", &outer, &[x, w], 9);
+}
+
+// ----- coverage --------------------------------------------------------------
+
+type OpFn = Arc<dyn Fn(&[Array]) -> Result<Vec<Array>> + Send + Sync>;
+
+/// vjp, jvp and vmap of `f` at `args` (ones as cotangents and tangents,
+/// two stacked copies of every argument for vmap); returns which failed,
+/// with the error, and panics on any result that fails to evaluate.
+fn transform_errors(name: &str, f: &OpFn, args: &[Array]) -> Vec<(&'static str, Error)> {
+    let mut errors = vec![];
+    let outs = f(args).unwrap_or_else(|e| panic!("{name}: forward failed: {e}"));
+    let cots: Vec<Array> = outs.iter().map(|o| ones_like(o).unwrap()).collect();
+    let g = f.clone();
+    match vjp(move |a| g(a), args, &cots) {
+        Ok((_, cts)) => eval(&cts).unwrap_or_else(|e| panic!("{name}: vjp eval: {e}")),
+        Err(e) => errors.push(("vjp", e)),
+    }
+    let tans: Vec<Array> = args.iter().map(|a| ones_like(a).unwrap()).collect();
+    let g = f.clone();
+    match jvp(move |a| g(a), args, &tans) {
+        Ok((_, ts)) => eval(&ts).unwrap_or_else(|e| panic!("{name}: jvp eval: {e}")),
+        Err(e) => errors.push(("jvp", e)),
+    }
+    let stacked: Vec<Array> = args
+        .iter()
+        .map(|a| stack(&[a.clone(), a.clone()], 0).unwrap())
+        .collect();
+    let g = f.clone();
+    let vf = ferrox::vmap(
+        move |a| g(a),
+        &vec![Some(0); args.len()],
+        &vec![Some(0); outs.len()],
+    );
+    match vf(&stacked) {
+        Ok(ys) => eval(&ys).unwrap_or_else(|e| panic!("{name}: vmap eval: {e}")),
+        Err(e) => errors.push(("vmap", e)),
+    }
+    errors
+}
+
+#[test]
+fn every_differentiable_op_has_rules() {
+    // Ops documented as non-differentiable: vjp and jvp are Unsupported
+    // (vmap still works).
+    const NON_DIFFERENTIABLE: &[&str] = &["view"];
+
+    let mut rng = Rng::new(45);
+    let x = rng.array(&[2, 3], 0.2, 0.9);
+    let y = rng.array(&[2, 3], 0.2, 0.9);
+    let m = rng.array(&[3, 3], 0.2, 0.9);
+    let v = rng.array(&[3], 0.2, 0.9);
+    let ints = Array::from_slice(&[3i32, 5, 6, 1, 2, 7], &[2, 3]).unwrap();
+    let shifts = Array::from_slice(&[1i32, 2, 0, 3, 1, 2], &[2, 3]).unwrap();
+    let z =
+        Array::from_slice(&[Complex64::new(1.0, 2.0), Complex64::new(-0.5, 0.3)], &[2]).unwrap();
+    let x1 = rng.array(&[2, 7, 4], -1.0, 1.0);
+    let w1 = rng.array(&[4, 3, 2], -1.0, 1.0);
+    let x2 = rng.array(&[1, 5, 4, 2], -1.0, 1.0);
+    let w2 = rng.array(&[2, 2, 3, 2], -1.0, 1.0);
+    fn i2() -> Array {
+        idx(&[1, 0], &[2])
+    }
+    fn i23() -> Array {
+        idx(&[2, 0, 1, 1, 2, 0], &[2, 3])
+    }
+
+    let mut cases: Vec<(&str, OpFn, Vec<Array>)> = vec![];
+    macro_rules! case {
+        ($name:expr, [$($arg:expr),*], |$a:ident| $body:expr) => {
+            cases.push((
+                $name,
+                Arc::new(|$a: &[Array]| -> Result<Vec<Array>> { Ok(vec![$body]) }),
+                vec![$($arg.clone()),*],
+            ));
+        };
+    }
+    // Unary.
+    case!("abs", [x], |a| abs(&a[0])?);
+    case!("arccos", [x], |a| arccos(&a[0])?);
+    case!("arccosh", [x], |a| arccosh(&add(
+        &a[0],
+        &Array::from(1.0)
+    )?)?);
+    case!("arcsin", [x], |a| arcsin(&a[0])?);
+    case!("arcsinh", [x], |a| arcsinh(&a[0])?);
+    case!("arctan", [x], |a| arctan(&a[0])?);
+    case!("arctanh", [x], |a| arctanh(&a[0])?);
+    case!("bitwise_invert", [ints], |a| bitwise_invert(&a[0])?);
+    case!("ceil", [x], |a| ceil(&a[0])?);
+    case!("conjugate", [z], |a| conjugate(&a[0])?);
+    case!("cos", [x], |a| cos(&a[0])?);
+    case!("cosh", [x], |a| cosh(&a[0])?);
+    case!("erf", [x], |a| erf(&a[0])?);
+    case!("erfinv", [x], |a| erfinv(&a[0])?);
+    case!("exp", [x], |a| exp(&a[0])?);
+    case!("expm1", [x], |a| expm1(&a[0])?);
+    case!("floor", [x], |a| floor(&a[0])?);
+    case!("imag", [z], |a| imag(&a[0])?);
+    case!("isfinite", [x], |a| isfinite(&a[0])?);
+    case!("isinf", [x], |a| isinf(&a[0])?);
+    case!("isnan", [x], |a| isnan(&a[0])?);
+    case!("log", [x], |a| log(&a[0])?);
+    case!("log10", [x], |a| log10(&a[0])?);
+    case!("log1p", [x], |a| log1p(&a[0])?);
+    case!("log2", [x], |a| log2(&a[0])?);
+    case!("logical_not", [x], |a| logical_not(&a[0])?);
+    case!("negative", [x], |a| negative(&a[0])?);
+    case!("real", [z], |a| real(&a[0])?);
+    case!("reciprocal", [x], |a| reciprocal(&a[0])?);
+    case!("round", [x], |a| round(&a[0], 1)?);
+    case!("rsqrt", [x], |a| rsqrt(&a[0])?);
+    case!("sigmoid", [x], |a| sigmoid(&a[0])?);
+    case!("sign", [x], |a| sign(&a[0])?);
+    case!("sin", [x], |a| sin(&a[0])?);
+    case!("sinh", [x], |a| sinh(&a[0])?);
+    case!("sqrt", [x], |a| sqrt(&a[0])?);
+    case!("square", [x], |a| square(&a[0])?);
+    case!("tan", [x], |a| tan(&a[0])?);
+    case!("tanh", [x], |a| tanh(&a[0])?);
+    // Binary.
+    case!("add", [x, y], |a| add(&a[0], &a[1])?);
+    case!("arctan2", [x, y], |a| arctan2(&a[0], &a[1])?);
+    case!("divide", [x, y], |a| divide(&a[0], &a[1])?);
+    case!("equal", [x, y], |a| equal(&a[0], &a[1])?);
+    case!("floor_divide", [x, y], |a| floor_divide(&a[0], &a[1])?);
+    case!("greater", [x, y], |a| greater(&a[0], &a[1])?);
+    case!("greater_equal", [x, y], |a| greater_equal(&a[0], &a[1])?);
+    case!("less", [x, y], |a| less(&a[0], &a[1])?);
+    case!("less_equal", [x, y], |a| less_equal(&a[0], &a[1])?);
+    case!("logaddexp", [x, y], |a| logaddexp(&a[0], &a[1])?);
+    case!("logical_and", [x, y], |a| logical_and(&a[0], &a[1])?);
+    case!("logical_or", [x, y], |a| logical_or(&a[0], &a[1])?);
+    case!("maximum", [x, y], |a| maximum(&a[0], &a[1])?);
+    case!("minimum", [x, y], |a| minimum(&a[0], &a[1])?);
+    case!("multiply", [x, y], |a| multiply(&a[0], &a[1])?);
+    case!("not_equal", [x, y], |a| not_equal(&a[0], &a[1])?);
+    case!("power", [x, y], |a| power(&a[0], &a[1])?);
+    case!("remainder", [x, y], |a| remainder(&a[0], &a[1])?);
+    case!("subtract", [x, y], |a| subtract(&a[0], &a[1])?);
+    case!("bitwise_and", [ints, shifts], |a| bitwise_and(
+        &a[0], &a[1]
+    )?);
+    case!("bitwise_or", [ints, shifts], |a| bitwise_or(&a[0], &a[1])?);
+    case!("bitwise_xor", [ints, shifts], |a| bitwise_xor(
+        &a[0], &a[1]
+    )?);
+    case!("left_shift", [ints, shifts], |a| left_shift(&a[0], &a[1])?);
+    case!("right_shift", [ints, shifts], |a| right_shift(
+        &a[0], &a[1]
+    )?);
+    // Casts.
+    case!("astype", [x], |a| a[0].astype(DType::Float32)?);
+    case!("view", [x], |a| view(&a[0], DType::Int64)?);
+    // Convolution.
+    case!("conv1d", [x1, w1], |a| conv1d(&a[0], &a[1], 2, 1, 2, 2)?);
+    case!("conv2d", [x2, w2], |a| conv2d(
+        &a[0],
+        &a[1],
+        (2, 1),
+        (1, 1),
+        (1, 1),
+        1
+    )?);
+    // Indexing.
+    case!("gather", [m], |a| gather(&a[0], &[i2()], &[0], &[1, 3])?);
+    case!("put_along_axis", [x, v], |a| put_along_axis(
+        &a[0],
+        &idx(&[1, 0, 1], &[1, 3]),
+        &reshape(&a[1], &[1, 3])?,
+        Some(0)
+    )?);
+    case!("scatter", [m, x], |a| scatter(
+        &a[0],
+        &[i2()],
+        &reshape(&a[1], &[2, 1, 3])?,
+        &[0]
+    )?);
+    case!("scatter_add", [m, x], |a| scatter_add(
+        &a[0],
+        &[i2()],
+        &reshape(&a[1], &[2, 1, 3])?,
+        &[0]
+    )?);
+    case!("scatter_prod", [m, x], |a| scatter_prod(
+        &a[0],
+        &[i2()],
+        &reshape(&a[1], &[2, 1, 3])?,
+        &[0]
+    )?);
+    case!("scatter_max", [m, x], |a| scatter_max(
+        &a[0],
+        &[i2()],
+        &reshape(&a[1], &[2, 1, 3])?,
+        &[0]
+    )?);
+    case!("scatter_min", [m, x], |a| scatter_min(
+        &a[0],
+        &[i2()],
+        &reshape(&a[1], &[2, 1, 3])?,
+        &[0]
+    )?);
+    case!("at set", [m, x], |a| a[0].at(i2())?.set(&a[1])?);
+    case!("at add", [m, x], |a| a[0].at(i2())?.add(&a[1])?);
+    case!("at subtract", [m, x], |a| a[0].at(i2())?.subtract(&a[1])?);
+    case!("at multiply", [m, x], |a| a[0].at(i2())?.multiply(&a[1])?);
+    case!("at maximum", [m, x], |a| a[0].at(i2())?.maximum(&a[1])?);
+    case!("at minimum", [m, x], |a| a[0].at(i2())?.minimum(&a[1])?);
+    case!("slice_update", [m, x], |a| slice_update(
+        &a[0],
+        &a[1],
+        &[1, 0],
+        &[3, 3],
+        None
+    )?);
+    case!("take", [m], |a| take(&a[0], &i23(), Some(1))?);
+    case!("take_along_axis", [m], |a| take_along_axis(
+        &a[0],
+        &idx(&[2, 0, 1], &[3, 1]),
+        Some(1)
+    )?);
+    // Joining.
+    case!("concatenate", [x, y], |a| concatenate(
+        &[a[0].clone(), a[1].clone()],
+        1
+    )?);
+    case!("diag", [v], |a| diag(&a[0], 1)?);
+    case!("meshgrid", [v, v], |a| meshgrid(a, false, "xy")?[1].clone());
+    case!("pad", [x], |a| pad(
+        &a[0],
+        &[(1, 0), (0, 2)],
+        PadMode::Edge
+    )?);
+    case!("repeat", [x], |a| repeat(&a[0], 2, Some(1))?);
+    case!("roll", [x], |a| roll(&a[0], &[1], Some(&[1]))?);
+    case!("split", [x], |a| split(&a[0], 3, 1)?[1].clone());
+    case!("stack", [x, y], |a| stack(
+        &[a[0].clone(), a[1].clone()],
+        1
+    )?);
+    case!("tile", [x], |a| tile(&a[0], &[2, 1])?);
+    case!("tril", [m], |a| tril(&a[0], 0)?);
+    case!("triu", [m], |a| triu(&a[0], 1)?);
+    // Linear algebra.
+    case!("einsum", [x, m], |a| einsum("ij,jk->ik", a)?);
+    case!("inner", [x, v], |a| inner(&a[0], &a[1])?);
+    case!("kron", [x, v], |a| kron(&a[0], &a[1])?);
+    case!("outer", [v, v], |a| outer(&a[0], &a[1])?);
+    case!("tensordot", [x, m], |a| tensordot(&a[0], &a[1], 1)?);
+    case!("matmul", [x, m], |a| matmul(&a[0], &a[1])?);
+    case!("addmm", [v, x, m], |a| addmm(
+        &a[0], &a[1], &a[2], 0.5, 2.0
+    )?);
+    // Reductions.
+    case!("all", [x], |a| all(&a[0], Some(&[1]), false)?);
+    case!("any", [x], |a| ferrox::any(&a[0], Some(&[1]), false)?);
+    case!("argmax", [x], |a| argmax(&a[0], Some(1), false)?);
+    case!("argmin", [x], |a| argmin(&a[0], Some(1), false)?);
+    case!("max", [x], |a| max(&a[0], Some(&[1]), false)?);
+    case!("mean", [x], |a| mean(&a[0], Some(&[1]), false)?);
+    case!("min", [x], |a| min(&a[0], Some(&[1]), false)?);
+    case!("prod", [x], |a| prod(&a[0], Some(&[1]), false)?);
+    case!("std", [x], |a| std(&a[0], Some(&[1]), false, 0)?);
+    case!("sum", [x], |a| sum(&a[0], Some(&[1]), false)?);
+    case!("var", [x], |a| var(&a[0], Some(&[1]), true, 1)?);
+    // Scans.
+    case!("cummax", [x], |a| cummax(&a[0], Some(1), false, true)?);
+    case!("cummin", [x], |a| cummin(&a[0], Some(1), true, true)?);
+    case!("cummax exclusive", [x], |a| cummax(
+        &a[0],
+        Some(1),
+        false,
+        false
+    )?);
+    case!("cummin exclusive", [x], |a| cummin(
+        &a[0], None, true, false
+    )?);
+    case!("cumprod", [x], |a| cumprod(&a[0], Some(1), false, false)?);
+    case!("cumsum", [x], |a| cumsum(&a[0], Some(1), true, false)?);
+    // Softmax.
+    case!("logsumexp", [x], |a| logsumexp(&a[0], Some(&[1]), false)?);
+    case!("softmax", [x], |a| softmax(&a[0], Some(&[1]), false)?);
+    // Sorting.
+    case!("argpartition", [x], |a| argpartition(&a[0], 1, Some(1))?);
+    case!("argsort", [x], |a| argsort(&a[0], Some(1))?);
+    case!("partition", [x], |a| partition(&a[0], 1, Some(1))?);
+    case!("sort", [x], |a| sort(&a[0], Some(1))?);
+    case!("topk", [x], |a| topk(&a[0], 2, Some(1))?);
+    // Ternary.
+    case!("allclose", [x, y], |a| allclose(
+        &a[0], &a[1], 0.1, 0.0, false
+    )?);
+    case!("array_equal", [x, y], |a| array_equal(&a[0], &a[1], false)?);
+    case!("clip", [x, y], |a| clip(&a[0], Some(&a[1]), None)?);
+    case!("isclose", [x, y], |a| isclose(
+        &a[0], &a[1], 0.1, 0.0, false
+    )?);
+    case!("nan_to_num", [x], |a| nan_to_num(&a[0], 0.0, None, None)?);
+    case!("where", [x, y], |a| r#where(
+        &greater(&a[0], &a[1])?,
+        &a[0],
+        &a[1]
+    )?);
+    // Views.
+    case!("broadcast_arrays", [x, v], |a| broadcast_arrays(a)?[1]
+        .clone());
+    case!("broadcast_to", [v], |a| broadcast_to(&a[0], &[2, 3])?);
+    case!("contiguous", [m], |a| contiguous(&transpose(&a[0], None)?)?);
+    case!("diagonal", [m], |a| diagonal(&a[0], 0, 0, 1)?);
+    case!("expand_dims", [x], |a| expand_dims(&a[0], &[1])?);
+    case!("flatten", [x], |a| flatten(&a[0], 0, 1)?);
+    case!("index", [m], |a| a[0].index(&[SliceArg::Index(1)])?);
+    case!("moveaxis", [x], |a| moveaxis(&a[0], 0, 1)?);
+    case!("reshape", [x], |a| reshape(&a[0], &[3, 2])?);
+    case!("slice", [m], |a| slice(&a[0], &[2, 0], &[-4, 3], &[-1, 2])?);
+    case!("squeeze", [x], |a| squeeze(
+        &reshape(&a[0], &[2, 1, 3])?,
+        None
+    )?);
+    case!("swapaxes", [x], |a| swapaxes(&a[0], 0, 1)?);
+    case!("transpose", [x], |a| transpose(&a[0], None)?);
+    case!("unflatten", [v], |a| unflatten(&a[0], 0, &[1, 3])?);
+    // Creation from arrays, gradient stopping.
+    case!("ones_like", [x], |a| multiply(&a[0], &ones_like(&a[0])?)?);
+    case!("full_like", [x], |a| add(&a[0], &full_like(&a[0], 2.0)?)?);
+    case!("stop_gradient", [x], |a| multiply(
+        &a[0],
+        &stop_gradient(&a[0])?
+    )?);
+
+    let mut missing = vec![];
+    for (name, f, args) in &cases {
+        let errors = transform_errors(name, f, args);
+        if NON_DIFFERENTIABLE.contains(name) {
+            let failed: Vec<&str> = errors
+                .iter()
+                .filter(|(_, e)| e.kind() == ErrorKind::Unsupported)
+                .map(|(t, _)| *t)
+                .collect();
+            assert_eq!(failed, ["vjp", "jvp"], "{name}: {errors:?}");
+            continue;
+        }
+        for (t, e) in errors {
+            missing.push(format!("{name}: {t}: {e}"));
+        }
+    }
+    assert!(
+        missing.is_empty(),
+        "ops without rules:\n{}",
+        missing.join("\n")
+    );
+}
+
+#[test]
+fn scatter_prod_max_min_rules() {
+    let mut rng = Rng::new(46);
+    let x = rng.array(&[4, 3, 2], -1.0, 1.0);
+    let xb = rng.array(&[4, 3, 5, 2], -1.0, 1.0);
+    // Duplicate indices (2 twice) so that several updates combine.
+    let fs: Vec<(&str, F)> = vec![
+        ("scatter_prod", |xs| {
+            let r = idx(&[2, 0, 2], &[3]);
+            let u = multiply(
+                &slice(&xs[0], &[1, 0, 0], &[4, 2, 2], &[1, 1, 1])?,
+                &Array::from(3.0),
+            )?;
+            let u = reshape(&u, &[3, 1, 2, 2])?;
+            Ok(vec![scatter_prod(&xs[0], &[r], &u, &[0])?])
+        }),
+        ("scatter_max", |xs| {
+            let r = idx(&[2, 0, 2], &[3]);
+            let u = multiply(
+                &slice(&xs[0], &[1, 0, 0], &[4, 2, 2], &[1, 1, 1])?,
+                &Array::from(1.7),
+            )?;
+            let u = reshape(&u, &[3, 1, 2, 2])?;
+            Ok(vec![scatter_max(&xs[0], &[r], &u, &[0])?])
+        }),
+        ("scatter_min", |xs| {
+            let r = idx(&[3, 1, 3], &[3]);
+            let c = idx(&[1, 0, 2], &[3]);
+            let u = reshape(
+                &exp(&slice(&xs[0], &[0, 0, 0], &[3, 1, 1], &[1, 1, 1])?)?,
+                &[3, 1, 1, 1],
+            )?;
+            let u = subtract(&u, &Array::from(2.0))?;
+            Ok(vec![scatter_min(&xs[0], &[r, c], &u, &[0, 1])?])
+        }),
+        ("at multiply", |xs| {
+            let u = slice(&xs[0], &[0, 0, 0], &[2, 3, 2], &[1, 1, 1])?;
+            Ok(vec![xs[0].at(idx(&[3, 3], &[2]))?.multiply(&u)?])
+        }),
+    ];
+    for (i, (name, f)) in fs.iter().enumerate() {
+        check_derivatives(name, f, &[x.clone()], i as u64);
+        check_vmap_out(name, *f, &[xb.clone()], &[Some(2)], 1);
+    }
+    // prod with zeros among the factors: exact derivatives.
+    let sp = |xs: &[Array]| -> Result<Vec<Array>> {
+        Ok(vec![scatter_prod(
+            &xs[0],
+            &[idx(&[1, 1, 0], &[3])],
+            &reshape(&xs[1], &[3, 1, 2])?,
+            &[0],
+        )?])
+    };
+    let a = Array::from_slice(&[2.0f64, 0.0, 3.0, 5.0], &[2, 2]).unwrap();
+    let u = Array::from_slice(&[0.0f64, 2.0, 4.0, 0.0, 7.0, 0.0], &[3, 2]).unwrap();
+    let (_, g) = vjp(
+        sp,
+        &[a.clone(), u.clone()],
+        &[ones(&[2, 2], DType::Float64).unwrap()],
+    )
+    .unwrap();
+    // out[0] = a[0] * u[2]; out[1] = a[1] * u[0] * u[1] (elementwise).
+    assert_eq!(g[0].to_vec::<f64>().unwrap(), vec![7.0, 0.0, 0.0, 0.0]);
+    assert_eq!(
+        g[1].to_vec::<f64>().unwrap(),
+        vec![12.0, 0.0, 0.0, 10.0, 2.0, 0.0]
+    );
+    check_derivatives("scatter_prod with zeros", &sp, &[a, u], 7);
+}
+
+#[test]
+fn exclusive_cummax_cummin_rules() {
+    let mut rng = Rng::new(47);
+    let x = rng.array(&[3, 5], -1.0, 1.0);
+    let xb = rng.array(&[3, 4, 5], -1.0, 1.0);
+    let fs: Vec<(&str, F)> = vec![
+        ("cummax exclusive", |xs| {
+            // Replace the identity (-inf) in front so differences stay finite.
+            let y = cummax(&xs[0], Some(1), false, false)?;
+            Ok(vec![maximum(&y, &Array::from(-5.0))?])
+        }),
+        ("cummin exclusive reverse", |xs| {
+            let y = cummin(&xs[0], Some(1), true, false)?;
+            Ok(vec![minimum(&y, &Array::from(5.0))?])
+        }),
+        ("cummax exclusive flat reverse", |xs| {
+            let y = cummax(&xs[0], None, true, false)?;
+            Ok(vec![maximum(&y, &Array::from(-5.0))?])
+        }),
+    ];
+    for (i, (name, f)) in fs.iter().enumerate() {
+        check_derivatives(name, f, &[x.clone()], i as u64);
+        check_vmap_out(name, *f, &[xb.clone()], &[Some(1)], 0);
+    }
+}

@@ -1,9 +1,29 @@
 //! Derivatives of the binary ops (kept beside `binary.rs`; its `Binary`
 //! primitive's rules call these).
+//!
+//! Ops whose output is piecewise constant in the inputs (`floor_divide`)
+//! have zero derivatives. Ops with bool or integer outputs (comparisons,
+//! logical and bitwise ops, shifts) have zero cotangents and a zero tangent
+//! of the output's dtype, like `isclose`.
 
-use super::binary::BinaryOp;
-use crate::transforms::rules::unbroadcast;
-use crate::{add, divide, multiply, negative, Array, Result};
+use super::binary::{BinaryOp, DtypeRule};
+use crate::transforms::rules::{unbroadcast, zero_cotangents};
+use crate::{add, divide, multiply, negative, subtract, Array, Result};
+
+/// True for ops whose output is bool or integer whatever the inputs, and
+/// for integer `power` (whose derivative would need negative integer
+/// exponents): their rules are zeros.
+fn non_differentiable(op: BinaryOp, out: &Array) -> bool {
+    (op == BinaryOp::Power && !out.dtype().is_inexact())
+        || matches!(
+            op.rule(),
+            DtypeRule::Equality
+                | DtypeRule::Ordering
+                | DtypeRule::Logical
+                | DtypeRule::Bitwise
+                | DtypeRule::Shift
+        )
+}
 
 /// The partial derivatives' products with `g` for each operand:
 /// `(g * d out/d a, g * d out/d b)`, at the output's (broadcast) shape.
@@ -29,6 +49,41 @@ fn partials(op: BinaryOp, a: &Array, b: &Array, out: &Array, g: &Array) -> Resul
                 crate::r#where(&pick_a, &zero, g)?,
             )
         }
+        BinaryOp::Power => {
+            // d/da = b * a^(b - 1); d/db = log(a) * a^b, taken as 0 where
+            // a == 0 (the limit from the right for b > 0).
+            let da = multiply(b, &crate::power(a, &subtract(b, &Array::from(1.0))?)?)?;
+            let log_a = crate::log(a)?;
+            let zero = crate::zeros_like(out)?;
+            let db = crate::r#where(
+                &crate::equal(a, &Array::from(0.0))?,
+                &zero,
+                &multiply(&log_a, out)?,
+            )?;
+            (multiply(g, &da)?, multiply(g, &db)?)
+        }
+        BinaryOp::ArcTan2 => {
+            // atan2(a, b): d/da = b / (a^2 + b^2), d/db = -a / (a^2 + b^2).
+            let r2 = add(&multiply(a, a)?, &multiply(b, b)?)?;
+            let gr = divide(g, &r2)?;
+            (multiply(&gr, b)?, negative(&multiply(&gr, a)?)?)
+        }
+        BinaryOp::LogAddExp => {
+            // d/da = exp(a - out), d/db = exp(b - out).
+            (
+                multiply(g, &crate::exp(&subtract(a, out)?)?)?,
+                multiply(g, &crate::exp(&subtract(b, out)?)?)?,
+            )
+        }
+        BinaryOp::Remainder => {
+            // a - b * floor(a / b): d/da = 1, d/db = -floor(a / b).
+            let q = crate::floor_divide(a, b)?;
+            (g.clone(), negative(&multiply(g, &q)?)?)
+        }
+        BinaryOp::FloorDivide => {
+            let zero = crate::zeros_like(g)?;
+            (zero.clone(), zero)
+        }
         other => return Err(crate::primitives::no_rule(other.name(), "derivative")),
     })
 }
@@ -41,6 +96,9 @@ pub(super) fn vjp(
     out: &Array,
     argnums: &[usize],
 ) -> Result<Vec<Array>> {
+    if non_differentiable(op, out) {
+        return zero_cotangents(primals, argnums);
+    }
     let (a, b) = (&primals[0], &primals[1]);
     let (ga, gb) = partials(op, a, b, out, g)?;
     argnums
@@ -62,6 +120,9 @@ pub(super) fn jvp(
     tangents: &[Option<Array>],
     out: &Array,
 ) -> Result<Array> {
+    if non_differentiable(op, out) {
+        return crate::zeros_like(out);
+    }
     let (a, b) = (&primals[0], &primals[1]);
     let mut total: Option<Array> = None;
     for (i, t) in tangents.iter().enumerate() {

@@ -231,6 +231,30 @@ fn convolution(
     ))
 }
 
+/// A convolution over `stride.len()` spatial dimensions (the transform
+/// rules' builder; `conv1d` and `conv2d` are its public faces).
+pub(super) fn convolution_nd(
+    input: &Array,
+    weight: &Array,
+    stride: &[usize],
+    padding: &[usize],
+    dilation: &[usize],
+    groups: usize,
+) -> Result<Array> {
+    let op = match stride.len() {
+        1 => "conv1d",
+        2 => "conv2d",
+        _ => "convolution",
+    };
+    let params = ConvParams {
+        stride,
+        padding,
+        dilation,
+        groups,
+    };
+    convolution(op, input, weight, params)
+}
+
 /// 1-D convolution (cross-correlation) over channels-last input.
 ///
 /// `input` is `[N, L, C_in]`, `weight` is `[C_out, K, C_in / groups]`; the
@@ -371,6 +395,21 @@ impl Primitive for Convolution {
             d => return Err(Error::dtype(op, format!("dtype {d} is not supported"))),
         }
         Ok(Data::contiguous(storage, out.shape))
+    }
+    fn vjp(
+        &self,
+        primals: &[Array],
+        cotangent: &Array,
+        _output: &Array,
+        argnums: &[usize],
+    ) -> Result<Vec<Array>> {
+        super::conv_rules::vjp(self, primals, cotangent, argnums)
+    }
+    fn jvp(&self, primals: &[Array], tangents: &[Option<Array>], output: &Array) -> Result<Array> {
+        super::conv_rules::jvp(self, primals, tangents, output)
+    }
+    fn vmap(&self, inputs: &[Array], axes: &[Option<usize>]) -> Result<(Array, Option<usize>)> {
+        super::conv_rules::vmap(self, inputs, axes)
     }
     primitive_common!();
 }

@@ -129,6 +129,7 @@ pub mod binary;
 mod binary_derivatives;
 pub mod cast;
 pub mod conv;
+mod conv_rules;
 pub mod creation;
 pub mod indexing;
 pub mod join;

@@ -123,8 +123,12 @@ impl Primitive for Scan {
                 crate::divide(&s, &xf)?
             }
             ScanOp::Max | ScanOp::Min => {
-                let h = self.holders(&xf, output, axis)?;
-                crate::primitives::indexing::scatter_along_axis(g, &h, Some(axis), xf.shape())?
+                let (h, valid) = self.holders(&xf, output, axis)?;
+                let g = match valid {
+                    Some(v) => crate::r#where(&v, g, &crate::zeros_like(g)?)?,
+                    None => g.clone(),
+                };
+                crate::primitives::indexing::scatter_along_axis(&g, &h, Some(axis), xf.shape())?
             }
         };
         Ok(vec![rules::reshape_to(&gx, x.shape())?.astype(x.dtype())?])
@@ -143,8 +147,12 @@ impl Primitive for Scan {
             }
             ScanOp::Max | ScanOp::Min => {
                 let (xf, _) = self.flat(&p[0])?;
-                let h = self.holders(&xf, output, axis)?;
-                crate::take_along_axis(&tf, &h, Some(axis as isize))
+                let (h, valid) = self.holders(&xf, output, axis)?;
+                let t = crate::take_along_axis(&tf, &h, Some(axis as isize))?;
+                match valid {
+                    Some(v) => crate::r#where(&v, &t, &crate::zeros_like(&t)?),
+                    None => Ok(t),
+                }
             }
         }
     }
@@ -189,16 +197,47 @@ impl Scan {
         scan_op(op, v, Some(axis as isize), reverse, self.inclusive)
     }
 
-    /// For each output of an inclusive cummax/cummin, the index (int64)
-    /// along `axis` of the element it came from: `out = take_along_axis(x,
-    /// holders)`.
-    fn holders(&self, x: &Array, out: &Array, axis: usize) -> Result<Array> {
-        if !self.inclusive {
-            return Err(crate::primitives::no_rule(
-                self.op.name(),
-                "derivative of an exclusive scan",
-            ));
+    /// For each output of a cummax/cummin, the index (int64) along `axis`
+    /// of the element it came from (`out = take_along_axis(x, holders)`),
+    /// and for an exclusive scan a mask of the outputs that came from an
+    /// element at all (the first in scan order is the op's identity).
+    fn holders(&self, x: &Array, out: &Array, axis: usize) -> Result<(Array, Option<Array>)> {
+        let n = x.shape()[axis];
+        if self.inclusive || n == 0 {
+            return Ok((Self::inclusive_holders(x, out, axis, self.reverse)?, None));
         }
+        // An exclusive output is the inclusive one shifted by one step in
+        // scan order: its holder is the inclusive holder one step back.
+        let incl = scan_op(self.op, x, Some(axis as isize), self.reverse, true)?;
+        let h = Self::inclusive_holders(x, &incl, axis, self.reverse)?;
+        let part = |lo: usize, hi: usize| {
+            let mut start = vec![0isize; x.ndim()];
+            let mut stop: Vec<isize> = x.shape().iter().map(|&d| d as isize).collect();
+            start[axis] = lo as isize;
+            stop[axis] = hi as isize;
+            crate::slice(&h, &start, &stop, &vec![1; x.ndim()])
+        };
+        let pos = crate::arange(0.0, n as f64, 1.0, DType::Int64)?;
+        let mut shape = vec![1; x.ndim()];
+        shape[axis] = n;
+        let pos = rules::reshape_to(&pos, &shape)?;
+        let ax = axis as isize;
+        let (shifted, valid) = if self.reverse {
+            (
+                crate::concatenate(&[part(1, n)?, part(n - 1, n)?], ax)?,
+                crate::less(&pos, &Array::from(n as i64 - 1))?,
+            )
+        } else {
+            (
+                crate::concatenate(&[part(0, 1)?, part(0, n - 1)?], ax)?,
+                crate::greater(&pos, &Array::from(0i64))?,
+            )
+        };
+        Ok((shifted, Some(crate::broadcast_to(&valid, x.shape())?)))
+    }
+
+    /// The holders of an inclusive scan's outputs `out` (see `holders`).
+    fn inclusive_holders(x: &Array, out: &Array, axis: usize, reverse: bool) -> Result<Array> {
         let n = x.shape()[axis];
         let mut shape = vec![1; x.ndim()];
         shape[axis] = n;
@@ -206,7 +245,7 @@ impl Scan {
         let holds = crate::equal(x, out)?;
         let ax = Some(axis as isize);
         // The latest holder at or before each position (scan order).
-        if self.reverse {
+        if reverse {
             let none = Array::from(n as i64);
             let marked = crate::r#where(&holds, &idx, &none)?.astype(DType::Int64)?;
             crate::cummin(&marked, ax, true, true)

@@ -161,7 +161,7 @@ impl Primitive for Unary {
         output: &crate::Array,
         _argnums: &[usize],
     ) -> Result<Vec<crate::Array>> {
-        Ok(vec![derivatives::times_derivative(
+        Ok(vec![derivatives::vjp(
             self.0,
             &primals[0],
             output,
@@ -175,7 +175,7 @@ impl Primitive for Unary {
         output: &crate::Array,
     ) -> Result<crate::Array> {
         match &tangents[0] {
-            Some(t) => derivatives::times_derivative(self.0, &primals[0], output, t),
+            Some(t) => derivatives::jvp(self.0, &primals[0], output, t),
             None => crate::zeros_like(output),
         }
     }

@@ -131,27 +131,52 @@ impl Primitive for Scatter {
     /// scatter_add: `a` gets the cotangent, the updates its gathered
     /// slices. scatter (set): as add, but the overwritten entries of `a`
     /// get zero (with duplicate indices every duplicate update gets the
-    /// cotangent). prod, max and min have no rule.
-    fn vjp(&self, p: &[Array], g: &Array, _o: &Array, argnums: &[usize]) -> Result<Vec<Array>> {
-        self.require_linear("vjp")?;
+    /// cotangent). max and min: the cotangent goes to every value equal to
+    /// the result (ties each get all of it). prod: each factor gets the
+    /// cotangent times the product of the other factors (exact with zeros).
+    fn vjp(&self, p: &[Array], g: &Array, out: &Array, argnums: &[usize]) -> Result<Vec<Array>> {
         let m = self.axes.len();
-        let (indices, updates) = (&p[1..1 + m], &p[1 + m]);
+        let (a, indices, updates) = (&p[0], &p[1..1 + m], &p[1 + m]);
+        let axes: Vec<isize> = self.axes.iter().map(|&a| a as isize).collect();
+        let gather_at = |t: &Array| crate::gather(t, indices, &axes, &self.slice);
         argnums
             .iter()
             .map(|&i| {
                 if i == 0 {
                     match self.mode {
                         ScatterMode::Add => Ok(g.clone()),
-                        _ => {
+                        ScatterMode::Set => {
                             let zero = crate::zeros(&[], g.dtype())?;
                             let z = crate::broadcast_to(&zero, &self.full_shape(indices)?)?;
                             self.rebuild(ScatterMode::Set, g, indices, &z)
                         }
+                        ScatterMode::Prod => {
+                            let ones = crate::ones_like(a)?;
+                            let uf = self.full_updates(updates, indices)?;
+                            crate::multiply(
+                                g,
+                                &self.rebuild(ScatterMode::Prod, &ones, indices, &uf)?,
+                            )
+                        }
+                        ScatterMode::Max | ScatterMode::Min => {
+                            crate::r#where(&crate::equal(out, a)?, g, &crate::zeros_like(g)?)
+                        }
                     }
                 } else if i == 1 + m {
-                    let axes: Vec<isize> = self.axes.iter().map(|&a| a as isize).collect();
-                    let gathered = crate::gather(g, indices, &axes, &self.slice)?;
-                    self.fold_to_updates(&gathered, updates, indices)
+                    let gathered = gather_at(g)?;
+                    let full = match self.mode {
+                        ScatterMode::Set | ScatterMode::Add => gathered,
+                        ScatterMode::Prod => {
+                            let others = self.other_factors(a, indices, updates)?;
+                            crate::multiply(&gather_at(&crate::multiply(g, a)?)?, &others)?
+                        }
+                        ScatterMode::Max | ScatterMode::Min => {
+                            let uf = self.full_updates(updates, indices)?;
+                            let won = crate::equal(&gather_at(out)?, &uf)?;
+                            crate::r#where(&won, &gathered, &crate::zeros_like(&gathered)?)?
+                        }
+                    };
+                    self.fold_to_updates(&full, updates, indices)
                 } else {
                     crate::zeros_like(&p[i])
                 }
@@ -159,15 +184,43 @@ impl Primitive for Scatter {
             .collect()
     }
     fn jvp(&self, p: &[Array], tangents: &[Option<Array>], output: &Array) -> Result<Array> {
-        self.require_linear("jvp")?;
         let m = self.axes.len();
         if tangents[0].is_none() && tangents[1 + m].is_none() {
             return crate::zeros_like(output);
         }
+        let (a, indices, updates) = (&p[0], &p[1..1 + m], &p[1 + m]);
         let ta = rules::tangent_or_zeros(p, tangents, 0)?;
         let tu = rules::tangent_or_zeros(p, tangents, 1 + m)?;
-        let tu = self.full_updates(&tu, &p[1..1 + m])?;
-        self.rebuild(self.mode, &ta, &p[1..1 + m], &tu)
+        let tu = self.full_updates(&tu, indices)?;
+        match self.mode {
+            ScatterMode::Set | ScatterMode::Add => self.rebuild(self.mode, &ta, indices, &tu),
+            ScatterMode::Prod => {
+                // d out = ta * P + a * scatter_add(tu_j * prod of the other
+                // updates landing with j).
+                let ones = crate::ones_like(a)?;
+                let uf = self.full_updates(updates, indices)?;
+                let prod = self.rebuild(ScatterMode::Prod, &ones, indices, &uf)?;
+                let others = self.other_factors(a, indices, updates)?;
+                let spread = self.rebuild(
+                    ScatterMode::Add,
+                    &crate::zeros_like(a)?,
+                    indices,
+                    &crate::multiply(&tu, &others)?,
+                )?;
+                crate::add(&crate::multiply(&ta, &prod)?, &crate::multiply(a, &spread)?)
+            }
+            ScatterMode::Max | ScatterMode::Min => {
+                // The tangent of whichever value won (every tied one).
+                let axes: Vec<isize> = self.axes.iter().map(|&a| a as isize).collect();
+                let zero_a = crate::zeros_like(a)?;
+                let from_a = crate::r#where(&crate::equal(output, a)?, &ta, &zero_a)?;
+                let uf = self.full_updates(updates, indices)?;
+                let won = crate::equal(&crate::gather(output, indices, &axes, &self.slice)?, &uf)?;
+                let tu_won = crate::r#where(&won, &tu, &crate::zeros_like(&tu)?)?;
+                let from_u = self.rebuild(ScatterMode::Add, &zero_a, indices, &tu_won)?;
+                crate::add(&from_a, &from_u)
+            }
+        }
     }
     fn vmap(&self, inputs: &[Array], axes: &[Option<usize>]) -> Result<(Array, Option<usize>)> {
         let m = self.axes.len();
@@ -258,12 +311,34 @@ impl Primitive for Scatter {
 }
 
 impl Scatter {
-    /// Derivative rules exist for the linear modes (set, add) only.
-    fn require_linear(&self, transform: &str) -> Result<()> {
-        match self.mode {
-            ScatterMode::Set | ScatterMode::Add => Ok(()),
-            mode => Err(crate::primitives::no_rule(mode.name(), transform)),
-        }
+    /// For each (full-layout) update of a `Prod` scatter, the product of
+    /// the other updates landing on the same element (not including `a`).
+    /// Zero-safe: zeros are counted rather than divided by.
+    fn other_factors(&self, a: &Array, indices: &[Array], updates: &Array) -> Result<Array> {
+        let axes: Vec<isize> = self.axes.iter().map(|&a| a as isize).collect();
+        let uf = self.full_updates(updates, indices)?;
+        let is_zero = crate::equal(&uf, &Array::from(0.0))?;
+        let one = crate::ones_like(&uf)?;
+        let u1 = crate::r#where(&is_zero, &one, &uf)?;
+        // The product of the non-zero updates and the count of zeros, per element.
+        let nonzero_prod = self.rebuild(ScatterMode::Prod, &crate::ones_like(a)?, indices, &u1)?;
+        let zeros = self.rebuild(
+            ScatterMode::Add,
+            &crate::zeros_like(a)?,
+            indices,
+            &is_zero.astype(a.dtype())?,
+        )?;
+        let none = crate::equal(&zeros, &Array::from(0.0))?;
+        let one_zero = crate::equal(&zeros, &Array::from(1.0))?;
+        let zero_a = crate::zeros_like(a)?;
+        let if_nonzero = crate::r#where(&none, &nonzero_prod, &zero_a)?;
+        let if_zero = crate::r#where(&one_zero, &nonzero_prod, &zero_a)?;
+        let gather_at = |t: &Array| crate::gather(t, indices, &axes, &self.slice);
+        crate::r#where(
+            &is_zero,
+            &gather_at(&if_zero)?,
+            &crate::divide(&gather_at(&if_nonzero)?, &u1)?,
+        )
     }
 
     /// The full-layout updates shape: the index shape then the slice.
