@@ -166,6 +166,63 @@ def torch_cases(reps):
     return out
 
 
+def threaded_calls_per_s(call, threads, secs=1.0):
+    """Total calls per second of `call` from `threads` Python threads."""
+    import threading
+    counts = [0] * threads
+    start = threading.Barrier(threads)
+
+    def run(i):
+        call()
+        start.wait()
+        t = time.perf_counter()
+        n = 0
+        while time.perf_counter() - t < secs:
+            call()
+            n += 1
+        counts[i] = n / (time.perf_counter() - t)
+
+    ts = [threading.Thread(target=run, args=(i,)) for i in range(threads)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join(timeout=60)
+    return sum(counts)
+
+
+def python_cases(reps):
+    """Compiled 3-op calls from Python: ferrox.core beside JAX jit,
+    torch.compile-free torch (eager) and mx.compile. Needs the ferrox wheel
+    installed (`maturin build --release` in crates/ferrox-py, pip install)."""
+    out = {}
+    impls = {}
+    try:
+        import ferrox.core as fx
+        f = fx.compile(lambda x: fx.exp(x * 2 + 1))
+        impls["ferrox"] = (lambda n: fx.ones((n,)), lambda x: fx.eval(f(x)))
+    except ImportError:
+        print("(ferrox.core not installed; Python binding cases skipped)", file=sys.stderr)
+    try:
+        import jax
+        import jax.numpy as jnp
+        g = jax.jit(lambda x: jnp.exp(x * 2 + 1))
+        impls["jax"] = (lambda n: jnp.ones(n, dtype=jnp.float32), lambda x: g(x).block_until_ready())
+    except ImportError:
+        pass
+    try:
+        import mlx.core as mx
+        h = mx.compile(lambda x: mx.exp(x * 2 + 1))
+        impls["mlx"] = (lambda n: mx.ones((n,)), lambda x: mx.eval(h(x)))
+    except ImportError:
+        pass
+    for name, (make, call) in impls.items():
+        x16, x1k = make(16), make(1024)
+        us = median_ms(lambda: [call(x16) for _ in range(1000)], reps)  # ms per 1000 = us per call
+        two = threaded_calls_per_s(lambda: call(x1k), 2)
+        out[name] = {"py_compiled_3op_16_us": round(us, 2), "py_2threads_3op_1024_calls_per_s": round(two)}
+    return out
+
+
 def mlx_cases(reps):
     import mlx.core as mx
     x16 = mx.random.normal((1 << 24,))
@@ -219,6 +276,10 @@ def main():
         if k not in cases:
             print(json.dumps(r))
     print("times in ms; ratio = competitor / ferrox (> 1: ferrox faster)")
+    print("Python bindings (compiled exp(x*2+1)):")
+    for name, r in python_cases(reps).items():
+        print(f"  {name:8} {r['py_compiled_3op_16_us']:8.2f} us/call (16 elements), "
+              f"{r['py_2threads_3op_1024_calls_per_s']:>9} calls/s from 2 threads (1024 elements)")
 
 
 if __name__ == "__main__":
