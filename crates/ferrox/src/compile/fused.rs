@@ -18,6 +18,7 @@
 use crate::array::Data;
 use crate::backend::cpu::elementwise::out_storage;
 use crate::backend::cpu::parallel::worth_splitting;
+use crate::backend::cpu::stream_store::{store_fence, stream_copy, worth_streaming};
 use crate::primitives::{Operand, OutSpec, Primitive};
 use crate::{DType, Error, Result};
 use rayon::prelude::*;
@@ -129,6 +130,7 @@ impl Fused {
         flat: bool,
         (r0, nrows): (usize, usize),
         dst: &mut [u8],
+        stream: bool,
     ) -> Result<()> {
         let chunk_shape: Vec<usize> = if flat {
             vec![nrows]
@@ -179,7 +181,12 @@ impl Fused {
             .ok_or_else(|| {
                 Error::runtime("fused", "internal error: a step returned a strided chunk")
             })?;
-        dst.copy_from_slice(src);
+        if stream {
+            stream_copy(dst, src);
+            store_fence();
+        } else {
+            dst.copy_from_slice(src);
+        }
         Ok(())
     }
 }
@@ -248,10 +255,11 @@ impl Primitive for Fused {
         let rows_per_chunk = (CHUNK / row_len).max(1);
         let size = out.dtype.size();
         let mut storage = out_storage(out)?;
+        let stream = worth_streaming(n * size);
         let chunk_bytes = rows_per_chunk * row_len * size;
         let run = |(i, dst): (usize, &mut [u8])| {
             let nrows = dst.len() / (row_len * size);
-            self.eval_chunk(inputs, out, flat, (i * rows_per_chunk, nrows), dst)
+            self.eval_chunk(inputs, out, flat, (i * rows_per_chunk, nrows), dst, stream)
         };
         let bytes = storage.as_mut_slice::<u8>();
         if worth_splitting(n) {

@@ -7,6 +7,7 @@
 //! innermost dimension is a flat loop.
 
 use super::parallel::{chunk_len, simd, worth_splitting};
+use super::stream_store::{fill_streaming, worth_streaming};
 use crate::array::{for_each_offset, Data};
 use crate::primitives::{Operand, OutSpec};
 use crate::runtime::memory::Pod;
@@ -195,12 +196,24 @@ pub fn map_slices<I: Pod, O: Pod>(
     dst: &mut [O],
     f: impl Fn(I) -> O + Sync + Send + Copy,
 ) {
+    let stream = worth_streaming(std::mem::size_of_val(dst));
     let body = |s: &[I], d: &mut [O]| {
-        simd(|| {
-            for (o, &i) in d.iter_mut().zip(s) {
-                *o = f(i);
-            }
-        })
+        simd(
+            #[inline(always)]
+            || {
+                if stream {
+                    fill_streaming(d, |start, block| {
+                        for (o, &i) in block.iter_mut().zip(&s[start..]) {
+                            *o = f(i);
+                        }
+                    });
+                } else {
+                    for (o, &i) in d.iter_mut().zip(s) {
+                        *o = f(i);
+                    }
+                }
+            },
+        )
     };
     if worth_splitting(dst.len()) {
         let c = chunk_len(dst.len());
@@ -219,12 +232,24 @@ pub fn zip_slices<A: Pod, B: Pod, O: Pod>(
     dst: &mut [O],
     f: impl Fn(A, B) -> O + Sync + Send + Copy,
 ) {
+    let stream = worth_streaming(std::mem::size_of_val(dst));
     let body = |x: &[A], y: &[B], d: &mut [O]| {
-        simd(|| {
-            for ((o, &p), &q) in d.iter_mut().zip(x).zip(y) {
-                *o = f(p, q);
-            }
-        })
+        simd(
+            #[inline(always)]
+            || {
+                if stream {
+                    fill_streaming(d, |start, block| {
+                        for ((o, &p), &q) in block.iter_mut().zip(&x[start..]).zip(&y[start..]) {
+                            *o = f(p, q);
+                        }
+                    });
+                } else {
+                    for ((o, &p), &q) in d.iter_mut().zip(x).zip(y) {
+                        *o = f(p, q);
+                    }
+                }
+            },
+        )
     };
     if worth_splitting(dst.len()) {
         let c = chunk_len(dst.len());

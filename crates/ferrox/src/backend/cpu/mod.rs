@@ -4,3 +4,4 @@ pub mod elementwise;
 pub mod math;
 pub mod parallel;
 pub mod reduce;
+pub mod stream_store;
