@@ -121,8 +121,17 @@ def test_vmap_axes_and_trees():
 
 
 def test_missing_transform_rules_raise_not_implemented():
-    with pytest.raises(NotImplementedError):
-        fx.grad(lambda a, b: (a @ b).sum())(fx.ones((2, 2)), fx.ones((2, 2)))
+    # Reinterpreting bits has no derivative.
+    with pytest.raises(NotImplementedError, match="view"):
+        fx.grad(lambda a: fx.view(a, fx.int32).astype(fx.float32).sum())(fx.ones((2,)))
+
+
+def test_grad_through_matmul():
+    a = np.arange(6, dtype=np.float32).reshape(2, 3)
+    b = np.arange(12, dtype=np.float32).reshape(3, 4)
+    ga, gb = fx.grad(lambda x, y: (x @ y).sum(), argnums=(0, 1))(fx.array(a), fx.array(b))
+    assert_close(ga, np.ones((2, 4), np.float32) @ b.T)
+    assert_close(gb, a.T @ np.ones((2, 4), np.float32))
 
 
 def test_vmap_of_grad():
