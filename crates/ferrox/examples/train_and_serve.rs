@@ -4,8 +4,8 @@
 //!
 //!     cargo run --release --example train_and_serve
 use ferrox::*;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 const FEATURES: usize = 32;

@@ -27,26 +27,26 @@ pub use half;
 
 pub use array::Array;
 pub use compile::{
-    compile, compile_shapeless, compile_with, disable_compile, enable_compile, CompiledFn,
+    CompiledFn, compile, compile_shapeless, compile_with, disable_compile, enable_compile,
 };
 pub use dtype::{Complex64, DType};
 pub use error::{Error, ErrorKind, Result};
 pub use runtime::device::{
-    current_stream, default_device, default_stream, new_stream, set_default_device, synchronize,
-    synchronize_all, with_stream, Device, DeviceType, Stream,
+    Device, DeviceType, Stream, current_stream, default_device, default_stream, new_stream,
+    set_default_device, synchronize, synchronize_all, with_stream,
 };
 pub use runtime::eval::{async_eval, eval};
 pub use runtime::memory::{
     clear_cache, get_active_memory, get_cache_memory, get_peak_memory, reset_peak_memory,
     set_cache_limit, set_memory_limit,
 };
-pub use transforms::custom::{checkpoint, custom_function, CustomFunction};
+pub use transforms::ArrayFn;
+pub use transforms::custom::{CustomFunction, checkpoint, custom_function};
 pub use transforms::jvp::jvp;
 pub use transforms::tracer::stop_gradient;
-pub use transforms::tree::{value_and_grad_tree, Tree};
-pub use transforms::vjp::{grad, value_and_grad, vjp, ValueAndGradFn};
+pub use transforms::tree::{Tree, value_and_grad_tree};
+pub use transforms::vjp::{ValueAndGradFn, grad, value_and_grad, vjp};
 pub use transforms::vmap::vmap;
-pub use transforms::ArrayFn;
 
 pub use primitives::binary::{
     add, arctan2, bitwise_and, bitwise_or, bitwise_xor, divide, equal, floor_divide, greater,
@@ -60,14 +60,14 @@ pub use primitives::creation::{
 // One line per op family; each is edited only together with its family.
 pub use primitives::conv::{conv1d, conv2d};
 pub use primitives::indexing::{
-    gather, put_along_axis, scatter, scatter_add, scatter_max, scatter_min, scatter_prod,
-    slice_update, take, take_along_axis, ArrayAt,
+    ArrayAt, gather, put_along_axis, scatter, scatter_add, scatter_max, scatter_min, scatter_prod,
+    slice_update, take, take_along_axis,
 };
 pub use primitives::join::{
-    concatenate, diag, meshgrid, pad, repeat, roll, split, stack, tile, tril, triu, PadMode,
-    Sections,
+    PadMode, Sections, concatenate, diag, meshgrid, pad, repeat, roll, split, stack, tile, tril,
+    triu,
 };
-pub use primitives::linalg::{einsum, inner, kron, outer, tensordot, TensordotAxes};
+pub use primitives::linalg::{TensordotAxes, einsum, inner, kron, outer, tensordot};
 pub use primitives::matmul::{addmm, matmul};
 pub use primitives::reduce::{all, any, argmax, argmin, max, mean, min, prod, std, sum, var};
 pub use primitives::scan::{cummax, cummin, cumprod, cumsum};
@@ -76,11 +76,11 @@ pub use primitives::sort::{argpartition, argsort, partition, sort, topk};
 pub use primitives::ternary::{allclose, array_equal, clip, isclose, nan_to_num, r#where};
 pub use primitives::unary::{
     abs, arccos, arccosh, arcsin, arcsinh, arctan, arctanh, bitwise_invert, ceil, conjugate, cos,
-    cosh, erf, erfinv, exp, expm1, floor, imag, isfinite, isinf, isnan, log, log10, log1p, log2,
+    cosh, erf, erfinv, exp, expm1, floor, imag, isfinite, isinf, isnan, log, log1p, log2, log10,
     logical_not, negative, real, reciprocal, round, rsqrt, sigmoid, sign, sin, sinh, sqrt, square,
     tan, tanh,
 };
 pub use primitives::views::{
-    broadcast_arrays, broadcast_to, contiguous, diagonal, expand_dims, flatten, moveaxis, reshape,
-    slice, squeeze, swapaxes, transpose, unflatten, SliceArg,
+    SliceArg, broadcast_arrays, broadcast_to, contiguous, diagonal, expand_dims, flatten, moveaxis,
+    reshape, slice, squeeze, swapaxes, transpose, unflatten,
 };

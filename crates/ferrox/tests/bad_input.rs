@@ -16,7 +16,7 @@ use ferrox::{
 };
 use proptest::prelude::*;
 use proptest::test_runner::TestCaseError;
-use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::panic::{AssertUnwindSafe, catch_unwind};
 
 type TestResult = std::result::Result<(), TestCaseError>;
 
@@ -112,7 +112,7 @@ fn check_as<R: Outputs>(op: &str, names: &[&str], f: impl FnOnce() -> Result<R>)
                 return report(format!(
                     "{op}: returned Ok with shape {:?} whose size overflows",
                     o.shape()
-                ))
+                ));
             }
             Some(b) if b > EVAL_LIMIT_BYTES && b < HUGE_BYTES => {
                 stat("not_evaluated");
@@ -861,11 +861,7 @@ fn fit_axis(x: isize, nd: usize, raw: bool) -> isize {
     }
     let n = nd as isize;
     let v = x.rem_euclid(n);
-    if x < 0 {
-        v - n
-    } else {
-        v
-    }
+    if x < 0 { v - n } else { v }
 }
 
 proptest! {

@@ -9,7 +9,7 @@ use common::{join_within, watchdog};
 use ferrox::compile::cache::{CompileCache, FnIdentity};
 use ferrox::{Error, ErrorKind};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{mpsc, Arc, Barrier};
+use std::sync::{Arc, Barrier, mpsc};
 use std::thread;
 use std::time::Duration;
 
@@ -58,9 +58,11 @@ fn sixteen_first_calls_of_one_key_trace_once() {
             };
             assert_eq!(count.load(Ordering::SeqCst), 1, "round {round}");
             assert_eq!(f.traces(), 1, "round {round}");
-            assert!(results
-                .iter()
-                .all(|r| Arc::ptr_eq(r, &results[0]) && **r == 49));
+            assert!(
+                results
+                    .iter()
+                    .all(|r| Arc::ptr_eq(r, &results[0]) && **r == 49)
+            );
             assert_eq!(cache.len(), 1);
         }
     });
@@ -89,10 +91,11 @@ fn sixteen_distinct_functions_at_once() {
             })
         };
         for (i, r) in results.iter().enumerate() {
-            assert!(r
-                .iter()
-                .enumerate()
-                .all(|(j, &v)| v == ((i + j) % 16) as u64));
+            assert!(
+                r.iter()
+                    .enumerate()
+                    .all(|(j, &v)| v == ((i + j) % 16) as u64)
+            );
         }
         for (k, f) in fns.iter().enumerate() {
             assert_eq!(counts[k].load(Ordering::SeqCst), 1, "function {k}");

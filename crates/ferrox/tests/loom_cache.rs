@@ -11,8 +11,8 @@
 
 use ferrox::compile::cache::{CompileCache, FnIdentity};
 use ferrox::{Error, ErrorKind};
-use loom::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use loom::sync::Arc;
+use loom::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use loom::thread;
 
 /// Explores the model's executions: all of them (`None`) for the

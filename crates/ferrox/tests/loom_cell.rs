@@ -8,8 +8,8 @@
 
 use ferrox::runtime::cell::{Claimed, EvalCell};
 use ferrox::{Error, ErrorKind};
-use loom::sync::atomic::{AtomicUsize, Ordering};
 use loom::sync::Arc;
+use loom::sync::atomic::{AtomicUsize, Ordering};
 use loom::thread;
 
 /// What a thread evaluating the node does: compute if it wins the claim,

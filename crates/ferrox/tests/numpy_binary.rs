@@ -10,8 +10,8 @@
 
 mod common;
 
-use common::{array, assert_matches, load, tolerance, Case, Tensor};
-use ferrox::array::{row_major_strides, Data};
+use common::{Case, Tensor, array, assert_matches, load, tolerance};
+use ferrox::array::{Data, row_major_strides};
 use ferrox::dtype::Element;
 use ferrox::primitives::{Operand, OutSpec};
 use ferrox::runtime::memory::Storage;

@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::{array, assert_matches, load, tolerance, values, Case, Tensor};
+use common::{Case, Tensor, array, assert_matches, load, tolerance, values};
 use ferrox::{Array, DType, ErrorKind, Result};
 use serde_json::Value;
 use std::cmp::Ordering;

@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{array, assert_matches, load, tolerance, Case};
+use common::{Case, array, assert_matches, load, tolerance};
 use ferrox::{Array, SliceArg};
 use serde_json::Value;
 

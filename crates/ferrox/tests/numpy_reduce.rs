@@ -8,7 +8,7 @@
 
 mod common;
 
-use common::{array, assert_matches, load, tolerance, values, Case, Tensor};
+use common::{Case, Tensor, array, assert_matches, load, tolerance, values};
 use ferrox::{Array, DType, Result};
 use serde_json::Value;
 

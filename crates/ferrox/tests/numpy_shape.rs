@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{array, assert_matches, load, Case};
+use common::{Case, array, assert_matches, load};
 use ferrox::{Array, DType, PadMode, Result, SliceArg};
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};

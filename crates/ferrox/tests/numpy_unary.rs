@@ -10,7 +10,7 @@
 
 mod common;
 
-use common::{array, assert_matches, load, tolerance, Case, Tensor};
+use common::{Case, Tensor, array, assert_matches, load, tolerance};
 use ferrox::{Array, DType, Result};
 
 /// The op a case names, applied to `x`.

@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::checks::{check_derivatives, check_vmap, check_vmap_out, Rng};
+use common::checks::{Rng, check_derivatives, check_vmap, check_vmap_out};
 use common::{join_within, watchdog};
 use ferrox::transforms::TraceKind;
 use ferrox::*;
@@ -844,9 +844,7 @@ fn elementwise_extras_rules() {
     let xb = rng.array(&[3, 5, 4], -1.0, 1.0);
     let fs: Vec<(&str, F)> = vec![
         ("astype", |xs| {
-            Ok(vec![xs[0]
-                .astype(DType::Float32)?
-                .astype(DType::Float64)?])
+            Ok(vec![xs[0].astype(DType::Float32)?.astype(DType::Float64)?])
         }),
         ("nan_to_num", |xs| {
             Ok(vec![nan_to_num(&xs[0], 0.0, None, None)?])

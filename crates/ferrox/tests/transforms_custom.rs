@@ -5,8 +5,8 @@ mod common;
 
 use common::{join_within, watchdog};
 use ferrox::*;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 fn x64(v: &[f64]) -> Array {
     Array::from_slice(v, &[v.len()]).unwrap()

@@ -1,7 +1,7 @@
 //! `Display`/`Debug` for arrays in MLX's style: `array([1, 2.5], dtype=float32)`.
 
 use super::Array;
-use crate::{with_dtype, DType};
+use crate::{DType, with_dtype};
 use std::fmt;
 
 /// `%g` with 6 significant digits, as MLX (C++ ostream) prints floats.

@@ -4,7 +4,7 @@ mod display;
 mod layout;
 mod node;
 
-pub use layout::{for_each_offset, is_row_contiguous, row_major_strides, Data};
+pub use layout::{Data, for_each_offset, is_row_contiguous, row_major_strides};
 pub(crate) use node::Node;
 
 use crate::dtype::{Element, ScalarKind};

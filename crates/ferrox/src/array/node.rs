@@ -3,11 +3,11 @@
 use super::{Array, Data};
 use crate::primitives::Primitive;
 use crate::runtime::cell::EvalCell;
-use crate::sync::{lock, Mutex};
-use crate::transforms::trace::{any_live, TraceSet};
+use crate::sync::{Mutex, lock};
+use crate::transforms::trace::{TraceSet, any_live};
 use crate::{DType, Stream};
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 /// One node of the lazy graph.
 ///

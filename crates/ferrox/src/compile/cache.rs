@@ -82,10 +82,10 @@ pub use cache_global::clear_all;
 pub use cache_identity::{FnId, FnIdentity};
 
 use crate::sync::{
-    lock, Arc, AtomicU64, AtomicUsize, Mutex, Ordering, RwLock, RwLockReadGuard, RwLockWriteGuard,
+    Arc, AtomicU64, AtomicUsize, Mutex, Ordering, RwLock, RwLockReadGuard, RwLockWriteGuard, lock,
 };
 use crate::{Error, Result};
-use cache_shard::{current_thread, Flight, Shard, Slot, SlotMap, TraceScope};
+use cache_shard::{Flight, Shard, Slot, SlotMap, TraceScope, current_thread};
 use std::collections::BTreeMap;
 use std::hash::Hash;
 

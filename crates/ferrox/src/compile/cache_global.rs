@@ -14,7 +14,7 @@
 //! same; the loom models themselves build private caches.
 
 use super::{CacheKey, CompileCache};
-use crate::sync::{lock, Arc, Mutex};
+use crate::sync::{Arc, Mutex, lock};
 use std::any::Any;
 
 /// What the registry needs from a cache without knowing its types.

@@ -4,8 +4,8 @@
 
 use super::cache_shard::Shard;
 use super::{CacheKey, CompileCache};
-use crate::sync::Arc;
 use crate::Result;
+use crate::sync::Arc;
 use std::fmt;
 
 /// The identity of a compiled function in the compile cache.

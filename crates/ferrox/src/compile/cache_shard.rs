@@ -7,11 +7,11 @@
 //! with a slot; this file only holds the data and the blocking hand-off.
 
 use super::FnId;
-use crate::sync::{lock, Arc, AtomicUsize, Condvar, Mutex};
 use crate::Result;
+use crate::sync::{Arc, AtomicUsize, Condvar, Mutex, lock};
 use std::cell::Cell;
-use std::collections::hash_map::DefaultHasher;
 use std::collections::HashMap;
+use std::collections::hash_map::DefaultHasher;
 use std::hash::BuildHasherDefault;
 
 /// The slots of one compiled function: every signature it was called with.

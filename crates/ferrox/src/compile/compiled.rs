@@ -6,8 +6,8 @@ use super::signature::{Constant, Signature};
 use super::simplify::simplify;
 use super::tape::Tape;
 use crate::{Array, Result};
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 type Body = dyn Fn(&[Array], &[Constant]) -> Result<Vec<Array>> + Send + Sync;
 
@@ -141,7 +141,9 @@ impl CompiledFn {
     }
     /// The function as a closure, to pass to transforms
     /// (`grad(compiled.as_fn(), &[0])`).
-    pub fn as_fn(&self) -> impl Fn(&[Array]) -> Result<Vec<Array>> + Clone + Send + Sync + 'static {
+    pub fn as_fn(
+        &self,
+    ) -> impl Fn(&[Array]) -> Result<Vec<Array>> + Clone + Send + Sync + 'static + use<> {
         let me = self.clone();
         move |xs: &[Array]| me.call(xs)
     }

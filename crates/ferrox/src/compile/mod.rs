@@ -10,8 +10,8 @@ mod simplify;
 mod tape;
 
 pub use compiled::{
-    cache_len, clear_compile_cache, compile, compile_shapeless, compile_with, disable_compile,
-    enable_compile, CompiledFn,
+    CompiledFn, cache_len, clear_compile_cache, compile, compile_shapeless, compile_with,
+    disable_compile, enable_compile,
 };
 pub use fused::Fused;
 pub use signature::{Constant, Signature};

@@ -7,8 +7,8 @@
 //! same operations run in the same order on the same values.
 
 use super::tape::{Instr, Ref, Tape};
-use crate::transforms::tracer::{Identity, StopGradient};
 use crate::Array;
+use crate::transforms::tracer::{Identity, StopGradient};
 use std::collections::HashMap;
 
 /// Byte-exact key of a small evaluated constant (dtype, shape, bytes).

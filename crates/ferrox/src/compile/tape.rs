@@ -129,7 +129,7 @@ impl Tape {
                         return Err(Error::unsupported(
                             ins.op.name(),
                             "cannot infer its output shape for a shapeless compiled function",
-                        ))
+                        ));
                     }
                 }
             } else {

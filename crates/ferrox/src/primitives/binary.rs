@@ -31,12 +31,12 @@
 
 use super::shape_rules::broadcast_shapes;
 use super::{Operand, OutSpec, Primitive};
-use crate::array::{for_each_offset, Data};
+use crate::array::{Data, for_each_offset};
 use crate::backend::cpu::elementwise::{binary, out_storage};
 use crate::backend::cpu::parallel::{chunk_len, simd, worth_splitting};
 use crate::dtype::{Category, Element};
 use crate::runtime::memory::Pod;
-use crate::{with_dtype, Array, Complex64, DType, Error, Result};
+use crate::{Array, Complex64, DType, Error, Result, with_dtype};
 use half::slice::HalfFloatSliceExt;
 use half::{bf16, f16};
 use rayon::prelude::*;

@@ -8,7 +8,7 @@
 
 use super::binary::{BinaryOp, DtypeRule};
 use crate::transforms::rules::{unbroadcast, zero_cotangents};
-use crate::{add, divide, multiply, negative, subtract, Array, Result};
+use crate::{Array, Result, add, divide, multiply, negative, subtract};
 
 /// True for ops whose output is bool or integer whatever the inputs, and
 /// for integer `power` (whose derivative would need negative integer

@@ -2,12 +2,12 @@
 
 use super::binary::HalfBlock;
 use super::{Operand, OutSpec, Primitive};
-use crate::array::{checked_numel, for_each_offset, row_major_strides, Data};
+use crate::array::{Data, checked_numel, for_each_offset, row_major_strides};
 use crate::backend::cpu::elementwise::{map_slices, out_storage, unary};
 use crate::backend::cpu::parallel::{chunk_len, worth_splitting};
 use crate::dtype::Element;
 use crate::runtime::memory::{Pod, Storage};
-use crate::{with_dtype, Array, DType, Error, Result};
+use crate::{Array, DType, Error, Result, with_dtype};
 use half::{bf16, f16};
 use rayon::prelude::*;
 use std::sync::Arc;
@@ -313,7 +313,7 @@ pub fn view(a: &Array, dtype: DType) -> Result<Array> {
                     "a 0-d array of {} ({from} bytes) can only be viewed as a type of the same size, not {dtype} ({to} bytes)",
                     a.dtype()
                 ),
-            ))
+            ));
         }
         None => {}
         Some(last) if from < to => {
@@ -514,10 +514,11 @@ mod tests {
             .unwrap()
             .to_vec::<f32>()
             .unwrap();
-        assert!(back
-            .iter()
-            .zip(&b)
-            .all(|(&y, &x)| y == x.to_f32() || (y.is_nan() && x.is_nan())));
+        assert!(
+            back.iter()
+                .zip(&b)
+                .all(|(&y, &x)| y == x.to_f32() || (y.is_nan() && x.is_nan()))
+        );
         // Strided inputs take the element path.
         let t = operand_data(&[1.5f32, 2.5, -3.0], vec![-1], 2);
         let x = Operand {

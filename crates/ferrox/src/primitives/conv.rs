@@ -17,7 +17,7 @@
 
 use super::matmul::{Epilogue, MatKernel, MatMut, MatRef};
 use super::{Operand, OutSpec, Primitive};
-use crate::array::{checked_numel, Data};
+use crate::array::{Data, checked_numel};
 use crate::backend::cpu::elementwise::out_storage;
 use crate::backend::cpu::parallel::worth_splitting;
 use crate::dtype::Element;
@@ -440,8 +440,8 @@ fn conv_kernel<T: Pod + Element, C: MatKernel>(
     let (cin_g, cout_g) = (geo.c_in / groups, geo.c_out / groups);
     let kk = geo.kernel_volume;
     let depth = kk * cin_g; // the contraction length per group
-                            // Weights as a contiguous [C_out, kernel..., C_in/g] matrix in C; group
-                            // g's (depth x cout_g) right operand is read transposed in place.
+    // Weights as a contiguous [C_out, kernel..., C_in/g] matrix in C; group
+    // g's (depth x cout_g) right operand is read transposed in place.
     let weights: Vec<C> = w.data.to_vec::<T>(w.shape).into_iter().map(widen).collect();
     let weight_group = |g: usize| {
         MatRef::new(
@@ -824,8 +824,10 @@ mod tests {
             )),
             "conv1d: input must have 3 dimensions [N, L, C_in], got shape [5, 4]"
         );
-        assert!(err(conv2d(&x, &w, (1, 1), (0, 0), (1, 1), 1))
-            .starts_with("conv2d: input must have 4 dimensions"));
+        assert!(
+            err(conv2d(&x, &w, (1, 1), (0, 0), (1, 1), 1))
+                .starts_with("conv2d: input must have 4 dimensions")
+        );
         let xi = crate::ones(&[1, 5, 4], DType::Int32).unwrap();
         assert!(err(conv1d(&xi, &xi, 1, 0, 1, 1)).starts_with("conv1d: only floating point types"));
         let big = usize::MAX / 2;

@@ -1,10 +1,10 @@
 //! Creation ops: full, zeros, ones, arange, linspace, eye, identity, tri, *_like.
 
 use super::{Operand, OutSpec, Primitive};
-use crate::array::{checked_numel, Data};
+use crate::array::{Data, checked_numel};
 use crate::backend::cpu::elementwise::out_storage;
 use crate::dtype::Element;
-use crate::{with_dtype, Array, DType, Error, Result};
+use crate::{Array, DType, Error, Result, with_dtype};
 
 /// Fills the output with a value given as (re, im) in f64.
 #[derive(Debug, Clone, PartialEq)]
@@ -215,11 +215,7 @@ pub struct Diagonal2d {
 
 impl Primitive for Diagonal2d {
     fn name(&self) -> &'static str {
-        if self.lower {
-            "tri"
-        } else {
-            "eye"
-        }
+        if self.lower { "tri" } else { "eye" }
     }
     fn eval_cpu(&self, _inputs: &[Operand<'_>], out: OutSpec<'_>) -> Result<Data> {
         let (n, m) = (out.shape[0], out.shape[1]);

@@ -26,20 +26,20 @@ pub(crate) mod strided;
 mod take;
 
 pub use at::{ArrayAt, IndexArrays};
-pub use gather::{gather, Gather};
-pub use put_along_axis::{put_along_axis, PutAlongAxis};
+pub use gather::{Gather, gather};
+pub use put_along_axis::{PutAlongAxis, put_along_axis};
 pub use scatter::{
-    scatter, scatter_add, scatter_max, scatter_min, scatter_prod, Scatter, ScatterMode,
-    UpdatesLayout,
+    Scatter, ScatterMode, UpdatesLayout, scatter, scatter_add, scatter_max, scatter_min,
+    scatter_prod,
 };
-pub use slice_update::{slice_update, SliceUpdate};
+pub use slice_update::{SliceUpdate, slice_update};
 pub(crate) use take::scatter_along_axis;
-pub use take::{take, take_along_axis, Take, TakeAlongAxis};
+pub use take::{Take, TakeAlongAxis, take, take_along_axis};
 
 use super::Operand;
 use crate::dtype::Element;
 use crate::runtime::memory::Pod;
-use crate::{with_dtype, Array, Error, Result};
+use crate::{Array, Error, Result, with_dtype};
 use strided::{
     contiguous_strides_to, for_each_segment, inner_strides, numel, par_chunks, zip_strides,
 };
@@ -236,7 +236,7 @@ fn index_axes(op: &str, axes: &[isize], n_indices: usize, ndim: usize) -> Result
 /// Builders of strided test operands.
 #[cfg(test)]
 pub(crate) mod tests_support {
-    use crate::array::{row_major_strides, Data};
+    use crate::array::{Data, row_major_strides};
     use crate::primitives::{Operand, OutSpec, Primitive};
     use crate::runtime::memory::{Pod, Storage};
     use crate::{DType, Result};

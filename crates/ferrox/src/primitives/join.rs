@@ -11,18 +11,18 @@
 //! parts.
 
 use super::views::{
-    broadcast_to, diagonal, flatten, place, reshape_to, slice_axis, slice_parts, with_elem_size,
-    Strided,
+    Strided, broadcast_to, diagonal, flatten, place, reshape_to, slice_axis, slice_parts,
+    with_elem_size,
 };
 use super::{Operand, OutSpec, Primitive};
-use crate::array::{checked_numel, Data};
+use crate::array::{Data, checked_numel};
 use crate::backend::cpu::elementwise::out_storage;
 use crate::backend::cpu::parallel::{chunk_len, worth_splitting};
 use crate::dtype::Element;
 use crate::primitives::shape_rules::normalize_axis;
 use crate::runtime::memory::Storage;
 use crate::transforms::rules;
-use crate::{with_dtype, Array, DType, Error, Result};
+use crate::{Array, DType, Error, Result, with_dtype};
 use rayon::prelude::*;
 
 #[cfg(test)]
@@ -197,7 +197,11 @@ pub fn stack(arrays: &[Array], axis: isize) -> Result<Array> {
     {
         return Err(Error::shape(
             "stack",
-            format!("all arrays must have the same shape; array 0 has shape {:?} but array {i} has shape {:?}", first.shape(), a.shape()),
+            format!(
+                "all arrays must have the same shape; array 0 has shape {:?} but array {i} has shape {:?}",
+                first.shape(),
+                a.shape()
+            ),
         ));
     }
     let mut shape = first.shape().to_vec();
@@ -268,7 +272,7 @@ pub fn split(a: &Array, sections: impl Into<Sections>, axis: isize) -> Result<Ve
             return Err(Error::value(
                 "split",
                 "number of sections must be larger than 0",
-            ))
+            ));
         }
         Sections::Count(k) => {
             // An empty axis splits into k empty parts; bound k so the list
@@ -511,7 +515,7 @@ pub fn pad(a: &Array, pad_width: &[(usize, usize)], mode: PadMode) -> Result<Arr
                     "pad_width {pad_width:?} needs one (before, after) pair per axis of an array of shape {:?}, or a single pair",
                     a.shape()
                 ),
-            ))
+            ));
         }
     };
     let mut out = Vec::with_capacity(nd);
@@ -666,7 +670,7 @@ pub fn meshgrid(arrays: &[Array], sparse: bool, indexing: &str) -> Result<Vec<Ar
             return Err(Error::value(
                 "meshgrid",
                 format!("indexing must be \"xy\" or \"ij\", got {other:?}"),
-            ))
+            ));
         }
     };
     let n = arrays.len();
@@ -713,11 +717,7 @@ pub struct Triangle {
 
 impl Primitive for Triangle {
     fn name(&self) -> &'static str {
-        if self.upper {
-            "triu"
-        } else {
-            "tril"
-        }
+        if self.upper { "triu" } else { "tril" }
     }
     fn eval_cpu(&self, inputs: &[Operand<'_>], out: OutSpec<'_>) -> Result<Data> {
         let x = &inputs[0];

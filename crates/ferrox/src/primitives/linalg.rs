@@ -836,8 +836,10 @@ mod tests {
         assert!(e("i1", &[&[2, 3]]).contains("invalid character '1'"));
         assert!(e("i.j", &[&[2, 3]]).contains("'.' that is not part of '...'"));
         assert!(e("......", &[&[2, 3]]).contains("more than one '...'"));
-        assert!(e("i", &[&[2, 3]])
-            .contains("operand 0 has shape [2, 3] (2 dimensions) but its subscripts name 1"));
+        assert!(
+            e("i", &[&[2, 3]])
+                .contains("operand 0 has shape [2, 3] (2 dimensions) but its subscripts name 1")
+        );
         assert!(e("ij->k", &[&[2, 3]]).contains("output label 'k' does not appear"));
         assert!(e("ij->ii", &[&[2, 3]]).contains("output label 'i' appears more than once"));
         assert!(e("...i->i", &[&[2, 3]]).contains("the output has no '...'"));
@@ -943,11 +945,16 @@ mod tests {
             "tensordot: cannot contract 3 axes of arrays of shape [2, 3, 4] and [3, 4]"
         );
         let e = tensordot(&a, &b, ([0], [0])).unwrap_err().to_string();
-        assert_eq!(e, "tensordot: a has shape [2, 3, 4] and b has shape [3, 4]; axis 0 of a (size 2) != axis 0 of b (size 3)");
-        assert!(tensordot(&a, &b, ([1, 1], [0, 0]))
-            .unwrap_err()
-            .to_string()
-            .contains("repeated axis"));
+        assert_eq!(
+            e,
+            "tensordot: a has shape [2, 3, 4] and b has shape [3, 4]; axis 0 of a (size 2) != axis 0 of b (size 3)"
+        );
+        assert!(
+            tensordot(&a, &b, ([1, 1], [0, 0]))
+                .unwrap_err()
+                .to_string()
+                .contains("repeated axis")
+        );
         assert!(tensordot(&a, &b, (vec![1], vec![0, 1])).is_err());
         assert!(tensordot(&a, &b, ([5], [0])).is_err());
         let e = inner(&a, &arange(3, &[3])).unwrap_err().to_string();

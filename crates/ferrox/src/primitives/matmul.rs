@@ -16,12 +16,12 @@
 
 use super::binary::Arith;
 use super::{Operand, OutSpec, Primitive};
-use crate::array::{checked_numel, for_each_offset, row_major_strides, Data};
+use crate::array::{Data, checked_numel, for_each_offset, row_major_strides};
 use crate::backend::cpu::elementwise::{broadcast_strides, out_storage, walk};
 use crate::backend::cpu::parallel::{simd, worth_splitting};
 use crate::dtype::Element;
 use crate::runtime::memory::Pod;
-use crate::{with_dtype, Array, DType, Error, Result};
+use crate::{Array, DType, Error, Result, with_dtype};
 use half::{bf16, f16};
 use rayon::prelude::*;
 use std::borrow::Cow;
@@ -1465,9 +1465,10 @@ mod tests {
             "addmm: only floating point and complex types are supported, got int32"
         );
         let e = addmm(&a, &a, &a, 1.0, 1.0).unwrap_err();
-        assert!(e
-            .to_string()
-            .starts_with("addmm: a has shape [2, 3] and b has shape [2, 3]; 3 != 2"));
+        assert!(
+            e.to_string()
+                .starts_with("addmm: a has shape [2, 3] and b has shape [2, 3]; 3 != 2")
+        );
     }
 
     #[test]

@@ -14,13 +14,13 @@ use super::{Operand, OutSpec, Primitive};
 use crate::array::Data;
 use crate::backend::cpu::elementwise::out_storage;
 use crate::backend::cpu::reduce::{
-    arg_reduce, reduce, AllReducer, AnyReducer, CenteredVarReducer, MaxReducer, MeanReducer,
-    MinReducer, ProdReducer, Reducer, SumReducer,
+    AllReducer, AnyReducer, CenteredVarReducer, MaxReducer, MeanReducer, MinReducer, ProdReducer,
+    Reducer, SumReducer, arg_reduce, reduce,
 };
 use crate::dtype::Element;
 use crate::runtime::memory::{Pod, Storage};
 use crate::transforms::rules;
-use crate::{with_dtype, Array, DType, Error, Result};
+use crate::{Array, DType, Error, Result, with_dtype};
 
 /// The reductions computed by [`Reduce`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -341,7 +341,9 @@ fn require_nonempty(name: &str, shape: &[usize], axes: &[usize]) -> Result<()> {
     if axes.iter().any(|&a| shape[a] == 0) {
         return Err(Error::value(
             name,
-            format!("cannot reduce over axes {axes:?} of shape {shape:?}: they hold no elements and {name} has no identity"),
+            format!(
+                "cannot reduce over axes {axes:?} of shape {shape:?}: they hold no elements and {name} has no identity"
+            ),
         ));
     }
     Ok(())
@@ -548,7 +550,10 @@ impl ArgReduce {
         if length == 0 {
             return Err(Error::value(
                 name,
-                format!("cannot reduce an empty selection (shape {shape:?}, axis {:?}): {name} has no identity", self.axis),
+                format!(
+                    "cannot reduce an empty selection (shape {shape:?}, axis {:?}): {name} has no identity",
+                    self.axis
+                ),
             ));
         }
         if length > u32::MAX as usize {
@@ -777,8 +782,8 @@ impl Array {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::array::row_major_strides;
     use crate::ErrorKind;
+    use crate::array::row_major_strides;
     use half::{bf16, f16};
 
     /// Evaluates `prim` on a hand-built strided view of `storage_values`.
@@ -881,11 +886,13 @@ mod tests {
                 .unwrap(),
             vec![1.0; 3]
         );
-        assert!(mean(&e, Some(&[0]), false)
-            .unwrap()
-            .to_vec::<f32>()
-            .unwrap()[0]
-            .is_nan());
+        assert!(
+            mean(&e, Some(&[0]), false)
+                .unwrap()
+                .to_vec::<f32>()
+                .unwrap()[0]
+                .is_nan()
+        );
         assert!(all(&e, None, false).unwrap().item::<bool>().unwrap());
         assert!(!any(&e, None, false).unwrap().item::<bool>().unwrap());
         // No identity: errors that name the op and the shape.
@@ -895,10 +902,12 @@ mod tests {
             "{err}"
         );
         assert!(min(&e, None, false).is_err());
-        assert!(argmax(&e, None, false)
-            .unwrap_err()
-            .to_string()
-            .starts_with("argmax:"));
+        assert!(
+            argmax(&e, None, false)
+                .unwrap_err()
+                .to_string()
+                .starts_with("argmax:")
+        );
         assert!(argmin(&e, Some(0), false).is_err());
         // Reducing the non-empty axis of an empty array is fine.
         assert_eq!(max(&e, Some(&[1]), false).unwrap().shape(), &[0]);
@@ -943,11 +952,13 @@ mod tests {
         let a = Array::from_slice(&[1.0f32, f32::NAN, 3.0, 0.0], &[2, 2]).unwrap();
         let m = max(&a, Some(&[1]), false).unwrap().to_vec::<f32>().unwrap();
         assert!(m[0].is_nan() && m[1] == 3.0);
-        assert!(min(&a, None, false)
-            .unwrap()
-            .item::<f32>()
-            .unwrap()
-            .is_nan());
+        assert!(
+            min(&a, None, false)
+                .unwrap()
+                .item::<f32>()
+                .unwrap()
+                .is_nan()
+        );
         assert_eq!(argmax(&a, None, false).unwrap().item::<u32>().unwrap(), 1);
         // Column 1 is [NaN, 0]: the first NaN wins, as in numpy.
         assert_eq!(
@@ -1003,11 +1014,13 @@ mod tests {
             f32::INFINITY
         );
         let c = crate::ones(&[3], DType::Float32).unwrap();
-        assert!(var(&c, None, false, 4)
-            .unwrap()
-            .item::<f32>()
-            .unwrap()
-            .is_nan());
+        assert!(
+            var(&c, None, false, 4)
+                .unwrap()
+                .item::<f32>()
+                .unwrap()
+                .is_nan()
+        );
         // Large offset: the two-pass algorithm keeps the precision.
         let b = Array::from_slice(&[1e6f32 + 1.0, 1e6 + 2.0, 1e6 + 3.0], &[3]).unwrap();
         assert!((var(&b, None, false, 0).unwrap().item::<f32>().unwrap() - 2.0 / 3.0).abs() < 1e-3);
@@ -1159,12 +1172,13 @@ mod tests {
         let p = s.primitive().unwrap();
         assert_eq!(p.output_shape(&[&[5, 7]]).unwrap().unwrap(), vec![5, 1]);
         let m = max(&a, Some(&[0]), false).unwrap();
-        assert!(m
-            .primitive()
-            .unwrap()
-            .output_shape(&[&[0, 7]])
-            .unwrap()
-            .is_err());
+        assert!(
+            m.primitive()
+                .unwrap()
+                .output_shape(&[&[0, 7]])
+                .unwrap()
+                .is_err()
+        );
         let i = argmax(&a, None, true).unwrap();
         assert_eq!(
             i.primitive()

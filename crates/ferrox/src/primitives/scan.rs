@@ -11,14 +11,14 @@ use super::shape_rules::normalize_axis;
 use super::{Operand, OutSpec, Primitive};
 use crate::array::Data;
 use crate::backend::cpu::elementwise::out_storage;
-use crate::backend::cpu::parallel::{worth_splitting, MIN_PAR_ELEMS};
+use crate::backend::cpu::parallel::{MIN_PAR_ELEMS, worth_splitting};
 use crate::backend::cpu::reduce::{
-    dispatch, lanes, merge_dims, offset_of, AccNum, Cursor, Dim, MaxReducer, MinReducer, Reducer,
+    AccNum, Cursor, Dim, MaxReducer, MinReducer, Reducer, dispatch, lanes, merge_dims, offset_of,
 };
 use crate::dtype::Element;
 use crate::runtime::memory::{Pod, Storage};
 use crate::transforms::rules;
-use crate::{with_dtype, Array, Complex64, DType, Error, Result};
+use crate::{Array, Complex64, DType, Error, Result, with_dtype};
 use half::{bf16, f16};
 use pulp::{Simd, WithSimd};
 use rayon::prelude::*;
@@ -844,8 +844,8 @@ impl Array {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::array::row_major_strides;
     use crate::ErrorKind;
+    use crate::array::row_major_strides;
     use proptest::prelude::*;
 
     /// Naive scan of `values` (row-major over `shape`) along `axis`.

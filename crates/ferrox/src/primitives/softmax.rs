@@ -7,12 +7,12 @@
 use super::reduce::reduced_shape;
 use super::shape_rules::normalize_axes;
 use super::{Operand, OutSpec, Primitive};
-use crate::array::{for_each_offset, row_major_strides, Data};
+use crate::array::{Data, for_each_offset, row_major_strides};
 use crate::backend::cpu::elementwise::out_storage;
 use crate::backend::cpu::parallel::MIN_PAR_ELEMS;
 use crate::backend::cpu::reduce::{
-    dispatch, reduce, softmax_row as softmax_row_kernel, Cursor, Dim, LogSumExpReducer, LseFloat,
-    LseInput, MaxSumReducer, SOFTMAX_LANES,
+    Cursor, Dim, LogSumExpReducer, LseFloat, LseInput, MaxSumReducer, SOFTMAX_LANES, dispatch,
+    reduce, softmax_row as softmax_row_kernel,
 };
 use crate::runtime::memory::Storage;
 use crate::transforms::rules;
@@ -604,10 +604,12 @@ mod tests {
         let got = s.to_vec::<bf16>().unwrap();
         assert!((got[1].to_f64() - w[1]).abs() < 4e-3);
         let c = crate::zeros(&[2], DType::Complex64).unwrap();
-        assert!(softmax(&c, None, false)
-            .unwrap_err()
-            .to_string()
-            .starts_with("softmax:"));
+        assert!(
+            softmax(&c, None, false)
+                .unwrap_err()
+                .to_string()
+                .starts_with("softmax:")
+        );
         assert!(logsumexp(&c, None, false).is_err());
         assert!(softmax(&i, Some(&[1]), false).is_err());
     }

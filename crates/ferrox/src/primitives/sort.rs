@@ -26,7 +26,7 @@ use crate::backend::cpu::parallel::worth_splitting;
 use crate::dtype::Element;
 use crate::runtime::memory::Pod;
 use crate::transforms::rules;
-use crate::{with_dtype, Array, Complex64, DType, Error, Result};
+use crate::{Array, Complex64, DType, Error, Result, with_dtype};
 use rayon::slice::ParallelSliceMut;
 use std::cmp::Ordering;
 
@@ -586,8 +586,8 @@ pub fn topk(a: &Array, k: usize, axis: Option<isize>) -> Result<Array> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::primitives::indexing::tests_support::{eval_kernel, permuted, reversed};
     use crate::ErrorKind;
+    use crate::primitives::indexing::tests_support::{eval_kernel, permuted, reversed};
     use proptest::prelude::*;
 
     fn f32s(a: &Array) -> Vec<f32> {
@@ -796,9 +796,10 @@ mod tests {
         let v: Vec<f32> = (0..n).map(|i| ((i * 7919) % 1000) as f32).collect();
         let a = Array::from_slice(&v, &[n]).unwrap();
         let idx = argsort(&a, None).unwrap().to_vec::<u32>().unwrap();
-        assert!(idx
-            .windows(2)
-            .all(|w| (v[w[0] as usize], w[0]) < (v[w[1] as usize], w[1])));
+        assert!(
+            idx.windows(2)
+                .all(|w| (v[w[0] as usize], w[0]) < (v[w[1] as usize], w[1]))
+        );
         let m = Array::from_slice(&v, &[n / 64, 64]).unwrap();
         let s = sort(&m, Some(0)).unwrap().to_vec::<f32>().unwrap();
         for c in 0..64 {

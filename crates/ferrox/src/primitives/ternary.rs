@@ -21,7 +21,7 @@ use crate::backend::cpu::parallel::{chunk_len, simd, worth_splitting};
 use crate::dtype::Element;
 use crate::runtime::memory::Pod;
 use crate::transforms::rules;
-use crate::{with_dtype, Array, Complex64, DType, Error, Result};
+use crate::{Array, Complex64, DType, Error, Result, with_dtype};
 use rayon::prelude::*;
 
 // ---------------------------------------------------------------------------
@@ -955,16 +955,20 @@ mod tests {
         let r = allclose(&a, &a, 1e-5, 1e-8, false).unwrap();
         assert_eq!((r.shape(), r.dtype()), (&[][..], DType::Bool));
         assert!(!r.item::<bool>().unwrap());
-        assert!(allclose(&a, &a, 1e-5, 1e-8, true)
-            .unwrap()
-            .item::<bool>()
-            .unwrap());
+        assert!(
+            allclose(&a, &a, 1e-5, 1e-8, true)
+                .unwrap()
+                .item::<bool>()
+                .unwrap()
+        );
         let row = arr(&[1.0f32, f32::NAN], &[1, 2]);
         let grid = arr(&[1.0f32, f32::NAN, 1.0, f32::NAN], &[2, 2]);
-        assert!(allclose(&row, &grid, 0.0, 0.0, true)
-            .unwrap()
-            .item::<bool>()
-            .unwrap());
+        assert!(
+            allclose(&row, &grid, 0.0, 0.0, true)
+                .unwrap()
+                .item::<bool>()
+                .unwrap()
+        );
         assert_eq!(
             allclose(&a, &arr(&[1.0f32; 3], &[3]), 0.0, 0.0, false)
                 .unwrap_err()
@@ -973,10 +977,12 @@ mod tests {
         );
         assert!(!array_equal(&a, &a, false).unwrap().item::<bool>().unwrap());
         assert!(array_equal(&a, &a, true).unwrap().item::<bool>().unwrap());
-        assert!(!array_equal(&row, &grid, true)
-            .unwrap()
-            .item::<bool>()
-            .unwrap());
+        assert!(
+            !array_equal(&row, &grid, true)
+                .unwrap()
+                .item::<bool>()
+                .unwrap()
+        );
         assert!(!array_equal(&a, &row, true).unwrap().item::<bool>().unwrap());
         let empty = crate::zeros(&[0], DType::Int8).unwrap();
         assert!(
@@ -985,16 +991,20 @@ mod tests {
                 .item::<bool>()
                 .unwrap()
         );
-        assert!(allclose(&empty, &empty, 0.0, 0.0, false)
-            .unwrap()
-            .item::<bool>()
-            .unwrap());
+        assert!(
+            allclose(&empty, &empty, 0.0, 0.0, false)
+                .unwrap()
+                .item::<bool>()
+                .unwrap()
+        );
         let big = arr(&[1i64 << 60], &[1]);
         let near = arr(&[(1i64 << 60) + 1], &[1]);
-        assert!(!array_equal(&big, &near, false)
-            .unwrap()
-            .item::<bool>()
-            .unwrap());
+        assert!(
+            !array_equal(&big, &near, false)
+                .unwrap()
+                .item::<bool>()
+                .unwrap()
+        );
     }
 
     #[test]

@@ -15,14 +15,14 @@ mod strides;
 #[cfg(test)]
 mod tests;
 
+pub(crate) use copy::{Strided, copy_to_storage, place, with_elem_size};
 pub use copy::{copy_to_contiguous, ensure_contiguous};
-pub(crate) use copy::{copy_to_storage, place, with_elem_size, Strided};
 pub use index::SliceArg;
 pub(crate) use strides::slice_axis;
 
 use super::shape_rules::{broadcast_many, normalize_axes, normalize_axis};
 use super::{Operand, OutSpec, Primitive};
-use crate::array::{checked_numel, Data};
+use crate::array::{Data, checked_numel};
 use crate::transforms::rules;
 use crate::{Array, Error, Result};
 use std::sync::Arc;
@@ -191,7 +191,10 @@ pub fn flatten(a: &Array, start_axis: isize, end_axis: isize) -> Result<Array> {
     if s > e {
         return Err(Error::axis(
             "flatten",
-            format!("start_axis {start_axis} comes after end_axis {end_axis} for an array with {} dimensions", a.ndim()),
+            format!(
+                "start_axis {start_axis} comes after end_axis {end_axis} for an array with {} dimensions",
+                a.ndim()
+            ),
         ));
     }
     let sh = a.shape();
@@ -359,7 +362,10 @@ pub fn transpose(a: &Array, axes: Option<&[usize]>) -> Result<Array> {
             if !valid {
                 return Err(Error::axis(
                     "transpose",
-                    format!("axes {ax:?} are not a permutation of the {nd} axes of an array of shape {:?}", a.shape()),
+                    format!(
+                        "axes {ax:?} are not a permutation of the {nd} axes of an array of shape {:?}",
+                        a.shape()
+                    ),
                 ));
             }
             ax.to_vec()

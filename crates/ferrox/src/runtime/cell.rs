@@ -10,7 +10,7 @@
 //!
 //! The loom model in `tests/loom_cell.rs` explores these interleavings.
 
-use crate::sync::{lock, Condvar, Mutex};
+use crate::sync::{Condvar, Mutex, lock};
 use crate::{Error, Result};
 
 enum State<T> {
@@ -104,7 +104,7 @@ impl<T: Clone> EvalCell<T> {
                     return Err(Error::runtime(
                         "eval",
                         "waited on a node that nobody is computing",
-                    ))
+                    ));
                 }
                 State::Running(waiters) => {
                     let marked = *waiters;

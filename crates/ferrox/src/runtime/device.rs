@@ -6,7 +6,7 @@
 //! into another stream with [`with_stream`]; nothing is created because a new
 //! thread calls in (contract item 7).
 
-use crate::sync::{lock, Condvar, Mutex};
+use crate::sync::{Condvar, Mutex, lock};
 use std::cell::Cell;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};

@@ -10,12 +10,12 @@
 //! water mark of active), cache (bytes held for reuse). They are exact under
 //! concurrency: every change is a single atomic add or subtract.
 
-use crate::sync::{lock, Condvar, Mutex};
-use std::alloc::{alloc_zeroed, dealloc, Layout};
+use crate::sync::{Condvar, Mutex, lock};
+use std::alloc::{Layout, alloc_zeroed, dealloc};
 use std::collections::BTreeMap;
 use std::ptr::NonNull;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::OnceLock;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 /// Alignment of every buffer: a cache line, enough for any SIMD load.

@@ -7,7 +7,7 @@
 //! teardown matters (no files, no device handles), and because no `Drop` in
 //! ferrox waits for them (contract item 8).
 
-use crate::sync::{lock, Condvar, Mutex};
+use crate::sync::{Condvar, Mutex, lock};
 use std::collections::VecDeque;
 use std::sync::OnceLock;
 

@@ -105,7 +105,9 @@ impl CustomFunction {
     }
 
     /// The function as a closure, to pass to transforms.
-    pub fn as_fn(&self) -> impl Fn(&[Array]) -> Result<Vec<Array>> + Clone + Send + Sync + 'static {
+    pub fn as_fn(
+        &self,
+    ) -> impl Fn(&[Array]) -> Result<Vec<Array>> + Clone + Send + Sync + 'static + use<> {
         let me = self.clone();
         move |xs: &[Array]| me.call(xs)
     }

@@ -15,8 +15,8 @@
 //! membership becomes inert.
 
 // Plain std atomics: trace liveness is a flag, not a protocol to model.
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 /// What a trace is for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

@@ -3,7 +3,7 @@
 use super::trace::{self, Trace, TraceSet};
 use crate::array::Data;
 use crate::primitives::{Operand, OutSpec, Primitive};
-use crate::{primitive_common, Array, Error, Result};
+use crate::{Array, Error, Result, primitive_common};
 use std::sync::Arc;
 
 /// The identity: its output is its input (a view of the same data).

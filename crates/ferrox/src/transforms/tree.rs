@@ -160,7 +160,7 @@ pub fn value_and_grad_tree<P: Tree + Clone + Send + Sync + 'static>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{ones, DType};
+    use crate::{DType, ones};
 
     #[test]
     fn rebuilding_checks_the_leaf_count() {

@@ -64,7 +64,7 @@ fn vmap_call(
                     return Err(Error::shape(
                         "vmap",
                         format!("argument {i} has batch size {n} along axis {ax}, others have {b}"),
-                    ))
+                    ));
                 }
                 _ => batch = Some(n),
             }

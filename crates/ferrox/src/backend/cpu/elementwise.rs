@@ -8,10 +8,10 @@
 
 use super::parallel::{chunk_len, simd, worth_splitting};
 use super::stream_store::{fill_streaming, worth_streaming};
-use crate::array::{for_each_offset, Data};
+use crate::Result;
+use crate::array::{Data, for_each_offset};
 use crate::primitives::{Operand, OutSpec};
 use crate::runtime::memory::Pod;
-use crate::Result;
 use rayon::prelude::*;
 
 /// Strides of `op` broadcast to `out_shape` (0 on broadcast dimensions).

@@ -76,32 +76,24 @@ mod trig;
 mod accuracy;
 
 pub use erf::{erf_f32, erf_f64, erfc_f64, erfinv_f32, erfinv_f64};
-pub use exp_log::{exp_f32, expm1_f32, log10_f32, log1p_f32, log2_f32, log_f32};
+pub use exp_log::{exp_f32, expm1_f32, log_f32, log1p_f32, log2_f32, log10_f32};
 pub use half_conv::{bf16_to_f32, f16_to_f32, f32_to_bf16, f32_to_f16};
 pub use hyperbolic::{acosh_f32, asinh_f32, atanh_f32, cosh_f32, sigmoid_f32, sinh_f32, tanh_f32};
 pub use trig::{
-    acos_f32, asin_f32, atan_f32, cos_f32, cos_f32_medium, sin_f32, sin_f32_medium, tan_f32,
-    tan_f32_medium, TRIG_MEDIUM_LIMIT,
+    TRIG_MEDIUM_LIMIT, acos_f32, asin_f32, atan_f32, cos_f32, cos_f32_medium, sin_f32,
+    sin_f32_medium, tan_f32, tan_f32_medium,
 };
 
 /// `if c { a } else { b }` for `f32`, written to become a blend.
 #[inline(always)]
 fn sel(c: bool, a: f32, b: f32) -> f32 {
-    if c {
-        a
-    } else {
-        b
-    }
+    if c { a } else { b }
 }
 
 /// `if c { a } else { b }` for `f64`.
 #[inline(always)]
 fn sel64(c: bool, a: f64, b: f64) -> f64 {
-    if c {
-        a
-    } else {
-        b
-    }
+    if c { a } else { b }
 }
 
 /// Horner evaluation of `c[0] * x^(N-1) + ... + c[N-1]` with FMAs

@@ -29,7 +29,7 @@
 //! [`MIN_PAR_ELEMS`](super::parallel::MIN_PAR_ELEMS), and runs whole
 //! outputs in parallel when there are many of them.
 
-use super::parallel::{worth_splitting, MIN_PAR_ELEMS};
+use super::parallel::{MIN_PAR_ELEMS, worth_splitting};
 use crate::dtype::Element;
 use crate::primitives::Operand;
 use crate::runtime::memory::Pod;
@@ -878,11 +878,7 @@ impl<T: Extremum> Reducer<T> for MaxReducer {
     #[inline(always)]
     fn step(&self, acc: T, x: T) -> T {
         // Branch-free select: keeps a NaN accumulator, takes a NaN element.
-        if x.gt(acc) || x.is_nan() {
-            x
-        } else {
-            acc
-        }
+        if x.gt(acc) || x.is_nan() { x } else { acc }
     }
     #[inline(always)]
     fn merge(&self, a: T, b: T) -> T {
@@ -907,11 +903,7 @@ impl<T: Extremum> Reducer<T> for MinReducer {
     }
     #[inline(always)]
     fn step(&self, acc: T, x: T) -> T {
-        if x.lt(acc) || x.is_nan() {
-            x
-        } else {
-            acc
-        }
+        if x.lt(acc) || x.is_nan() { x } else { acc }
     }
     #[inline(always)]
     fn merge(&self, a: T, b: T) -> T {
@@ -1082,22 +1074,14 @@ impl LseFloat for f64 {
 fn nan_max<F: LseFloat>(a: F, b: F) -> F {
     #[allow(clippy::eq_op)] // b != b is the NaN test
     let b_nan = b != b;
-    if b > a || b_nan {
-        b
-    } else {
-        a
-    }
+    if b > a || b_nan { b } else { a }
 }
 
 /// The value subtracted before `exp`: the running max, or 0 while it is
 /// `-inf` (so `exp(-inf - 0) = 0` instead of `exp(-inf + inf) = NaN`).
 #[inline(always)]
 fn shift<F: LseFloat>(m: F) -> F {
-    if m == F::NEG_INF {
-        F::ZERO
-    } else {
-        m
-    }
+    if m == F::NEG_INF { F::ZERO } else { m }
 }
 
 /// Running `(max, sum of exp(x - shift(max)))` folded with one more element.
@@ -1544,11 +1528,7 @@ impl<T: Extremum, const MAX: bool> WithSimd for ArgLines<'_, T, MAX> {
 }
 
 fn arg_name<const MAX: bool>() -> &'static str {
-    if MAX {
-        "argmax"
-    } else {
-        "argmin"
-    }
+    if MAX { "argmax" } else { "argmin" }
 }
 
 /// Indices of the extreme elements along `axis` (or of the flattened array
@@ -1595,7 +1575,7 @@ pub fn arg_reduce<T: Extremum, const MAX: bool>(
         x.shape[axis + 1..]
             .iter()
             .zip(&x.data.strides[axis + 1..])
-            .filter(|(&n, _)| n != 1)
+            .filter(|&(&n, _)| n != 1)
             .map(|(&n, &s)| Dim { n, s })
             .collect(),
     );
@@ -1671,9 +1651,9 @@ pub fn arg_reduce<T: Extremum, const MAX: bool>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::array::{row_major_strides, Data};
-    use crate::runtime::memory::Storage;
     use crate::DType;
+    use crate::array::{Data, row_major_strides};
+    use crate::runtime::memory::Storage;
     use proptest::prelude::*;
 
     /// A strided operand over `storage` (kept alive by the caller).

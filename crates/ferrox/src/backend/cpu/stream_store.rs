@@ -132,10 +132,12 @@ mod tests {
                     }
                 });
                 assert!(out[..skip].iter().all(|&v| v == 0));
-                assert!(out[skip..]
-                    .iter()
-                    .enumerate()
-                    .all(|(i, &v)| v == i as u32 * 3));
+                assert!(
+                    out[skip..]
+                        .iter()
+                        .enumerate()
+                        .all(|(i, &v)| v == i as u32 * 3)
+                );
             }
         }
     }

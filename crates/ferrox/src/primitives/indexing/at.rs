@@ -1,9 +1,9 @@
 //! `a.at(indices)`: MLX's `x.at[idx]` functional updates.
 
-use super::scatter::{scatter_node, ScatterMode, UpdatesLayout};
+use super::scatter::{ScatterMode, UpdatesLayout, scatter_node};
 use super::strided::broadcasts_to;
 use super::{index_shape, require_indices};
-use crate::{multiply, Array, DType, Error, Result};
+use crate::{Array, DType, Error, Result, multiply};
 
 /// Index arrays for [`Array::at`]: one array, or several (one per leading
 /// axis).
@@ -260,7 +260,7 @@ impl ArrayAt {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{zeros, ErrorKind};
+    use crate::{ErrorKind, zeros};
 
     fn arr(v: &[i32], shape: &[usize]) -> Array {
         Array::from_slice(v, shape).unwrap()

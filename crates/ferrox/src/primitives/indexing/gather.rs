@@ -1,8 +1,8 @@
 //! MLX's general `gather`.
 
-use super::strided::{par_blocks, par_chunks, with_size, zip_strides, Runs};
+use super::strided::{Runs, par_blocks, par_chunks, with_size, zip_strides};
 use super::{index_axes, index_shape, require_indices, slice_starts};
-use crate::array::{checked_numel, Data};
+use crate::array::{Data, checked_numel};
 use crate::backend::cpu::elementwise::out_storage;
 use crate::primitives::{Operand, OutSpec, Primitive};
 use crate::runtime::memory::Pod;
@@ -308,10 +308,12 @@ mod tests {
             err.to_string(),
             "gather: index 2 is out of bounds for axis 0 with size 3 and slice size 2"
         );
-        assert!(gather(&a, &[arr(&[-2], &[1])], &[0], &[2, 4])
-            .unwrap()
-            .eval()
-            .is_ok());
+        assert!(
+            gather(&a, &[arr(&[-2], &[1])], &[0], &[2, 4])
+                .unwrap()
+                .eval()
+                .is_ok()
+        );
     }
 
     #[test]

@@ -6,8 +6,8 @@ use super::strided::{
 };
 use super::take;
 use super::take::along_axis_shape;
-use super::{positions, require_indices, IndexBound};
-use crate::array::{row_major_strides, Data};
+use super::{IndexBound, positions, require_indices};
+use crate::array::{Data, row_major_strides};
 use crate::backend::cpu::elementwise::out_storage;
 use crate::primitives::shape_rules::normalize_axis;
 use crate::primitives::{Operand, OutSpec, Primitive};
@@ -204,7 +204,7 @@ pub fn put_along_axis(
                     "with axis None the indices must be 1-d, got shape {:?}",
                     indices.shape()
                 ),
-            ))
+            ));
         }
         None => (indices.shape().to_vec(), None),
         Some(ax) => (
@@ -234,7 +234,7 @@ pub fn put_along_axis(
 mod tests {
     use super::*;
     use crate::primitives::indexing::tests_support::{contiguous, eval_kernel, permuted};
-    use crate::{zeros, DType, ErrorKind};
+    use crate::{DType, ErrorKind, zeros};
 
     fn arr(v: &[i32], shape: &[usize]) -> Array {
         Array::from_slice(v, shape).unwrap()

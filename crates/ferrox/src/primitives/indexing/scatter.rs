@@ -7,16 +7,16 @@
 //! keeps the last one. (Splitting over cores would need the destination
 //! partitioned by position, which duplicate and overlapping slices defeat.)
 
-use super::strided::{broadcast_strides_to, copy_into, offsets, with_size, zip_strides, Runs};
+use super::strided::{Runs, broadcast_strides_to, copy_into, offsets, with_size, zip_strides};
 use super::{index_axes, index_shape, require_indices, slice_starts};
-use crate::array::{row_major_strides, Data};
+use crate::array::{Data, row_major_strides};
 use crate::backend::cpu::elementwise::out_storage;
 use crate::dtype::Element;
 use crate::primitives::shape_rules::broadcast_shapes;
 use crate::primitives::{Operand, OutSpec, Primitive};
 use crate::runtime::memory::Pod;
 use crate::transforms::rules;
-use crate::{with_dtype, Array, Complex64, Error, Result};
+use crate::{Array, Complex64, Error, Result, with_dtype};
 
 /// How a scatter combines each update with the value it lands on.
 ///
@@ -596,19 +596,11 @@ impl Combine for Complex64 {
     }
     fn maximum(a: Self, b: Self) -> Self {
         let ge = a.re > b.re || (a.re == b.re && a.im >= b.im);
-        if a.is_nan() || ge {
-            a
-        } else {
-            b
-        }
+        if a.is_nan() || ge { a } else { b }
     }
     fn minimum(a: Self, b: Self) -> Self {
         let le = a.re < b.re || (a.re == b.re && a.im <= b.im);
-        if a.is_nan() || le {
-            a
-        } else {
-            b
-        }
+        if a.is_nan() || le { a } else { b }
     }
 }
 
@@ -767,7 +759,7 @@ pub fn scatter_min(a: &Array, indices: &[Array], updates: &Array, axes: &[isize]
 mod tests {
     use super::*;
     use crate::primitives::indexing::tests_support::{contiguous, eval_kernel, permuted, reversed};
-    use crate::{zeros, DType, ErrorKind};
+    use crate::{DType, ErrorKind, zeros};
     use proptest::prelude::*;
 
     fn arr(v: &[i32], shape: &[usize]) -> Array {
@@ -909,10 +901,12 @@ mod tests {
         assert_eq!(err.kind(), ErrorKind::Index);
         // A slice of 2 rows fits only at rows 0 and 1.
         let two = zeros(&[1, 2, 2], DType::Float32).unwrap();
-        assert!(scatter(&a, &[arr(&[1], &[1])], &two, &[0])
-            .unwrap()
-            .eval()
-            .is_ok());
+        assert!(
+            scatter(&a, &[arr(&[1], &[1])], &two, &[0])
+                .unwrap()
+                .eval()
+                .is_ok()
+        );
         let err = scatter(&a, &[arr(&[2], &[1])], &two, &[0])
             .unwrap()
             .eval()

@@ -3,7 +3,7 @@
 use super::strided::{
     broadcast_strides_to, broadcasts_to, copy_into, for_each_segment, numel, with_size, zip_strides,
 };
-use crate::array::{row_major_strides, Data};
+use crate::array::{Data, row_major_strides};
 use crate::backend::cpu::elementwise::out_storage;
 use crate::primitives::{Operand, OutSpec, Primitive};
 use crate::runtime::memory::Pod;
@@ -289,7 +289,7 @@ pub fn slice_update(
 mod tests {
     use super::*;
     use crate::primitives::indexing::tests_support::{eval_kernel, permuted, reversed};
-    use crate::{zeros, DType, ErrorKind};
+    use crate::{DType, ErrorKind, zeros};
     use proptest::prelude::*;
 
     #[test]

@@ -6,11 +6,11 @@
 //! dimension, so callers write tight inner loops (or `copy_from_slice` when
 //! the inner stride is 1) instead of paying a multi-index update per element.
 
+use crate::Result;
 use crate::array::row_major_strides;
 use crate::backend::cpu::parallel::{chunk_len, worth_splitting};
 use crate::primitives::Operand;
 use crate::runtime::memory::Pod;
-use crate::Result;
 use rayon::prelude::*;
 
 /// Runs `$body` with `$T` bound to the unsigned integer of `$size` bytes.

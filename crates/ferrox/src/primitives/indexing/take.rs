@@ -1,11 +1,11 @@
 //! `take` and `take_along_axis`.
 
 use super::strided::{
-    broadcast_strides_to, contiguous_strides_to, for_each_segment, inner_strides, numel, offsets,
-    par_blocks, par_chunks, with_size, zip_strides, Runs, Unravel,
+    Runs, Unravel, broadcast_strides_to, contiguous_strides_to, for_each_segment, inner_strides,
+    numel, offsets, par_blocks, par_chunks, with_size, zip_strides,
 };
-use super::{positions, require_indices, IndexBound};
-use crate::array::{checked_numel, Data};
+use super::{IndexBound, positions, require_indices};
+use crate::array::{Data, checked_numel};
 use crate::backend::cpu::elementwise::out_storage;
 use crate::primitives::shape_rules::normalize_axis;
 use crate::primitives::{Operand, OutSpec, Primitive};
@@ -686,10 +686,11 @@ mod tests {
             .unwrap()
             .to_vec::<f32>()
             .unwrap();
-        assert!(t
-            .iter()
-            .zip(&idx)
-            .all(|(&v, &i)| v == (i + n as i64) as f32));
+        assert!(
+            t.iter()
+                .zip(&idx)
+                .all(|(&v, &i)| v == (i + n as i64) as f32)
+        );
         let rows = Array::from_slice(
             &(0..n * 2).map(|v| v as f32).collect::<Vec<_>>(),
             &[n / 2, 4],

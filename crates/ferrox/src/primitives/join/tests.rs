@@ -4,8 +4,8 @@
 #![allow(clippy::cloned_ref_to_slice_refs)] // test code: kept as written
 
 use super::*;
-use crate::primitives::views::{transpose, SliceArg};
-use crate::{arange, ErrorKind};
+use crate::primitives::views::{SliceArg, transpose};
+use crate::{ErrorKind, arange};
 use proptest::prelude::*;
 use std::sync::Arc;
 
@@ -312,14 +312,18 @@ fn errors_name_the_op_and_values() {
         s.to_string().contains("split:") && s.to_string().contains("size 3"),
         "{s}"
     );
-    assert!(split(&a, 0, 0)
-        .unwrap_err()
-        .to_string()
-        .starts_with("split:"));
-    assert!(split(&a, 1, 2)
-        .unwrap_err()
-        .to_string()
-        .starts_with("split:"));
+    assert!(
+        split(&a, 0, 0)
+            .unwrap_err()
+            .to_string()
+            .starts_with("split:")
+    );
+    assert!(
+        split(&a, 1, 2)
+            .unwrap_err()
+            .to_string()
+            .starts_with("split:")
+    );
     let m = meshgrid(&[a], false, "ji").unwrap_err();
     assert!(
         m.to_string().contains("meshgrid:") && m.to_string().contains("\"ji\""),

@@ -10,8 +10,8 @@
 //! into a contiguous buffer (one memory-bound pass) so that they take the
 //! same vectorised loop.
 
-use super::element::{round_decimals, round_int_decimals, FloatElement, IntElement};
 use super::UnaryOp;
+use super::element::{FloatElement, IntElement, round_decimals, round_int_decimals};
 use crate::array::Data;
 use crate::backend::cpu::elementwise::out_storage;
 use crate::backend::cpu::parallel::{chunk_len, simd, worth_splitting};

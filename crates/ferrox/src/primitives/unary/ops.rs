@@ -1,7 +1,7 @@
 //! The public unary op functions (see the parent module for the rules).
 
-use super::rules::build;
 use super::UnaryOp;
+use super::rules::build;
 use crate::{Array, Result};
 
 /// Elementwise absolute value. Complex inputs give float32 magnitudes; bool and unsigned inputs are returned as they are; `abs` of the most negative integer wraps (numpy).

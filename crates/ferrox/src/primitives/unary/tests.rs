@@ -5,7 +5,7 @@
 #![allow(clippy::type_complexity)] // test code: kept as written
 
 use super::element::{round_decimals, round_int_decimals};
-use super::rules::{output_dtype, plan, Plan};
+use super::rules::{Plan, output_dtype, plan};
 use super::*;
 use crate::array::Data;
 use crate::backend::cpu::math;
@@ -207,15 +207,17 @@ fn kernels_reject_inconsistent_nodes_without_panicking() {
         )
         .unwrap_err();
     assert!(e.to_string().starts_with("exp:"), "{e}");
-    assert!(Unary(UnaryOp::Abs)
-        .eval_cpu(
-            &[],
-            OutSpec {
-                shape: &[2],
-                dtype: DType::Int32
-            }
-        )
-        .is_err());
+    assert!(
+        Unary(UnaryOp::Abs)
+            .eval_cpu(
+                &[],
+                OutSpec {
+                    shape: &[2],
+                    dtype: DType::Int32
+                }
+            )
+            .is_err()
+    );
 }
 
 #[test]

@@ -12,12 +12,12 @@
 //! no elements is never dereferenced, so its offset may be anything.
 
 use super::strides::collapse;
-use crate::array::{row_major_strides, Data};
+use crate::Result;
+use crate::array::{Data, row_major_strides};
 use crate::backend::cpu::elementwise::out_storage;
 use crate::backend::cpu::parallel::{chunk_len, worth_splitting};
 use crate::primitives::{Operand, OutSpec};
 use crate::runtime::memory::{Pod, Storage};
-use crate::Result;
 use rayon::prelude::*;
 
 /// Runs `$body` with `$T` bound to the unsigned integer of `$size` bytes

@@ -144,7 +144,9 @@ impl Array {
         if consumed > nd {
             return Err(Error::index(
                 "index",
-                format!("too many indices for array: array is {nd}-dimensional, but {consumed} were indexed"),
+                format!(
+                    "too many indices for array: array is {nd}-dimensional, but {consumed} were indexed"
+                ),
             ));
         }
         let mut parts: Vec<(isize, usize, isize)> = Vec::with_capacity(nd);

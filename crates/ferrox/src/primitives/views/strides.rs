@@ -23,7 +23,7 @@ pub(crate) fn reshape_strides(
     let (old_dims, old_strides): (Vec<usize>, Vec<isize>) = shape
         .iter()
         .zip(strides)
-        .filter(|(&d, _)| d != 1)
+        .filter(|&(&d, _)| d != 1)
         .map(|(&d, &s)| (d, s))
         .unzip();
     // Size-1 dimensions of the result may have any stride; 1 is as good as any.

@@ -4,7 +4,7 @@
 
 use super::*;
 use crate::array::row_major_strides;
-use crate::{arange, DType, ErrorKind};
+use crate::{DType, ErrorKind, arange};
 use proptest::prelude::*;
 
 fn iota(shape: &[usize]) -> Array {

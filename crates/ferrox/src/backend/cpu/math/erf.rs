@@ -276,11 +276,7 @@ pub fn erfc_f64(x: f64) -> f64 {
         let c = erfc_mid(x);
         return if x < 0.0 { 2.0 - c } else { c };
     }
-    if x < 0.0 {
-        2.0
-    } else {
-        0.0
-    }
+    if x < 0.0 { 2.0 } else { 0.0 }
 }
 
 /// Inverse error function in `f64`, to about 1 ulp; ±inf at ±1 and NaN

@@ -2,7 +2,7 @@
 //! from the exponentials and logarithms with identities that avoid
 //! cancellation.
 
-use super::exp_log::{exp_f32, expm1_f32, log1p_f32, log_f32};
+use super::exp_log::{exp_f32, expm1_f32, log_f32, log1p_f32};
 use super::sel;
 
 const LN2: f32 = std::f32::consts::LN_2;
