@@ -248,7 +248,13 @@ fn basic_set(a: &Array, ix: &[Ix], v: &Array) -> ferrox::Result<Array> {
                 region.push(len as isize);
                 d += 1;
             }
-            Ix::Ellipsis | Ix::Arr(_) => unreachable!("expanded and basic"),
+            Ix::Ellipsis | Ix::Arr(_) => {
+                return Err(ferrox::Error::new(
+                    ferrox::ErrorKind::Runtime,
+                    "__setitem__",
+                    "internal error: a basic index still holds an ellipsis or an array",
+                ))
+            }
         }
     }
     let v = ferrox::broadcast_to(v, &view_shape)?.reshape(&region)?;

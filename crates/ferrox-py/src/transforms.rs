@@ -281,7 +281,9 @@ impl GradFn {
             .map(|&i| unflatten(py, &call.args[i], &mut g))
             .collect::<PyResult<Vec<_>>>()?;
         let grads = if self.single {
-            per_arg.into_iter().next().expect("one argnum")
+            per_arg.into_iter().next().ok_or_else(|| {
+                pyo3::exceptions::PyRuntimeError::new_err("grad: no argument to differentiate")
+            })?
         } else {
             PyTuple::new(py, per_arg)?.into_any()
         };

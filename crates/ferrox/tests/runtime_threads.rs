@@ -223,3 +223,43 @@ fn streams_and_default_device_are_process_wide_values() {
     });
     assert_eq!(current_stream(), here);
 }
+
+#[test]
+fn outputs_written_with_cache_bypassing_stores_are_whole_when_other_threads_read_them() {
+    // 9M f32 = 36 MiB per array: above the streaming threshold, so the
+    // contiguous unary and binary kernels write with non-temporal stores.
+    // Four threads evaluate one shared graph (and a compiled, fused copy of
+    // it); every element must equal the plain scalar computation.
+    watchdog(240, || {
+        let n = 9 << 20;
+        let v: Vec<f32> = (0..n).map(|i| (i % 977) as f32 * 0.01 - 4.0).collect();
+        let x = Array::from_slice(&v, &[n]).unwrap();
+        let y = add(&negative(&x).unwrap(), &multiply(&x, &x).unwrap()).unwrap();
+        let f =
+            compile(|xs: &[Array]| Ok(vec![add(&negative(&xs[0])?, &multiply(&xs[0], &xs[0])?)?]));
+        let start = Arc::new(Barrier::new(4));
+        let handles: Vec<_> = (0..4)
+            .map(|t| {
+                let (x, y, f, start) = (x.clone(), y.clone(), f.clone(), start.clone());
+                std::thread::spawn(move || {
+                    start.wait();
+                    let out = if t % 2 == 0 {
+                        y
+                    } else {
+                        f.call(&[x]).unwrap().remove(0)
+                    };
+                    out.to_vec::<f32>().unwrap()
+                })
+            })
+            .collect();
+        for h in handles {
+            let got = join_within(120, h);
+            assert_eq!(got.len(), n);
+            let bad = got
+                .iter()
+                .zip(&v)
+                .position(|(&g, &x)| g.to_bits() != (-x + x * x).to_bits());
+            assert_eq!(bad, None, "first wrong element");
+        }
+    });
+}

@@ -92,8 +92,13 @@ impl Fused {
         Ok(shapes)
     }
 
-    /// Runs the steps one after another on whole arrays.
-    fn eval_whole(&self, inputs: &[Operand<'_>], shapes: &[Vec<usize>]) -> Result<Data> {
+    /// Runs the steps in order on `inputs`; step `k` produces
+    /// `shape_of(k)`. Returns the last step's value.
+    fn run_steps<'s>(
+        &self,
+        inputs: &[Operand<'_>],
+        shape_of: impl Fn(usize) -> &'s [usize],
+    ) -> Result<Data> {
         let mut results: Vec<Data> = Vec::with_capacity(self.steps.len());
         for (k, step) in self.steps.iter().enumerate() {
             let operands: Vec<Operand<'_>> = step
@@ -103,13 +108,13 @@ impl Fused {
                     Reg::Input(i) => inputs[i],
                     Reg::Step(j) => Operand {
                         data: &results[j],
-                        shape: &shapes[j],
+                        shape: shape_of(j),
                         dtype: self.steps[j].dtype,
                     },
                 })
                 .collect();
             let out = OutSpec {
-                shape: &shapes[k],
+                shape: shape_of(k),
                 dtype: step.dtype,
             };
             let data = step.op.eval_cpu(&operands, out)?;
@@ -143,35 +148,16 @@ impl Fused {
             .iter()
             .map(|x| chunk_view(x, out.shape, flat, r0, nrows))
             .collect();
-        let mut results: Vec<Data> = Vec::with_capacity(self.steps.len());
-        for step in &self.steps {
-            let operands: Vec<Operand<'_>> = step
-                .args
-                .iter()
-                .map(|r| match *r {
-                    Reg::Input(i) => Operand {
-                        data: &views[i].0,
-                        shape: &views[i].1,
-                        dtype: inputs[i].dtype,
-                    },
-                    Reg::Step(j) => Operand {
-                        data: &results[j],
-                        shape: &chunk_shape,
-                        dtype: self.steps[j].dtype,
-                    },
-                })
-                .collect();
-            let spec = OutSpec {
-                shape: &chunk_shape,
-                dtype: step.dtype,
-            };
-            let data = step.op.eval_cpu(&operands, spec)?;
-            drop(operands);
-            results.push(data);
-        }
-        let last = results
-            .last()
-            .ok_or_else(|| Error::runtime("fused", "internal error: an empty program"))?;
+        let operands: Vec<Operand<'_>> = views
+            .iter()
+            .zip(inputs)
+            .map(|((data, shape), x)| Operand {
+                data,
+                shape,
+                dtype: x.dtype,
+            })
+            .collect();
+        let last = self.run_steps(&operands, |_| chunk_shape.as_slice())?;
         let size = out.dtype.size();
         let start = last.offset * size;
         let src = last
@@ -245,7 +231,7 @@ impl Primitive for Fused {
         let n: usize = out.shape.iter().product();
         let every_step_full = shapes.iter().all(|s| s.as_slice() == out.shape);
         if !every_step_full || n == 0 || out.shape.is_empty() {
-            return self.eval_whole(inputs, &shapes);
+            return self.run_steps(inputs, |k| shapes[k].as_slice());
         }
         let flat = inputs.iter().all(|x| {
             x.shape.iter().product::<usize>() == 1
