@@ -11,7 +11,7 @@ use crate::dtype::{Element, ScalarKind};
 use crate::primitives::Primitive;
 use crate::runtime::cell::EvalCell;
 use crate::runtime::memory::{Pod, Storage};
-use crate::sync::Mutex;
+use crate::sync::RwLock;
 use crate::{DType, Error, Result, Stream};
 use std::sync::Arc;
 
@@ -135,7 +135,7 @@ impl Array {
             stream: crate::current_stream(),
             weak: false,
             op: None,
-            inputs: Mutex::new(vec![]),
+            inputs: RwLock::new(vec![]),
             cell: EvalCell::pending(),
             traces: None,
         };
@@ -159,7 +159,7 @@ impl Array {
             stream: crate::current_stream(),
             weak: false,
             op: None,
-            inputs: Mutex::new(vec![]),
+            inputs: RwLock::new(vec![]),
             cell: EvalCell::ready(data),
             traces: None,
         }))
@@ -228,7 +228,7 @@ impl Array {
             stream: crate::current_stream(),
             weak: false,
             op: Some(op),
-            inputs: Mutex::new(inputs),
+            inputs: RwLock::new(inputs),
             cell: EvalCell::pending(),
             traces,
         }))

@@ -3,9 +3,10 @@
 use super::{Array, Data};
 use crate::primitives::Primitive;
 use crate::runtime::cell::EvalCell;
-use crate::sync::{Mutex, lock};
+use crate::sync::{RwLock, read, write};
 use crate::transforms::trace::{TraceSet, any_live};
 use crate::{DType, Stream};
+use std::cell::Cell;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -25,22 +26,52 @@ pub(crate) struct Node {
     pub(crate) weak: bool,
     /// `None` for leaves created from data.
     pub(crate) op: Option<Arc<dyn Primitive>>,
-    pub(crate) inputs: Mutex<Vec<Array>>,
+    /// Read-locked by the evaluating thread for the whole kernel (it
+    /// borrows the inputs instead of cloning their handles) and by graph
+    /// walks; write-locked only by `detach`, after the value is published.
+    pub(crate) inputs: RwLock<Vec<Array>>,
     pub(crate) cell: EvalCell<Data>,
     /// The live transform traces this node belongs to (see
     /// [`crate::transforms::trace`]); fixed at construction.
     pub(crate) traces: TraceSet,
 }
 
-static NEXT_ID: AtomicU64 = AtomicU64::new(1);
+/// Node ids are handed out in blocks: a thread takes [`ID_BLOCK`] ids from
+/// the global counter at a time and numbers its nodes from its block.
+/// Without blocks every node creation would write one global counter, whose
+/// cache line then bounces between threads that build graphs at the same
+/// time (and slows every other static that shares the line). Ids stay
+/// unique process-wide; they are not ordered across threads, and nothing
+/// relies on that. The per-thread state is two integers with no destructor.
+const ID_BLOCK: u64 = 1024;
+
+static NEXT_ID_BLOCK: AtomicU64 = AtomicU64::new(1);
+
+thread_local! {
+    /// `(next, end)` of this thread's current block.
+    static IDS: Cell<(u64, u64)> = const { Cell::new((0, 0)) };
+}
 
 pub(crate) fn next_id() -> u64 {
-    NEXT_ID.fetch_add(1, Ordering::Relaxed)
+    let fresh_block = || {
+        let start = NEXT_ID_BLOCK.fetch_add(ID_BLOCK, Ordering::Relaxed);
+        (start, start + ID_BLOCK)
+    };
+    IDS.try_with(|ids| {
+        let (mut next, mut end) = ids.get();
+        if next == end {
+            (next, end) = fresh_block();
+        }
+        ids.set((next + 1, end));
+        next
+    })
+    // During thread teardown the thread-local may be gone: a block of one.
+    .unwrap_or_else(|_| NEXT_ID_BLOCK.fetch_add(1, Ordering::Relaxed))
 }
 
 impl Node {
     pub(crate) fn inputs(&self) -> Vec<Array> {
-        lock(&self.inputs).clone()
+        read(&self.inputs).clone()
     }
     /// True while a transform that this node belongs to is running: its
     /// graph must then survive evaluation.
@@ -48,7 +79,7 @@ impl Node {
         any_live(&self.traces)
     }
     pub(crate) fn detach(&self) {
-        let taken = std::mem::take(&mut *lock(&self.inputs));
+        let taken = std::mem::take(&mut *write(&self.inputs));
         drop_iteratively(taken);
     }
 }
@@ -75,5 +106,28 @@ impl Drop for Node {
         if !inputs.is_empty() {
             drop_iteratively(inputs);
         }
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+    use std::collections::HashSet;
+
+    #[test]
+    fn ids_are_unique_across_threads_and_blocks() {
+        let per_thread = 3 * ID_BLOCK as usize + 7;
+        let handles: Vec<_> = (0..4)
+            .map(|_| std::thread::spawn(move || (0..per_thread).map(|_| next_id()).collect()))
+            .collect();
+        let mut seen = HashSet::new();
+        for h in handles {
+            let ids: Vec<u64> = h.join().expect("thread");
+            assert!(ids.windows(2).all(|w| w[0] < w[1]), "increasing per thread");
+            for id in ids {
+                assert!(seen.insert(id), "id {id} handed out twice");
+            }
+        }
+        assert_eq!(seen.len(), 4 * per_thread);
     }
 }

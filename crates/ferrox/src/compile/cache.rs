@@ -81,9 +81,7 @@ mod cache_shard;
 pub use cache_global::clear_all;
 pub use cache_identity::{FnId, FnIdentity};
 
-use crate::sync::{
-    Arc, AtomicU64, AtomicUsize, Mutex, Ordering, RwLock, RwLockReadGuard, RwLockWriteGuard, lock,
-};
+use crate::sync::{Arc, AtomicU64, AtomicUsize, Mutex, Ordering, RwLock, lock, read, write};
 use crate::{Error, Result};
 use cache_shard::{Flight, Shard, Slot, SlotMap, TraceScope, current_thread};
 use std::collections::BTreeMap;
@@ -152,8 +150,11 @@ pub struct CompileCache<K, V> {
     /// exact whenever no call is in progress; during calls it may exceed
     /// `max_entries` by the inserts that have not finished evicting yet.
     len: AtomicUsize,
-    /// Source of `last_used` stamps: strictly increasing, so stamps are
-    /// unique and order uses over all shards.
+    /// Source of `last_used` stamps, advanced by every insert: an insert
+    /// takes a fresh value, a hit stamps the current one. Stamps therefore
+    /// order uses over all shards up to ties between hits that no insert
+    /// separates, and a hit after an insert always stamps above every
+    /// entry that insert's eviction scan saw.
     clock: AtomicU64,
 }
 
@@ -261,7 +262,13 @@ impl<K: CacheKey, V: Send + Sync + 'static> CompileCache<K, V> {
             }
             match state.slots.get_mut(&key) {
                 Some(Slot::Ready { value, last_used }) => {
-                    *last_used = self.tick();
+                    // A hit reads the clock (inserts advance it), so the hot
+                    // path writes no shared counter; hits between two inserts
+                    // tie, which only coarsens the LRU order among them.
+                    let now = self.clock.load(Ordering::Relaxed);
+                    if *last_used != now {
+                        *last_used = now;
+                    }
                     return Ok(value.clone());
                 }
                 Some(Slot::Tracing(flight)) if flight.tracer == current_thread() => {
@@ -585,7 +592,7 @@ impl<K: CacheKey, V: Send + Sync + 'static> CompileCache<K, V> {
         read(&self.functions).values().cloned().collect()
     }
 
-    /// A fresh `last_used` stamp.
+    /// A fresh `last_used` stamp, for an insert.
     fn tick(&self) -> u64 {
         self.clock.fetch_add(1, Ordering::Relaxed)
     }
@@ -668,17 +675,6 @@ fn not_registered(fn_id: FnId) -> Error {
              to another cache)"
         ),
     )
-}
-
-/// Read-locks `l`, recovering the data if a holder panicked (every critical
-/// section on the map is a single insert, remove or read).
-fn read<T>(l: &RwLock<T>) -> RwLockReadGuard<'_, T> {
-    l.read().unwrap_or_else(|poisoned| poisoned.into_inner())
-}
-
-/// Write-locks `l`, recovering the data if a holder panicked.
-fn write<T>(l: &RwLock<T>) -> RwLockWriteGuard<'_, T> {
-    l.write().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 #[cfg(all(test, not(loom)))]

@@ -20,6 +20,10 @@ use std::hash::BuildHasherDefault;
 /// in the cache's function map until the last handle of the identity drops.
 /// Callers that found it keep it alive through their `Arc`, so a shard can
 /// outlive its registration; it then has `released` set and no slots.
+///
+/// Aligned to its own cache lines: every call of the function locks
+/// `state`, and that write must not slow reads of unrelated neighbours.
+#[repr(align(128))]
 pub(super) struct Shard<K, V> {
     /// The function these slots belong to.
     pub(super) id: FnId,
@@ -59,7 +63,8 @@ pub(super) type SlotMap<K, V> = HashMap<K, Slot<V>, BuildHasherDefault<DefaultHa
 /// One signature of one function.
 pub(super) enum Slot<V> {
     /// A finished trace. `last_used` is a stamp from the cache's clock,
-    /// refreshed on every hit; the smallest stamp is evicted first.
+    /// refreshed on every hit (see `CompileCache::clock`); the smallest
+    /// stamp is evicted first.
     Ready { value: Arc<V>, last_used: u64 },
     /// A trace in progress. The tracer replaces this slot with `Ready` (or
     /// removes it) only if the slot still holds this very flight

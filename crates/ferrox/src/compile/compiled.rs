@@ -13,7 +13,7 @@ type Body = dyn Fn(&[Array], &[Constant]) -> Result<Vec<Array>> + Send + Sync;
 
 struct Inner {
     identity: FnIdentity<Signature, Tape>,
-    body: Arc<Body>,
+    body: Box<Body>,
     shapeless: bool,
 }
 
@@ -98,7 +98,7 @@ pub fn compile_with(
     CompiledFn {
         inner: Arc::new(Inner {
             identity: FnIdentity::new(),
-            body: Arc::new(f),
+            body: Box::new(f),
             shapeless,
         }),
     }
@@ -123,10 +123,9 @@ impl CompiledFn {
             return (inner.body)(args, constants);
         }
         let key = Signature::of(args, constants, inner.shapeless);
-        let body = inner.body.clone();
         let tape = inner.identity.get_or_trace(key, || {
-            let tape = Tape::trace(args, |xs| body(xs, constants))?;
-            Ok(fuse(simplify(tape)))
+            let tape = Tape::trace(args, |xs| (inner.body)(xs, constants))?;
+            Ok(fuse(simplify(tape)).isolate_ops())
         })?;
         tape.replay(args, inner.shapeless)
     }

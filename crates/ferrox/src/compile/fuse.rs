@@ -2,14 +2,16 @@
 //! [`Fused`] instruction.
 //!
 //! A group grows backwards from a root (an elementwise instruction) over
-//! inputs that are elementwise, have the root's shape, and are used by
-//! nothing but their consumer inside the group (not by other instructions,
-//! not as an output). Values needed elsewhere stay separate instructions
-//! and enter groups as inputs, so nothing is computed twice. Groups of one
-//! instruction are left alone.
+//! inputs that are elementwise, have the root's shape, and are read only
+//! inside the group (possibly by several members: a shared intermediate is
+//! one step that later steps read twice). Values needed elsewhere (by other
+//! instructions or as outputs) stay separate instructions and enter groups
+//! as inputs, so nothing is computed twice. Groups of one instruction are
+//! left alone.
 
-use super::fused::{Fused, Reg, Step};
+use super::fused::{Fused, FusedConst, Reg, Step};
 use super::tape::{Instr, Ref, Tape};
+use crate::Array;
 use crate::primitives::binary::Binary;
 use crate::primitives::cast::AsType;
 use crate::primitives::ternary::Select;
@@ -24,13 +26,28 @@ fn is_elementwise(ins: &Instr) -> bool {
     any.is::<Unary>() || any.is::<Binary>() || any.is::<Select>() || any.is::<AsType>()
 }
 
+/// A captured single-element array that is already evaluated, as a
+/// constant to embed in a fused program (see [`FusedConst`]).
+fn embeddable(a: &Array) -> Option<FusedConst> {
+    if a.shape().iter().product::<usize>() != 1 {
+        return None;
+    }
+    let data = a.0.cell.get_ref()?.ok()?;
+    Some(FusedConst::new(data, a.shape(), a.dtype()))
+}
+
 /// Returns the tape with elementwise chains fused.
 pub(crate) fn fuse(tape: Tape) -> Tape {
     let n = tape.instrs.len();
-    let mut uses = vec![0usize; n];
-    for r in tape.instrs.iter().flat_map(|i| &i.inputs) {
-        if let Ref::Node(j) = r {
-            uses[*j] += 1;
+    // consumers[j]: the instructions reading j's value (once per reader).
+    let mut consumers: Vec<Vec<usize>> = vec![Vec::new(); n];
+    for (k, ins) in tape.instrs.iter().enumerate() {
+        for r in &ins.inputs {
+            if let Ref::Node(j) = *r {
+                if consumers[j].last() != Some(&k) {
+                    consumers[j].push(k);
+                }
+            }
         }
     }
     let mut is_output = vec![false; n];
@@ -40,25 +57,24 @@ pub(crate) fn fuse(tape: Tape) -> Tape {
         }
     }
     let fusible: Vec<bool> = tape.instrs.iter().map(is_elementwise).collect();
-    // root[k]: the group instruction k belongs to (consumers come later in
-    // the tape, so a backward sweep meets every root before its members).
+    // root[k]: the group instruction k belongs to. Consumers come later in
+    // the tape, so in a backward sweep every consumer of k is placed before
+    // k is: k joins a group when all its consumers are in that group (a
+    // value read twice inside one chain is computed once, in the chain),
+    // and otherwise starts a group of its own.
     let mut root: Vec<Option<usize>> = vec![None; n];
     for k in (0..n).rev() {
         if !fusible[k] {
             continue;
         }
-        let g = *root[k].get_or_insert(k);
-        for r in &tape.instrs[k].inputs {
-            if let Ref::Node(j) = *r {
-                if fusible[j]
-                    && uses[j] == 1
-                    && !is_output[j]
-                    && tape.instrs[j].shape == tape.instrs[g].shape
-                {
-                    root[j] = Some(g);
-                }
+        let mut groups = consumers[k].iter().map(|&c| root[c]);
+        let joined = match groups.next() {
+            Some(Some(g)) if !is_output[k] && groups.all(|h| h == Some(g)) => {
+                (tape.instrs[k].shape == tape.instrs[g].shape).then_some(g)
             }
-        }
+            _ => None,
+        };
+        root[k] = Some(joined.unwrap_or(k));
     }
     let mut members: HashMap<usize, Vec<usize>> = HashMap::new();
     for (k, g) in root.iter().enumerate() {
@@ -79,6 +95,7 @@ pub(crate) fn fuse(tape: Tape) -> Tape {
             Some((g, _)) if g != k => continue, // emitted with its root
             Some((_, m)) if m.len() > 1 => {
                 let mut inputs: Vec<Ref> = Vec::new();
+                let mut consts: Vec<(u64, FusedConst)> = Vec::new();
                 let mut step_of: HashMap<usize, usize> = HashMap::new();
                 let mut steps = Vec::with_capacity(m.len());
                 for &j in m {
@@ -87,6 +104,13 @@ pub(crate) fn fuse(tape: Tape) -> Tape {
                         .iter()
                         .map(|r| match r {
                             Ref::Node(i) if step_of.contains_key(i) => Reg::Step(step_of[i]),
+                            Ref::Const(a) if let Some(c) = embeddable(a) => {
+                                let pos = consts.iter().position(|(id, _)| *id == a.id());
+                                Reg::Const(pos.unwrap_or_else(|| {
+                                    consts.push((a.id(), c));
+                                    consts.len() - 1
+                                }))
+                            }
                             other => {
                                 let r = remap(other, &new_ref);
                                 let pos = inputs.iter().position(|x| x.key() == r.key());
@@ -106,7 +130,10 @@ pub(crate) fn fuse(tape: Tape) -> Tape {
                 }
                 new_ref[k] = Some(Ref::Node(instrs.len()));
                 instrs.push(Instr {
-                    op: Arc::new(Fused::new(steps)),
+                    op: Arc::new(Fused::new(
+                        steps,
+                        consts.into_iter().map(|(_, c)| c).collect(),
+                    )),
                     inputs,
                     shape: tape.instrs[k].shape.clone(),
                     dtype: tape.instrs[k].dtype,

@@ -36,6 +36,49 @@ pub(crate) enum Reg {
     Input(usize),
     /// The result of step k.
     Step(usize),
+    /// The program's k-th embedded constant.
+    Const(usize),
+}
+
+/// A single-element array the traced function captured, already evaluated
+/// when the program was fused. Embedding it (instead of making it a node
+/// input) means a replay never touches the shared constant's handle or
+/// cell: threads replaying one program write no common cache line for it.
+#[derive(Debug, Clone)]
+pub(crate) struct FusedConst {
+    /// The value with its traced shape (for whole-array runs).
+    pub(crate) full: Data,
+    pub(crate) shape: Vec<usize>,
+    /// The same element as a rank-0 view (for flat chunks).
+    pub(crate) scalar: Data,
+    pub(crate) dtype: DType,
+}
+
+impl FusedConst {
+    /// Embeds `data` (one element of `dtype`, shaped `shape`).
+    pub(crate) fn new(data: &Data, shape: &[usize], dtype: DType) -> FusedConst {
+        FusedConst {
+            full: data.clone(),
+            shape: shape.to_vec(),
+            scalar: Data {
+                storage: data.storage.clone(),
+                strides: vec![],
+                offset: data.offset,
+            },
+            dtype,
+        }
+    }
+
+    /// The element's bytes (for equivalence).
+    fn bytes(&self) -> &[u8] {
+        let size = self.dtype.size();
+        let start = self.scalar.offset * size;
+        self.scalar
+            .storage
+            .as_slice::<u8>()
+            .get(start..start + size)
+            .unwrap_or(&[])
+    }
 }
 
 /// One elementwise instruction of a fused program.
@@ -60,13 +103,14 @@ pub(crate) struct Step {
 #[derive(Debug, Clone)]
 pub struct Fused {
     steps: Vec<Step>,
+    consts: Vec<FusedConst>,
 }
 
 impl Fused {
     /// A fused program; `steps` is non-empty and each step reads only
-    /// inputs and earlier steps (the fusion pass guarantees both).
-    pub(crate) fn new(steps: Vec<Step>) -> Fused {
-        Fused { steps }
+    /// inputs, `consts` and earlier steps (the fusion pass guarantees it).
+    pub(crate) fn new(steps: Vec<Step>, consts: Vec<FusedConst>) -> Fused {
+        Fused { steps, consts }
     }
 
     /// The shape of every step for inputs of `input_shapes`.
@@ -79,6 +123,7 @@ impl Fused {
                 .map(|r| match *r {
                     Reg::Input(i) => input_shapes[i],
                     Reg::Step(k) => shapes[k].as_slice(),
+                    Reg::Const(c) => self.consts[c].shape.as_slice(),
                 })
                 .collect();
             let shape = step.op.output_shape(&args).unwrap_or_else(|| {
@@ -93,11 +138,14 @@ impl Fused {
     }
 
     /// Runs the steps in order on `inputs`; step `k` produces
-    /// `shape_of(k)`. Returns the last step's value.
+    /// `shape_of(k)`. Constants enter as rank-0 scalars when `flat` (the
+    /// steps then run on flat runs of elements), else with their shapes.
+    /// Returns the last step's value.
     fn run_steps<'s>(
         &self,
         inputs: &[Operand<'_>],
         shape_of: impl Fn(usize) -> &'s [usize],
+        flat: bool,
     ) -> Result<Data> {
         let mut results: Vec<Data> = Vec::with_capacity(self.steps.len());
         for (k, step) in self.steps.iter().enumerate() {
@@ -111,6 +159,19 @@ impl Fused {
                         shape: shape_of(j),
                         dtype: self.steps[j].dtype,
                     },
+                    Reg::Const(c) => {
+                        let c = &self.consts[c];
+                        let (data, shape) = if flat {
+                            (&c.scalar, &[][..])
+                        } else {
+                            (&c.full, c.shape.as_slice())
+                        };
+                        Operand {
+                            data,
+                            shape,
+                            dtype: c.dtype,
+                        }
+                    }
                 })
                 .collect();
             let out = OutSpec {
@@ -157,7 +218,7 @@ impl Fused {
                 dtype: x.dtype,
             })
             .collect();
-        let last = self.run_steps(&operands, |_| chunk_shape.as_slice())?;
+        let last = self.run_steps(&operands, |_| chunk_shape.as_slice(), flat)?;
         let size = out.dtype.size();
         let start = last.offset * size;
         let src = last
@@ -230,8 +291,11 @@ impl Primitive for Fused {
         let shapes = self.step_shapes(&input_shapes)?;
         let n: usize = out.shape.iter().product();
         let every_step_full = shapes.iter().all(|s| s.as_slice() == out.shape);
-        if !every_step_full || n == 0 || out.shape.is_empty() {
-            return self.run_steps(inputs, |k| shapes[k].as_slice());
+        // Whole when the output is one chunk anyway: the last step's buffer
+        // is then the output, with no chunk views and no copy.
+        let one_chunk = n <= CHUNK && !worth_streaming(n * out.dtype.size());
+        if !every_step_full || n == 0 || out.shape.is_empty() || one_chunk {
+            return self.run_steps(inputs, |k| shapes[k].as_slice(), false);
         }
         let flat = inputs.iter().all(|x| {
             x.shape.iter().product::<usize>() == 1
@@ -278,8 +342,14 @@ impl Primitive for Fused {
             return false;
         };
         self.steps.len() == o.steps.len()
+            && self.consts.len() == o.consts.len()
             && self.steps.iter().zip(&o.steps).all(|(a, b)| {
                 a.args == b.args && a.dtype == b.dtype && a.op.is_equivalent(b.op.as_ref())
             })
+            && self
+                .consts
+                .iter()
+                .zip(&o.consts)
+                .all(|(a, b)| a.dtype == b.dtype && a.shape == b.shape && a.bytes() == b.bytes())
     }
 }

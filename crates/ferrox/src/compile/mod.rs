@@ -5,6 +5,7 @@ pub mod cache;
 mod compiled;
 mod fuse;
 mod fused;
+mod isolated;
 mod signature;
 mod simplify;
 mod tape;

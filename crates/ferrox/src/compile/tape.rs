@@ -1,5 +1,6 @@
 //! Tapes: a traced function as a flat program over its inputs, and replay.
 
+use super::isolated::IsolatedOp;
 use crate::primitives::Primitive;
 use crate::transforms::graph::trace_order;
 use crate::transforms::trace::{EndOnDrop, Trace, TraceKind};
@@ -42,8 +43,11 @@ pub(crate) struct Instr {
 /// A traced function: instructions in dependency order and the outputs.
 ///
 /// Tapes are immutable once built and shared (`Arc`) by every caller that
-/// replays them.
+/// replays them. Every replay changes the `Arc`'s reference count, so the
+/// tape starts on a cache line of its own (128-byte aligned): the count's
+/// line then holds nothing that replays read.
 #[derive(Clone)]
+#[repr(align(128))]
 pub struct Tape {
     pub(crate) instrs: Vec<Instr>,
     pub(crate) outputs: Vec<Ref>,
@@ -93,6 +97,15 @@ impl Tape {
             .map(|o| refs.get(&o.id()).cloned().unwrap_or(Ref::Const(o.clone())))
             .collect();
         Ok(Tape { instrs, outputs })
+    }
+
+    /// The tape with every instruction's op behind an [`IsolatedOp`]: the
+    /// last pass before a tape is shared by replaying threads.
+    pub(crate) fn isolate_ops(mut self) -> Tape {
+        for ins in &mut self.instrs {
+            ins.op = IsolatedOp::wrap(ins.op.clone());
+        }
+        self
     }
 
     /// Number of instructions (after simplification and fusion).

@@ -1,30 +1,37 @@
-//! The per-node evaluation state: pending → running → ready | failed.
+//! The per-node evaluation state: pending → running → done (a value or an
+//! error).
 //!
 //! Exactly one thread wins [`EvalCell::claim`] and computes; every other
 //! thread that needs the value blocks in [`EvalCell::wait`] until the winner
-//! publishes a value or an error. Publication happens under the mutex, so a
-//! waiter that sees `Ready` also sees every byte the winner wrote (the mutex
-//! is the happens-before edge). A winner that unwinds without publishing
-//! (its [`Claim`] guard drops) publishes an error instead, so no waiter is
-//! ever left behind: there is no lost wake-up and no spinning.
+//! publishes a value or an error. The result goes into a write-once
+//! [`OnceLock`], set under the state mutex: a reader that finds it set
+//! (an acquire load, no lock, no write to shared memory) sees every byte the
+//! winner wrote, and a waiter woken through the mutex finds it set. Reading
+//! a finished node is therefore contention-free, which matters because
+//! many threads read the same weights and constants on every call. A winner
+//! that unwinds without publishing (its [`Claim`] guard drops) publishes an
+//! error instead, so no waiter is ever left behind: there is no lost
+//! wake-up and no spinning.
 //!
 //! The loom model in `tests/loom_cell.rs` explores these interleavings.
 
-use crate::sync::{Condvar, Mutex, lock};
+use crate::sync::{Condvar, Mutex, OnceLock, lock};
 use crate::{Error, Result};
 
-enum State<T> {
+enum State {
     Pending,
     /// Claimed; `true` once some thread waits (the publisher then wakes
     /// the condvar — a system call, skipped when nobody waits).
     Running(bool),
-    Ready(T),
-    Failed(Error),
+    /// The result is in `EvalCell::result`.
+    Done,
 }
 
 /// A value computed at most once, by whichever thread claims it first.
 pub struct EvalCell<T> {
-    state: Mutex<State<T>>,
+    /// Set once, by the claim holder, under `state`'s mutex.
+    result: OnceLock<Result<T>>,
+    state: Mutex<State>,
     published: Condvar,
 }
 
@@ -48,6 +55,7 @@ impl<T: Clone> EvalCell<T> {
     /// A cell with no value yet.
     pub fn pending() -> Self {
         EvalCell {
+            result: OnceLock::new(),
             state: Mutex::new(State::Pending),
             published: Condvar::new(),
         }
@@ -55,13 +63,17 @@ impl<T: Clone> EvalCell<T> {
     /// A cell that already holds `value`.
     pub fn ready(value: T) -> Self {
         EvalCell {
-            state: Mutex::new(State::Ready(value)),
+            result: OnceLock::from(Ok(value)),
+            state: Mutex::new(State::Done),
             published: Condvar::new(),
         }
     }
 
     /// Takes the right to compute if nobody has; otherwise reports the state.
     pub fn claim(&self) -> Claimed<'_, T> {
+        if let Some(r) = self.result.get() {
+            return Claimed::Done(r.clone());
+        }
         let mut s = lock(&self.state);
         match &*s {
             State::Pending => {
@@ -72,34 +84,41 @@ impl<T: Clone> EvalCell<T> {
                 })
             }
             State::Running(_) => Claimed::Running,
-            State::Ready(v) => Claimed::Done(Ok(v.clone())),
-            State::Failed(e) => Claimed::Done(Err(e.clone())),
+            State::Done => Claimed::Done(self.finished()),
         }
     }
 
     /// The value if it is there, without blocking.
     pub fn get(&self) -> Option<Result<T>> {
-        match &*lock(&self.state) {
-            State::Ready(v) => Some(Ok(v.clone())),
-            State::Failed(e) => Some(Err(e.clone())),
-            _ => None,
-        }
+        self.result.get().cloned()
+    }
+
+    /// The value if it is there, borrowed: no lock, no clone.
+    pub fn get_ref(&self) -> Option<Result<&T>> {
+        self.result.get().map(borrowed)
     }
 
     /// True once a value or an error is published.
     pub fn is_done(&self) -> bool {
-        matches!(&*lock(&self.state), State::Ready(_) | State::Failed(_))
+        self.result.get().is_some()
     }
 
     /// Blocks until the value is published. A pending (unclaimed) cell is
     /// reported as an error rather than waited on: only a claimed cell has a
     /// thread that will publish.
     pub fn wait(&self) -> Result<T> {
+        self.wait_ref().cloned()
+    }
+
+    /// [`wait`](Self::wait), borrowing the value.
+    pub fn wait_ref(&self) -> Result<&T> {
+        if let Some(r) = self.result.get() {
+            return borrowed(r);
+        }
         let mut s = lock(&self.state);
         loop {
             match &*s {
-                State::Ready(v) => return Ok(v.clone()),
-                State::Failed(e) => return Err(e.clone()),
+                State::Done => return self.result.get().map_or_else(unset, borrowed),
                 State::Pending => {
                     return Err(Error::runtime(
                         "eval",
@@ -119,6 +138,24 @@ impl<T: Clone> EvalCell<T> {
             }
         }
     }
+
+    /// The result of a cell whose state is `Done`.
+    fn finished(&self) -> Result<T> {
+        self.result.get().map_or_else(unset, |r| r.clone())
+    }
+}
+
+fn borrowed<T>(r: &Result<T>) -> Result<&T> {
+    r.as_ref().map_err(Clone::clone)
+}
+
+/// `Done` is stored only after the result is set, under the same mutex; a
+/// cell in that state without a result would be a bug in this file.
+fn unset<R>() -> Result<R> {
+    Err(Error::runtime(
+        "eval",
+        "internal error: a finished node has no result",
+    ))
 }
 
 impl<T: Clone> Claim<'_, T> {
@@ -131,10 +168,10 @@ impl<T: Clone> Claim<'_, T> {
         self.published = true;
         let mut s = lock(&self.cell.state);
         let waiters = matches!(*s, State::Running(true));
-        *s = match result {
-            Ok(v) => State::Ready(v),
-            Err(e) => State::Failed(e),
-        };
+        // Only the claim holder sets the result, once (`published` guards
+        // the drop path), so this cannot find it set.
+        let _ = self.cell.result.set(result);
+        *s = State::Done;
         drop(s);
         // A waiter marks the state under the mutex before it sleeps, so
         // either it is marked here or it will see the published value.

@@ -15,6 +15,7 @@ use super::cell::Claimed;
 use super::device::pending;
 use crate::array::{Array, Node};
 use crate::primitives::{Operand, OutSpec};
+use crate::sync::read;
 use crate::{Error, Result};
 use std::collections::HashSet;
 use std::hash::{BuildHasherDefault, Hasher};
@@ -110,13 +111,17 @@ fn topo_order(outputs: &[Array]) -> Vec<Array> {
         if a.0.cell.is_done() || !seen.insert(a.id()) {
             continue;
         }
-        let inputs = a.0.inputs();
+        // Only handles of inputs still to compute are cloned: finished
+        // inputs (weights, constants) are shared by many threads, and a
+        // refcount change would bounce their cache line between them.
+        let todo: Vec<Array> = read(&a.0.inputs)
+            .iter()
+            .rev()
+            .filter(|i| !i.0.cell.is_done() && !seen.contains(&i.id()))
+            .cloned()
+            .collect();
         stack.push((a, true));
-        for i in inputs.into_iter().rev() {
-            if !i.0.cell.is_done() && !seen.contains(&i.id()) {
-                stack.push((i, false));
-            }
-        }
+        stack.extend(todo.into_iter().map(|i| (i, false)));
     }
     order
 }
@@ -147,20 +152,17 @@ fn run_kernel(node: &Node) -> Result<crate::array::Data> {
     let Some(op) = &node.op else {
         return Err(Error::runtime("eval", "a data leaf has no value"));
     };
-    let inputs = node.inputs();
-    let mut datas = Vec::with_capacity(inputs.len());
-    for i in &inputs {
-        datas.push(wait_for(i)?);
-    }
-    let operands: Vec<Operand<'_>> = inputs
-        .iter()
-        .zip(&datas)
-        .map(|(i, d)| Operand {
-            data: d,
+    // Borrowed for the kernel, not cloned (see `topo_order`): only this
+    // thread, after publishing, write-locks a node's inputs.
+    let inputs = read(&node.inputs);
+    let mut operands: Vec<Operand<'_>> = Vec::with_capacity(inputs.len());
+    for i in inputs.iter() {
+        operands.push(Operand {
+            data: wait_for(i)?,
             shape: i.shape(),
             dtype: i.dtype(),
-        })
-        .collect();
+        });
+    }
     let out = OutSpec {
         shape: &node.shape,
         dtype: node.dtype,
@@ -169,15 +171,15 @@ fn run_kernel(node: &Node) -> Result<crate::array::Data> {
 }
 
 /// The value of an input that is being or has been computed.
-fn wait_for(a: &Array) -> Result<crate::array::Data> {
-    match a.0.cell.get() {
+fn wait_for(a: &Array) -> Result<&crate::array::Data> {
+    match a.0.cell.get_ref() {
         Some(r) => r,
         None => {
             if rayon::current_thread_index().is_some() {
                 // Blocking a rayon worker could starve the kernel that would
                 // publish this value; help the pool while waiting instead.
                 loop {
-                    if let Some(r) = a.0.cell.get() {
+                    if let Some(r) = a.0.cell.get_ref() {
                         return r;
                     }
                     if rayon::yield_now().is_none() {
@@ -185,7 +187,7 @@ fn wait_for(a: &Array) -> Result<crate::array::Data> {
                     }
                 }
             }
-            a.0.cell.wait()
+            a.0.cell.wait_ref()
         }
     }
 }

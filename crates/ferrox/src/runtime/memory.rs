@@ -7,10 +7,15 @@
 //! thread caches are faster than any shared pool.
 //!
 //! Counters follow MLX's names: active (bytes in live buffers), peak (high
-//! water mark of active), cache (bytes held for reuse). They are exact under
-//! concurrency: every change is a single atomic add or subtract.
+//! water mark of active), cache (bytes held for reuse). Active and cache
+//! are exact under concurrency: every change is a single atomic add or
+//! subtract. Active is striped over cache lines (a thread adds to and
+//! subtracts from its own stripe; readers sum them), so that threads
+//! allocating small buffers at the same time write no common line. Peak is
+//! exact at allocations of [`POOL_MIN`] bytes or more and at every read;
+//! between those, small allocations are not compared against it.
 
-use crate::sync::{Condvar, Mutex, lock};
+use crate::sync::{Condvar, LinePadded, Mutex, lock};
 use std::alloc::{Layout, alloc_zeroed, dealloc};
 use std::collections::BTreeMap;
 use std::ptr::NonNull;
@@ -166,15 +171,40 @@ impl std::fmt::Debug for Storage {
     }
 }
 
+/// The counters allocations write sit on cache lines of their own, apart
+/// from the read-mostly limits and from each other.
 struct Pool {
     free: Mutex<BTreeMap<usize, Vec<RawBuf>>>,
     freed: Condvar,
-    active: AtomicUsize,
-    peak: AtomicUsize,
-    cache: AtomicUsize,
+    /// Bytes in live buffers, striped (see the module doc): the sum of the
+    /// stripes, wrapping, since a buffer may be freed on another thread's
+    /// stripe than the one it was counted on.
+    active: [LinePadded<AtomicUsize>; STRIPES],
+    peak: LinePadded<AtomicUsize>,
+    cache: LinePadded<AtomicUsize>,
     memory_limit: AtomicUsize,
     cache_limit: AtomicUsize,
     waiting_evals: AtomicUsize,
+}
+
+/// Stripes of the active-bytes counter.
+const STRIPES: usize = 16;
+
+/// The stripe of the calling thread: threads take stripes round-robin at
+/// their first allocation (a plain integer per thread, no destructor).
+fn my_stripe() -> usize {
+    static NEXT: AtomicUsize = AtomicUsize::new(0);
+    thread_local! {
+        static STRIPE: std::cell::Cell<usize> = const { std::cell::Cell::new(usize::MAX) };
+    }
+    STRIPE
+        .try_with(|s| {
+            if s.get() == usize::MAX {
+                s.set(NEXT.fetch_add(1, Ordering::Relaxed) % STRIPES);
+            }
+            s.get()
+        })
+        .unwrap_or(0)
 }
 
 fn pool() -> &'static Pool {
@@ -184,9 +214,9 @@ fn pool() -> &'static Pool {
         Pool {
             free: Mutex::new(BTreeMap::new()),
             freed: Condvar::new(),
-            active: AtomicUsize::new(0),
-            peak: AtomicUsize::new(0),
-            cache: AtomicUsize::new(0),
+            active: std::array::from_fn(|_| LinePadded(AtomicUsize::new(0))),
+            peak: LinePadded(AtomicUsize::new(0)),
+            cache: LinePadded(AtomicUsize::new(0)),
             memory_limit: AtomicUsize::new(ram.saturating_mul(3) / 2),
             cache_limit: AtomicUsize::new(ram / 4),
             waiting_evals: AtomicUsize::new(0),
@@ -240,8 +270,10 @@ impl Pool {
                 }
             },
         };
-        let now = self.active.fetch_add(buf.capacity, Ordering::Relaxed) + buf.capacity;
-        self.peak.fetch_max(now, Ordering::Relaxed);
+        self.active[my_stripe()].fetch_add(buf.capacity, Ordering::Relaxed);
+        if buf.capacity >= POOL_MIN {
+            self.note_peak();
+        }
         Ok(buf)
     }
 
@@ -260,7 +292,7 @@ impl Pool {
 
     fn give(&self, buf: RawBuf) {
         let cap = buf.capacity;
-        self.active.fetch_sub(cap, Ordering::Relaxed);
+        self.active[my_stripe()].fetch_sub(cap, Ordering::Relaxed);
         let cache_limit = self.cache_limit.load(Ordering::Relaxed);
         if cap >= POOL_MIN && self.cache.load(Ordering::Relaxed) + cap <= cache_limit {
             self.cache.fetch_add(cap, Ordering::Relaxed);
@@ -276,17 +308,19 @@ impl Pool {
     /// Over the memory limit, an allocation first returns cached blocks to
     /// the system, then waits (briefly, repeatedly) for other evaluations to
     /// free memory. It never fails for being over the limit: if nothing is
-    /// freed within the grace period the allocation proceeds.
+    /// freed within the grace period the allocation proceeds. Allocations
+    /// under [`POOL_MIN`] bytes are not held back (and do not sum the
+    /// active stripes).
     fn apply_backpressure(&self, cap: usize) {
         let limit = self.memory_limit.load(Ordering::Relaxed);
-        if self.active.load(Ordering::Relaxed) + cap <= limit {
+        if cap < POOL_MIN || self.active() + cap <= limit {
             return;
         }
         self.clear_cache();
         let deadline = Instant::now() + Duration::from_millis(200);
         self.waiting_evals.fetch_add(1, Ordering::Relaxed);
         let mut guard = lock(&self.free);
-        while self.active.load(Ordering::Relaxed) + cap > limit && Instant::now() < deadline {
+        while self.active() + cap > limit && Instant::now() < deadline {
             guard = match self.freed.wait_timeout(guard, Duration::from_millis(5)) {
                 Ok((g, _)) => g,
                 Err(p) => p.into_inner().0,
@@ -294,6 +328,25 @@ impl Pool {
         }
         drop(guard);
         self.waiting_evals.fetch_sub(1, Ordering::Relaxed);
+    }
+
+    /// Bytes in live buffers: the sum of the stripes.
+    fn active(&self) -> usize {
+        self.active
+            .iter()
+            .fold(0usize, |sum, s| sum.wrapping_add(s.load(Ordering::Relaxed)))
+    }
+
+    /// Raises the peak to the current active bytes; returns the peak.
+    fn note_peak(&self) -> usize {
+        let now = self.active();
+        // Read first: a new peak is rare, and a read leaves the line shared.
+        let peak = self.peak.load(Ordering::Relaxed);
+        if now > peak {
+            self.peak.fetch_max(now, Ordering::Relaxed).max(now)
+        } else {
+            peak
+        }
     }
 
     fn clear_cache(&self) {
@@ -317,7 +370,7 @@ impl Pool {
 /// assert!(ferrox::get_active_memory() >= before);
 /// ```
 pub fn get_active_memory() -> usize {
-    pool().active.load(Ordering::Relaxed)
+    pool().active()
 }
 /// High-water mark of [`get_active_memory`] since start or the last reset.
 ///
@@ -325,7 +378,7 @@ pub fn get_active_memory() -> usize {
 /// assert!(ferrox::get_peak_memory() >= ferrox::get_active_memory());
 /// ```
 pub fn get_peak_memory() -> usize {
-    pool().peak.load(Ordering::Relaxed)
+    pool().note_peak()
 }
 /// Resets the peak to the current active memory.
 ///
@@ -334,8 +387,7 @@ pub fn get_peak_memory() -> usize {
 /// ```
 pub fn reset_peak_memory() {
     let p = pool();
-    p.peak
-        .store(p.active.load(Ordering::Relaxed), Ordering::Relaxed);
+    p.peak.store(p.active(), Ordering::Relaxed);
 }
 /// Bytes held in the buffer cache for reuse.
 ///
