@@ -366,8 +366,9 @@ fn vmap_over_split_keys_equals_a_loop() -> Result<()> {
         |k| random::split(k, 3),
     ];
     for (i, f) in samplers.into_iter().enumerate() {
-        let batched =
-            vmap(move |xs| Ok(vec![f(&xs[0])?]), &[Some(0)], &[Some(0)])(&[keys.clone()])?;
+        let batched = vmap(move |xs| Ok(vec![f(&xs[0])?]), &[Some(0)], &[Some(0)])(
+            std::slice::from_ref(&keys),
+        )?;
         let batched = batched[0].astype(DType::Float64)?.to_vec::<f64>()?;
         let mut looped = vec![];
         for j in 0..5 {
