@@ -113,6 +113,9 @@ pub fn split(key: &Array, num: usize) -> Result<Array> {
 /// # Ok::<(), ferrox::Error>(())
 /// ```
 pub fn bits(shape: &[usize], width: usize, key: Option<&Array>) -> Result<Array> {
+    // Check the arguments before a default key is used up.
+    bits_dtype("bits", width)?;
+    checked_numel("bits", shape)?;
     let key = match key {
         Some(k) => k.clone(),
         None => key_or_default("bits", None)?,
