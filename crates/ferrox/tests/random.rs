@@ -75,6 +75,61 @@ fn bits_are_the_threefry_stream_of_the_key() -> Result<()> {
     Ok(())
 }
 
+/// The key stream of `key` as bytes, one Threefry block at a time.
+fn naive_stream(key: [u32; 2], bytes: usize) -> Vec<u8> {
+    let mut out = vec![];
+    let mut j = 0u64;
+    while out.len() < bytes {
+        for w in threefry2x32(key, [j as u32, (j >> 32) as u32]) {
+            out.extend_from_slice(&w.to_le_bytes());
+        }
+        j += 1;
+    }
+    out.truncate(bytes);
+    out
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(64))]
+    #[test]
+    fn bits_equal_a_naive_byte_stream(
+        seed in proptest::prelude::any::<u64>(),
+        shape in proptest::collection::vec(0usize..7, 0..4),
+        width in proptest::sample::select(vec![1usize, 2, 4, 8]),
+    ) {
+        let b = random::bits(&shape, width, Some(&k(seed))).unwrap();
+        let n: usize = shape.iter().product();
+        let want = naive_stream([(seed >> 32) as u32, seed as u32], n * width);
+        let got: Vec<u8> = match width {
+            1 => b.to_vec::<u8>().unwrap(),
+            2 => b.to_vec::<u16>().unwrap().iter().flat_map(|v| v.to_le_bytes()).collect(),
+            4 => b.to_vec::<u32>().unwrap().iter().flat_map(|v| v.to_le_bytes()).collect(),
+            _ => b.to_vec::<u64>().unwrap().iter().flat_map(|v| v.to_le_bytes()).collect(),
+        };
+        proptest::prop_assert_eq!(b.shape(), shape.as_slice());
+        proptest::prop_assert_eq!(got, want);
+    }
+}
+
+#[test]
+fn empty_draws_have_empty_shapes() -> Result<()> {
+    let key = k(0);
+    assert_eq!(
+        random::uniform(0.0, 1.0, &[0, 3], DType::Float32, Some(&key))?.to_vec::<f32>()?,
+        Vec::<f32>::new()
+    );
+    assert_eq!(
+        random::permutation(0, Some(&key))?.to_vec::<i32>()?,
+        Vec::<i32>::new()
+    );
+    assert_eq!(random::split(&key, 0)?.shape(), &[0, 2]);
+    assert_eq!(
+        random::randint(0, 3, &[0], DType::Int32, Some(&key))?.size(),
+        0
+    );
+    Ok(())
+}
+
 #[test]
 fn same_key_same_bits_and_different_keys_differ() -> Result<()> {
     let a = random::bits(&[1000], 4, Some(&k(1)))?.to_vec::<u32>()?;
@@ -427,9 +482,19 @@ fn gradients_flow_around_random_draws() -> Result<()> {
         },
         &[0, 1],
     );
-    let gs = g(&[ones(&[4], DType::Float32)?, key])?;
+    let gs = g(&[ones(&[4], DType::Float32)?, key.clone()])?;
     assert_eq!(gs[0].to_vec::<f32>()?, noise.to_vec::<f32>()?);
     assert_eq!(gs[1].shape(), &[2]);
+    // Forward mode: the tangent of x * noise along ones is the noise.
+    let (_, t) = jvp(
+        move |xs: &[Array]| {
+            let n = random::normal(&[4], DType::Float32, 0.0, 1.0, Some(&key))?;
+            Ok(vec![multiply(&xs[0], &n)?])
+        },
+        &[ones(&[4], DType::Float32)?],
+        &[ones(&[4], DType::Float32)?],
+    )?;
+    assert_eq!(t[0].to_vec::<f32>()?, noise.to_vec::<f32>()?);
     Ok(())
 }
 

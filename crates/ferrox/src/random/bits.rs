@@ -144,6 +144,14 @@ pub(crate) fn bits_of(op: &str, shape: &[usize], width: usize, key: &Array) -> R
 /// Fills each key's `shape` with bits of its Threefry stream. The input is
 /// a batch of keys (uint32, `[..., 2]`); the output is
 /// `batch ++ shape` of the unsigned type `width` bytes wide.
+///
+/// ```
+/// use ferrox::random::{RandomBits, bits, key};
+/// let b = bits(&[3], 2, Some(&key(0)?))?;
+/// let op = b.primitive().unwrap().as_any().downcast_ref::<RandomBits>().unwrap();
+/// assert_eq!((op.shape.as_slice(), op.width), (&[3usize][..], 2));
+/// # Ok::<(), ferrox::Error>(())
+/// ```
 #[derive(Debug, Clone, PartialEq)]
 pub struct RandomBits {
     /// The shape each key fills.
