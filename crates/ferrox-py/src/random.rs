@@ -104,6 +104,7 @@ fn seed(seed: &Any<'_>) -> PyResult<()> {
     Ok(())
 }
 
+/// `split(key, num=2)`: `num` new keys, shape `(num, 2)`.
 #[pyfunction]
 #[pyo3(signature = (key, num = 2, *, stream = None))]
 fn split(key: &Any<'_>, num: i64, stream: Stream<'_, '_>) -> PyResult<PyArr> {
@@ -113,6 +114,8 @@ fn split(key: &Any<'_>, num: i64, stream: Stream<'_, '_>) -> PyResult<PyArr> {
     ok(on(stream, || random::split(&key, num))?)
 }
 
+/// `bits(shape=[], width=4, key=None)`: raw random bits as uint8/16/32/64
+/// for `width` 1/2/4/8.
 #[pyfunction]
 #[pyo3(signature = (shape = None, width = 4, key = None, *, stream = None))]
 fn bits(
@@ -128,6 +131,9 @@ fn bits(
     ok(on(stream, || random::bits(&s, width, key.as_ref()))?)
 }
 
+/// `uniform(low=0, high=1, shape=[], dtype=float32, key=None)`: samples on
+/// `[low, high)`; never `high`, for every float dtype. With `shape=[]` the
+/// shape is that of the bounds.
 #[pyfunction]
 #[pyo3(signature = (low = None, high = None, shape = None, dtype = None, key = None, *, stream = None))]
 fn uniform(
@@ -155,6 +161,8 @@ fn opt_bound(obj: Option<&Any<'_>>, default: f64) -> PyResult<Array> {
     }
 }
 
+/// `normal(shape=[], dtype=float32, loc=0.0, scale=1.0, key=None)`: normal
+/// samples (all finite).
 #[pyfunction]
 #[pyo3(signature = (shape = None, dtype = None, loc = None, scale = None, key = None, *, stream = None))]
 fn normal(
@@ -175,6 +183,8 @@ fn normal(
     })?)
 }
 
+/// `randint(low, high, shape=[], dtype=int32, key=None)`: integers on
+/// `[low, high)`.
 #[pyfunction]
 #[pyo3(signature = (low, high, shape = None, dtype = None, key = None, *, stream = None))]
 fn randint(
@@ -194,6 +204,8 @@ fn randint(
     })?)
 }
 
+/// `bernoulli(p=0.5, shape=None, key=None)`: booleans, `True` with
+/// probability `p`; the shape defaults to that of `p`.
 #[pyfunction]
 #[pyo3(signature = (p = None, shape = None, key = None, *, stream = None))]
 fn bernoulli(
@@ -213,6 +225,8 @@ fn bernoulli(
     })?)
 }
 
+/// `truncated_normal(lower, upper, shape=None, dtype=float32, key=None)`:
+/// normal samples within `[lower, upper]`.
 #[pyfunction]
 #[pyo3(signature = (lower, upper, shape = None, dtype = None, key = None, *, stream = None))]
 fn truncated_normal(
@@ -232,6 +246,7 @@ fn truncated_normal(
     })?)
 }
 
+/// `gumbel(shape=[], dtype=float32, key=None)`: standard Gumbel samples.
 #[pyfunction]
 #[pyo3(signature = (shape = None, dtype = None, key = None, *, stream = None))]
 fn gumbel(
@@ -246,6 +261,8 @@ fn gumbel(
     ok(on(stream, || random::gumbel(&s, d, key.as_ref()))?)
 }
 
+/// `categorical(logits, axis=-1, shape=None, num_samples=None, key=None)`:
+/// category indices (uint32) drawn with probabilities `softmax(logits)`.
 #[pyfunction]
 #[pyo3(signature = (logits, axis = -1, shape = None, num_samples = None, key = None, *, stream = None))]
 fn categorical(
@@ -271,6 +288,8 @@ fn categorical(
     })?)
 }
 
+/// `permutation(x, axis=0, key=None)`: a random permutation of `range(x)`
+/// for an int `x`, else `x` shuffled along `axis`.
 #[pyfunction]
 #[pyo3(signature = (x, axis = 0, key = None, *, stream = None))]
 fn permutation(

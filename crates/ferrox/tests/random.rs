@@ -557,6 +557,20 @@ fn bad_input_is_an_error_naming_the_op_and_values() -> Result<()> {
     Ok(())
 }
 
+#[test]
+fn default_draws_after_seed_are_draws_with_split_keys() -> Result<()> {
+    let row = |ks: &Array, i: u32| take(ks, &Array::scalar(i), Some(0));
+    random::seed(3);
+    let a = random::bits(&[4], 4, None)?.to_vec::<u32>()?;
+    let b = random::bits(&[4], 4, None)?.to_vec::<u32>()?;
+    let ks = random::split(&k(3), 2)?;
+    let want_a = random::bits(&[4], 4, Some(&row(&ks, 1)?))?.to_vec::<u32>()?;
+    let next = random::split(&row(&ks, 0)?, 2)?;
+    let want_b = random::bits(&[4], 4, Some(&row(&next, 1)?))?.to_vec::<u32>()?;
+    assert_eq!((a, b), (want_a, want_b));
+    Ok(())
+}
+
 /// Each of two barrier-started threads draws with the default key.
 fn two_threads(seed: Option<u64>) -> [Vec<f32>; 2] {
     let barrier = Arc::new(Barrier::new(2));

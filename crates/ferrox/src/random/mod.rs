@@ -28,7 +28,10 @@
 //! clock and the process id and `n` counts the threads that needed a key,
 //! so two threads never draw the same numbers by accident. [`seed`] resets
 //! only the calling thread's key: after `seed(s)` that thread draws the same
-//! numbers as any thread after `seed(s)`. The per-thread value is a plain
+//! numbers as any thread after `seed(s)`. Concretely, a draw with default
+//! key `d` uses `split(d, 2)[1]` and leaves `split(d, 2)[0]` as the new
+//! default, so after `seed(s)` the first draw equals a draw with
+//! `split(key(s), 2)[1]`. The per-thread value is a plain
 //! two-word `Cell` with no destructor and no allocation, so a thread that
 //! draws owns no resource and exits like any other.
 //!
