@@ -75,7 +75,7 @@ fn opt_shape(shape: Option<&Ints>) -> PyResult<Option<Vec<usize>>> {
 
 /// `key(seed)`: the key of a non-negative integer seed (below 2**64).
 #[pyfunction]
-#[pyo3(signature = (seed))]
+#[pyo3(signature = (seed), text_signature = "(seed)")]
 fn key(seed: &Any<'_>) -> PyResult<PyArr> {
     let s = seed_value(seed)?;
     ok(random::key(s))
@@ -98,7 +98,7 @@ fn seed_value(seed: &Any<'_>) -> PyResult<u64> {
 
 /// `seed(seed)`: resets the calling thread's default key.
 #[pyfunction]
-#[pyo3(signature = (seed))]
+#[pyo3(signature = (seed), text_signature = "(seed)")]
 fn seed(seed: &Any<'_>) -> PyResult<()> {
     random::seed(seed_value(seed)?);
     Ok(())
@@ -106,7 +106,7 @@ fn seed(seed: &Any<'_>) -> PyResult<()> {
 
 /// `split(key, num=2)`: `num` new keys, shape `(num, 2)`.
 #[pyfunction]
-#[pyo3(signature = (key, num = 2, *, stream = None))]
+#[pyo3(signature = (key, num = 2, *, stream = None), text_signature = "(key, num=2, *, stream=None)")]
 fn split(key: &Any<'_>, num: i64, stream: Stream<'_, '_>) -> PyResult<PyArr> {
     let key = to_array(key)?;
     let num = usize::try_from(num)
@@ -117,7 +117,7 @@ fn split(key: &Any<'_>, num: i64, stream: Stream<'_, '_>) -> PyResult<PyArr> {
 /// `bits(shape=[], width=4, key=None)`: raw random bits as uint8/16/32/64
 /// for `width` 1/2/4/8.
 #[pyfunction]
-#[pyo3(signature = (shape = None, width = 4, key = None, *, stream = None))]
+#[pyo3(signature = (shape = None, width = 4, key = None, *, stream = None), text_signature = "(shape=[], width=4, key=None, *, stream=None)")]
 fn bits(
     shape: Option<Ints>,
     width: i64,
@@ -135,7 +135,7 @@ fn bits(
 /// `[low, high)`; never `high`, for every float dtype. With `shape=[]` the
 /// shape is that of the bounds.
 #[pyfunction]
-#[pyo3(signature = (low = None, high = None, shape = None, dtype = None, key = None, *, stream = None))]
+#[pyo3(signature = (low = None, high = None, shape = None, dtype = None, key = None, *, stream = None), text_signature = "(low=0, high=1, shape=[], dtype=None, key=None, *, stream=None)")]
 fn uniform(
     low: Option<&Any<'_>>,
     high: Option<&Any<'_>>,
@@ -164,7 +164,7 @@ fn opt_bound(obj: Option<&Any<'_>>, default: f64) -> PyResult<Array> {
 /// `normal(shape=[], dtype=float32, loc=0.0, scale=1.0, key=None)`: normal
 /// samples (all finite).
 #[pyfunction]
-#[pyo3(signature = (shape = None, dtype = None, loc = None, scale = None, key = None, *, stream = None))]
+#[pyo3(signature = (shape = None, dtype = None, loc = None, scale = None, key = None, *, stream = None), text_signature = "(shape=[], dtype=None, loc=0.0, scale=1.0, key=None, *, stream=None)")]
 fn normal(
     shape: Option<Ints>,
     dtype: Option<&Any<'_>>,
@@ -186,7 +186,7 @@ fn normal(
 /// `randint(low, high, shape=[], dtype=int32, key=None)`: integers on
 /// `[low, high)`.
 #[pyfunction]
-#[pyo3(signature = (low, high, shape = None, dtype = None, key = None, *, stream = None))]
+#[pyo3(signature = (low, high, shape = None, dtype = None, key = None, *, stream = None), text_signature = "(low, high, shape=[], dtype=None, key=None, *, stream=None)")]
 fn randint(
     low: &Any<'_>,
     high: &Any<'_>,
@@ -207,7 +207,7 @@ fn randint(
 /// `bernoulli(p=0.5, shape=None, key=None)`: booleans, `True` with
 /// probability `p`; the shape defaults to that of `p`.
 #[pyfunction]
-#[pyo3(signature = (p = None, shape = None, key = None, *, stream = None))]
+#[pyo3(signature = (p = None, shape = None, key = None, *, stream = None), text_signature = "(p=0.5, shape=None, key=None, *, stream=None)")]
 fn bernoulli(
     p: Option<&Any<'_>>,
     shape: Option<Ints>,
@@ -228,7 +228,7 @@ fn bernoulli(
 /// `truncated_normal(lower, upper, shape=None, dtype=float32, key=None)`:
 /// normal samples within `[lower, upper]`.
 #[pyfunction]
-#[pyo3(signature = (lower, upper, shape = None, dtype = None, key = None, *, stream = None))]
+#[pyo3(signature = (lower, upper, shape = None, dtype = None, key = None, *, stream = None), text_signature = "(lower, upper, shape=None, dtype=None, key=None, *, stream=None)")]
 fn truncated_normal(
     lower: &Any<'_>,
     upper: &Any<'_>,
@@ -248,7 +248,7 @@ fn truncated_normal(
 
 /// `gumbel(shape=[], dtype=float32, key=None)`: standard Gumbel samples.
 #[pyfunction]
-#[pyo3(signature = (shape = None, dtype = None, key = None, *, stream = None))]
+#[pyo3(signature = (shape = None, dtype = None, key = None, *, stream = None), text_signature = "(shape=[], dtype=None, key=None, *, stream=None)")]
 fn gumbel(
     shape: Option<Ints>,
     dtype: Option<&Any<'_>>,
@@ -264,7 +264,7 @@ fn gumbel(
 /// `categorical(logits, axis=-1, shape=None, num_samples=None, key=None)`:
 /// category indices (uint32) drawn with probabilities `softmax(logits)`.
 #[pyfunction]
-#[pyo3(signature = (logits, axis = -1, shape = None, num_samples = None, key = None, *, stream = None))]
+#[pyo3(signature = (logits, axis = -1, shape = None, num_samples = None, key = None, *, stream = None), text_signature = "(logits, axis=-1, shape=None, num_samples=None, key=None, *, stream=None)")]
 fn categorical(
     logits: &Any<'_>,
     axis: isize,
@@ -291,7 +291,7 @@ fn categorical(
 /// `permutation(x, axis=0, key=None)`: a random permutation of `range(x)`
 /// for an int `x`, else `x` shuffled along `axis`.
 #[pyfunction]
-#[pyo3(signature = (x, axis = 0, key = None, *, stream = None))]
+#[pyo3(signature = (x, axis = 0, key = None, *, stream = None), text_signature = "(x, axis=0, key=None, *, stream=None)")]
 fn permutation(
     x: &Any<'_>,
     axis: isize,

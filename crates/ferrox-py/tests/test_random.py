@@ -2,6 +2,7 @@
 reproducibility, threads and compile."""
 
 import importlib
+import inspect
 import threading
 
 import numpy as np
@@ -23,6 +24,31 @@ def test_the_submodule_imports_every_way():
         "bernoulli", "truncated_normal", "gumbel", "categorical", "permutation",
     ]:
         assert callable(getattr(fx.random, name)), name
+
+
+def test_signatures_have_mlx_names_and_order():
+    want = {
+        "key": ["seed"],
+        "seed": ["seed"],
+        "split": ["key", "num", "stream"],
+        "bits": ["shape", "width", "key", "stream"],
+        "uniform": ["low", "high", "shape", "dtype", "key", "stream"],
+        "normal": ["shape", "dtype", "loc", "scale", "key", "stream"],
+        "randint": ["low", "high", "shape", "dtype", "key", "stream"],
+        "bernoulli": ["p", "shape", "key", "stream"],
+        "truncated_normal": ["lower", "upper", "shape", "dtype", "key", "stream"],
+        "gumbel": ["shape", "dtype", "key", "stream"],
+        "categorical": ["logits", "axis", "shape", "num_samples", "key", "stream"],
+        "permutation": ["x", "axis", "key", "stream"],
+    }
+    for name, params in want.items():
+        sig = inspect.signature(getattr(fx.random, name))
+        assert list(sig.parameters) == params, name
+    # Positional use in mlx's order.
+    k = fx.random.key(0)
+    a = fx.random.uniform(-1, 1, [4], fx.float16, k)
+    assert a.shape == (4,) and a.dtype == fx.float16
+    assert fx.random.normal([3], fx.float32, 1.0, 2.0, k).shape == (3,)
 
 
 def test_keys_and_split():
