@@ -82,16 +82,22 @@ fn key(seed: &Any<'_>) -> PyResult<PyArr> {
 }
 
 fn seed_value(seed: &Any<'_>) -> PyResult<u64> {
-    if !seed.is_instance_of::<PyInt>() || seed.is_instance_of::<PyBool>() {
+    // Any integer (Python or numpy) through `__index__`; not bools or floats.
+    let index = if seed.is_instance_of::<PyBool>() || seed.is_instance_of::<PyFloat>() {
+        None
+    } else {
+        seed.call_method0("__index__").ok()
+    };
+    let Some(index) = index else {
         return Err(PyTypeError::new_err(format!(
             "a seed must be an int, got {}",
             seed.get_type().name()?
         )));
-    }
-    seed.extract::<u64>().map_err(|_| {
+    };
+    index.extract::<u64>().map_err(|_| {
         PyValueError::new_err(format!(
             "a seed must be an integer in [0, 2**64), got {}",
-            seed.repr().map(|r| r.to_string()).unwrap_or_default()
+            index.repr().map(|r| r.to_string()).unwrap_or_default()
         ))
     })
 }

@@ -202,8 +202,13 @@ def test_bad_keys_and_arguments_raise():
         fx.random.permutation(fx.zeros(3), axis=1, key=k)
     with pytest.raises(ValueError):
         fx.random.key(-1)
+    with pytest.raises(ValueError):
+        fx.random.key(2**64)
     with pytest.raises(TypeError):
         fx.random.seed(1.5)
+    with pytest.raises(TypeError):
+        fx.random.key("1")
+    assert fx.random.key(np.int64(3)).tolist() == [0, 3]
 
 
 def test_stream_keyword_is_accepted():
