@@ -294,6 +294,28 @@ fn categorical(
     })?)
 }
 
+/// `multivariate_normal(mean, cov, shape=[], dtype=float32, key=None)`:
+/// samples of shape `shape + [n]` for `mean` `[..., n]` and `cov`
+/// `[..., n, n]`; `shape=[]` means the broadcast batch shape.
+#[pyfunction]
+#[pyo3(signature = (mean, cov, shape = None, dtype = None, key = None, *, stream = None), text_signature = "(mean, cov, shape=[], dtype=None, key=None, *, stream=None)")]
+fn multivariate_normal(
+    mean: &Any<'_>,
+    cov: &Any<'_>,
+    shape: Option<Ints>,
+    dtype: Option<&Any<'_>>,
+    key: Option<&Any<'_>>,
+    stream: Stream<'_, '_>,
+) -> PyResult<PyArr> {
+    let (mean, cov) = (to_array(mean)?, to_array(cov)?);
+    let s = opt_shape(shape.as_ref())?.unwrap_or_default();
+    let d = opt_dtype(dtype)?.unwrap_or(DType::Float32);
+    let key = opt_key(key)?;
+    ok(on(stream, || {
+        random::multivariate_normal(&mean, &cov, &s, d, key.as_ref())
+    })?)
+}
+
 /// `permutation(x, axis=0, key=None)`: a random permutation of `range(x)`
 /// for an int `x`, else `x` shuffled along `axis`.
 #[pyfunction]
@@ -338,6 +360,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
         truncated_normal,
         gumbel,
         categorical,
+        multivariate_normal,
         permutation
     );
     sub.setattr(

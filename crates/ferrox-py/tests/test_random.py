@@ -22,6 +22,7 @@ def test_the_submodule_imports_every_way():
     for name in [
         "key", "split", "seed", "bits", "uniform", "normal", "randint",
         "bernoulli", "truncated_normal", "gumbel", "categorical", "permutation",
+        "multivariate_normal",
     ]:
         assert callable(getattr(fx.random, name)), name
 
@@ -40,6 +41,7 @@ def test_signatures_have_mlx_names_and_order():
         "gumbel": ["shape", "dtype", "key", "stream"],
         "categorical": ["logits", "axis", "shape", "num_samples", "key", "stream"],
         "permutation": ["x", "axis", "key", "stream"],
+        "multivariate_normal": ["mean", "cov", "shape", "dtype", "key", "stream"],
     }
     for name, params in want.items():
         sig = inspect.signature(getattr(fx.random, name))
@@ -147,6 +149,23 @@ def test_categorical_matches_softmax():
     assert fx.random.categorical(l2, axis=0, shape=[3, 2], key=k).shape == (3, 2)
     with pytest.raises(ValueError):
         fx.random.categorical(l2, shape=[2], num_samples=2, key=k)
+
+
+def test_multivariate_normal():
+    k = fx.random.key(10)
+    mean = np.array([1.0, -1.0], dtype=np.float32)
+    cov = np.array([[1.0, 0.4], [0.4, 0.5]], dtype=np.float32)
+    x = np.array(fx.random.multivariate_normal(fx.array(mean), fx.array(cov), [100000], key=k))
+    assert x.shape == (100000, 2) and x.dtype == np.float32
+    np.testing.assert_allclose(x.mean(axis=0), mean, atol=0.02)
+    np.testing.assert_allclose(np.cov(x.T), cov, atol=0.02)
+    batched = fx.random.multivariate_normal(fx.zeros((3, 2)), fx.array(cov), key=k)
+    assert batched.shape == (3, 2)
+    with pytest.raises(ValueError, match="cov"):
+        fx.random.multivariate_normal(fx.zeros(2), fx.zeros((3, 3)), key=k)
+    with pytest.raises(ValueError, match="semi-definite"):
+        bad = fx.array([[1.0, 2.0], [2.0, 1.0]])
+        fx.eval(fx.random.multivariate_normal(fx.zeros(2), bad, key=k))
 
 
 def test_permutation_of_int_and_array():

@@ -374,6 +374,64 @@ fn truncated_normal_stays_within_its_bounds() -> Result<()> {
 }
 
 #[test]
+fn multivariate_normal_has_the_mean_and_covariance_asked_for() -> Result<()> {
+    let mean = Array::from_slice(&[1.0f32, -2.0, 0.5], &[3])?;
+    let c = [2.0f32, 0.6, -0.3, 0.6, 1.0, 0.2, -0.3, 0.2, 0.5];
+    let cov = Array::from_slice(&c, &[3, 3])?;
+    let n = 200_000;
+    let x = random::multivariate_normal(&mean, &cov, &[n], DType::Float32, Some(&k(101)))?;
+    assert_eq!(x.shape(), &[n, 3]);
+    let v = f64s(&x);
+    let m: Vec<f64> = (0..3)
+        .map(|j| v.iter().skip(j).step_by(3).sum::<f64>() / n as f64)
+        .collect();
+    for (j, want) in [1.0, -2.0, 0.5].iter().enumerate() {
+        assert!((m[j] - want).abs() < 0.02, "mean {m:?}");
+    }
+    for a in 0..3 {
+        for b in 0..3 {
+            let s: f64 = v
+                .chunks(3)
+                .map(|r| (r[a] - m[a]) * (r[b] - m[b]))
+                .sum::<f64>()
+                / n as f64;
+            assert!(
+                (s - f64::from(c[3 * a + b])).abs() < 0.03,
+                "cov[{a}][{b}] = {s}"
+            );
+        }
+    }
+    // Batched means, a singular covariance, and a failing one.
+    let means = Array::from_slice(&[0.0f64, 0.0, 10.0, 10.0], &[2, 2])?;
+    let singular = Array::from_slice(&[1.0f64, 1.0, 1.0, 1.0], &[2, 2])?;
+    let y = random::multivariate_normal(&means, &singular, &[], DType::Float64, Some(&k(102)))?;
+    assert_eq!(y.shape(), &[2, 2]);
+    let y = y.to_vec::<f64>()?;
+    assert!(
+        (y[0] - y[1]).abs() < 1e-9 && (y[2] - y[3]).abs() < 1e-9,
+        "{y:?}"
+    );
+    let indefinite = Array::from_slice(&[1.0f32, 2.0, 2.0, 1.0], &[2, 2])?;
+    let m2 = Array::from_slice(&[0.0f32, 0.0], &[2])?;
+    let e = random::multivariate_normal(&m2, &indefinite, &[4], DType::Float32, Some(&k(1)))?
+        .eval()
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("multivariate_normal") && e.contains("semi-definite"),
+        "{e}"
+    );
+    let e = random::multivariate_normal(&m2, &cov, &[4], DType::Float32, Some(&k(1)))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.starts_with("multivariate_normal:") && e.contains("[3, 3]"),
+        "{e}"
+    );
+    Ok(())
+}
+
+#[test]
 fn gumbel_has_the_mean_of_a_gumbel() -> Result<()> {
     let g = f64s(&random::gumbel(&[1 << 20], DType::Float32, Some(&k(71)))?);
     assert!(g.iter().all(|x| x.is_finite()));
@@ -419,6 +477,11 @@ fn vmap_over_split_keys_equals_a_loop() -> Result<()> {
             random::categorical(&l, -1, None, Some(4), Some(k))
         },
         |k| random::split(k, 3),
+        |k| {
+            let mean = Array::from_slice(&[0.0f32, 1.0], &[2])?;
+            let cov = Array::from_slice(&[1.0f32, 0.3, 0.3, 0.5], &[2, 2])?;
+            random::multivariate_normal(&mean, &cov, &[3], DType::Float32, Some(k))
+        },
     ];
     for (i, f) in samplers.into_iter().enumerate() {
         let batched = vmap(move |xs| Ok(vec![f(&xs[0])?]), &[Some(0)], &[Some(0)])(

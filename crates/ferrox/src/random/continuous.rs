@@ -182,3 +182,92 @@ pub(crate) fn standard_gumbel(op: &str, shape: &[usize], w: DType, key: &Array) 
     let u = unit_open(op, shape, w, key)?;
     crate::negative(&crate::log(&crate::negative(&crate::log(&u)?)?)?)
 }
+
+/// Samples of the multivariate normal distribution with mean `mean`
+/// (`[..., n]`) and covariance `cov` (`[..., n, n]`, symmetric positive
+/// semi-definite), of shape `shape ++ [n]`.
+///
+/// The batch shapes of `mean` and `cov` (all but their last one and two
+/// axes) must broadcast to `shape`; an empty `shape` means their broadcast
+/// batch shape. A sample is `mean + L z` for standard
+/// normal `z` and the Cholesky factor `L` of `cov`, computed in f64; a
+/// covariance that is not positive semi-definite makes evaluation fail
+/// with an error naming the op. Only the first derivative with respect to
+/// `mean` is available (`L` has no derivative rule).
+///
+/// ```
+/// use ferrox::{Array, DType, random};
+/// let mean = Array::from_slice(&[1.0f32, -1.0], &[2])?;
+/// let cov = Array::from_slice(&[1.0f32, 0.5, 0.5, 2.0], &[2, 2])?;
+/// let x = random::multivariate_normal(&mean, &cov, &[1000], DType::Float32, Some(&random::key(0)?))?;
+/// assert_eq!(x.shape(), &[1000, 2]);
+/// let bad = Array::from_slice(&[1.0f32, 0.0, 0.0], &[3])?;
+/// assert!(random::multivariate_normal(&mean, &bad, &[], DType::Float32, None).is_err());
+/// # Ok::<(), ferrox::Error>(())
+/// ```
+pub fn multivariate_normal(
+    mean: &Array,
+    cov: &Array,
+    shape: &[usize],
+    dtype: DType,
+    key: Option<&Array>,
+) -> Result<Array> {
+    let op = "multivariate_normal";
+    check_float(op, dtype)?;
+    for (name, a) in [("mean", mean), ("cov", cov)] {
+        if a.dtype() == DType::Complex64 {
+            return Err(crate::Error::dtype(
+                op,
+                format!("{name} must be real, got complex64"),
+            ));
+        }
+    }
+    let (ms, cs) = (mean.shape(), cov.shape());
+    if ms.is_empty() || cs.len() < 2 {
+        return Err(crate::Error::shape(
+            op,
+            format!(
+                "mean must have at least 1 axis and cov at least 2, got shapes {ms:?} and {cs:?}"
+            ),
+        ));
+    }
+    let n = ms[ms.len() - 1];
+    if cs[cs.len() - 1] != n || cs[cs.len() - 2] != n {
+        return Err(crate::Error::shape(
+            op,
+            format!("mean has shape {ms:?}, so cov must end in [{n}, {n}]; got {cs:?}"),
+        ));
+    }
+    let batch_m = &ms[..ms.len() - 1];
+    let batch_c = &cs[..cs.len() - 2];
+    let batch;
+    let shape = if shape.is_empty() {
+        batch = broadcast_shapes(op, batch_m, batch_c)?;
+        batch.as_slice()
+    } else {
+        shape
+    };
+    for (name, b) in [("mean", batch_m), ("cov", batch_c)] {
+        if broadcast_shapes(op, b, shape).ok().as_deref() != Some(shape) {
+            return Err(crate::Error::shape(
+                op,
+                format!("the batch shape {b:?} of {name} does not broadcast to shape {shape:?}"),
+            ));
+        }
+    }
+    let key = key_or_default(op, key)?;
+    let w = work_dtype(dtype);
+    let mut full = shape.to_vec();
+    full.push(n);
+    let z = standard_normal(op, &full, w, &key)?;
+    let l = super::cholesky::cholesky(&crate::astype(cov, DType::Float64)?)?;
+    let l = crate::astype(&l, w)?;
+    // (L z) as a row vector: z^T L^T.
+    let lz = crate::matmul(
+        &crate::expand_dims(&z, &[-2])?,
+        &crate::swapaxes(&l, -1, -2)?,
+    )?;
+    let lz = crate::squeeze(&lz, Some(&[-2]))?;
+    let x = crate::add(&crate::astype(mean, w)?, &lz)?;
+    to_shape(crate::astype(&x, dtype)?, &full)
+}

@@ -40,6 +40,7 @@
 //! functions instead.
 
 mod bits;
+mod cholesky;
 mod continuous;
 mod discrete;
 mod state;
@@ -47,7 +48,7 @@ mod support;
 mod threefry;
 
 pub use bits::{RandomBits, bits, key, split};
-pub use continuous::{gumbel, normal, truncated_normal, uniform};
+pub use continuous::{gumbel, multivariate_normal, normal, truncated_normal, uniform};
 pub use discrete::{bernoulli, categorical, permutation, permutation_of, randint};
 pub use state::seed;
 pub use threefry::threefry2x32;
