@@ -102,6 +102,10 @@ mod tests {
         for (x, y) in l.iter().zip(want) {
             assert!((x - y).abs() < 1e-12, "{l:?}");
         }
+        // vmap over the batch, at a batch axis other than the first.
+        let at_end = crate::moveaxis(&a, 0, 2)?;
+        let f = crate::vmap(|xs| Ok(vec![cholesky(&xs[0])?]), &[Some(2)], &[Some(0)]);
+        assert_eq!(f(&[at_end])?[0].to_vec::<f64>()?, l);
         let bad = Array::from_slice(&[1.0f64, 2.0, 2.0, 1.0], &[2, 2])?;
         let e = cholesky(&bad)?.eval().unwrap_err().to_string();
         assert!(e.contains("positive semi-definite"), "{e}");
