@@ -73,6 +73,24 @@ fn threads_evaluating_at_exit() -> Result<()> {
     Ok(())
 }
 
+/// Threads that drew with their default random keys: some have exited,
+/// others are still drawing while `main` returns.
+fn threads_drawing_random_numbers_at_exit() -> Result<()> {
+    let draw = || -> Result<()> {
+        let u = random::uniform(0.0, 1.0, &[1 << 16], DType::Float32, None)?;
+        let z = random::normal(&[1 << 16], DType::Float32, 0.0, 1.0, None)?;
+        add(&u, &z)?.eval()
+    };
+    for _ in 0..8 {
+        let _ = std::thread::spawn(draw).join();
+    }
+    for _ in 0..4 {
+        std::thread::spawn(move || while draw().is_ok() {});
+    }
+    std::thread::sleep(Duration::from_millis(10));
+    Ok(())
+}
+
 fn main() {
     let scenario = std::env::args().nth(1).unwrap_or_default();
     let result = match scenario.as_str() {
@@ -80,6 +98,7 @@ fn main() {
         "exit-from-thread" => exit_from_a_non_main_thread(),
         "streams-of-exited-threads" => streams_of_exited_threads(),
         "threads-evaluating" => threads_evaluating_at_exit(),
+        "threads-drawing-random" => threads_drawing_random_numbers_at_exit(),
         other => {
             eprintln!("unknown scenario {other:?}");
             std::process::exit(2);

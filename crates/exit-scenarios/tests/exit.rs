@@ -66,3 +66,8 @@ fn streams_of_threads_that_exited() {
 fn threads_evaluating_while_main_returns() {
     run_scenario("threads-evaluating");
 }
+
+#[test]
+fn threads_drawing_random_numbers_while_main_returns() {
+    run_scenario("threads-drawing-random");
+}

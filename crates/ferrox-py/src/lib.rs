@@ -11,6 +11,7 @@ mod index;
 mod methods;
 mod misc;
 mod ops;
+mod random;
 mod transforms;
 
 use pyo3::prelude::*;
@@ -26,6 +27,7 @@ fn core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     ops::register(m)?;
     misc::register(m)?;
     transforms::register(m)?;
+    random::register(m)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

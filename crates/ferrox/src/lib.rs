@@ -18,6 +18,7 @@ pub mod compile;
 pub mod dtype;
 mod error;
 pub mod primitives;
+pub mod random;
 pub mod runtime;
 pub mod sync;
 pub mod transforms;

@@ -1,0 +1,305 @@
+//! Keys and raw random bits: `key`, `split`, `bits` and the [`RandomBits`]
+//! primitive.
+
+use super::threefry::fill_bytes;
+use crate::array::{Data, checked_numel};
+use crate::backend::cpu::elementwise::out_storage;
+use crate::backend::cpu::parallel;
+use crate::primitives::{Operand, OutSpec, Primitive};
+use crate::transforms::rules;
+use crate::{Array, DType, Error, Result};
+use rayon::prelude::*;
+
+/// The unsigned dtype holding `width` bytes (1, 2, 4 or 8).
+fn bits_dtype(op: &str, width: usize) -> Result<DType> {
+    match width {
+        1 => Ok(DType::UInt8),
+        2 => Ok(DType::UInt16),
+        4 => Ok(DType::UInt32),
+        8 => Ok(DType::UInt64),
+        _ => Err(Error::value(
+            op,
+            format!("width {width} is not one of 1, 2, 4 or 8 bytes"),
+        )),
+    }
+}
+
+/// Checks that `key` is a uint32 array whose last axis has length 2; with
+/// `single`, that it is exactly one key (shape `[2]`).
+pub(crate) fn check_key(op: &str, key: &Array, single: bool) -> Result<()> {
+    if key.dtype() != DType::UInt32 {
+        return Err(Error::dtype(
+            op,
+            format!("a key must have dtype uint32, got {}", key.dtype()),
+        ));
+    }
+    let ok = if single {
+        key.shape() == [2]
+    } else {
+        key.shape().last() == Some(&2)
+    };
+    if !ok {
+        let want = if single { "[2]" } else { "[..., 2]" };
+        return Err(Error::shape(
+            op,
+            format!("a key must have shape {want}, got {:?}", key.shape()),
+        ));
+    }
+    Ok(())
+}
+
+/// `key`, checked to be one key, or a fresh key split off the calling
+/// thread's default key.
+pub(crate) fn key_or_default(op: &str, key: Option<&Array>) -> Result<Array> {
+    match key {
+        Some(k) => {
+            check_key(op, k, true)?;
+            Ok(k.clone())
+        }
+        None => Array::from_slice(&super::state::next_key(), &[2]),
+    }
+}
+
+/// The key made from `seed`: a uint32 array of shape `[2]` holding the high
+/// and the low 32 bits of the seed.
+///
+/// ```
+/// let k = ferrox::random::key(0x1_0000_0002)?;
+/// assert_eq!(k.to_vec::<u32>()?, vec![1, 2]);
+/// # Ok::<(), ferrox::Error>(())
+/// ```
+pub fn key(seed: u64) -> Result<Array> {
+    Array::from_slice(&super::state::seed_words(seed), &[2])
+}
+
+/// `num` new keys (shape `[num, 2]`) derived from `key`: key `j` is block
+/// `j` of `key`'s stream, so `split(key, n)` is a prefix of
+/// `split(key, n + 1)`.
+///
+/// ```
+/// use ferrox::random::{key, split};
+/// let ks = split(&key(0)?, 3)?;
+/// assert_eq!(ks.shape(), &[3, 2]);
+/// let v = ks.to_vec::<u32>()?;
+/// assert_ne!(v[0..2], v[2..4]);
+/// assert!(split(&ferrox::zeros(&[2], ferrox::DType::Float32)?, 2).is_err());
+/// # Ok::<(), ferrox::Error>(())
+/// ```
+pub fn split(key: &Array, num: usize) -> Result<Array> {
+    check_key("split", key, true)?;
+    bits_of("split", &[num, 2], 4, key)
+}
+
+/// Random bits: an unsigned integer array (uint8, uint16, uint32 or uint64
+/// for `width` 1, 2, 4 or 8 bytes) filled from the Threefry-2x32 stream of
+/// `key` (or of a key split off the thread's default key when `None`).
+///
+/// The stream of a key is the sequence of 64-bit blocks
+/// `threefry2x32(key, [j_lo, j_hi])` for `j = 0, 1, ...`, each written as
+/// two little-endian words; the output is the first `size * width` bytes
+/// of that stream, read in row-major order as little-endian elements.
+///
+/// `key` may be a batch of keys of shape `[..., 2]`: the output then has
+/// shape `key.shape[..-1] ++ shape`, each key filling its own `shape`
+/// (this is how `vmap` over keys works).
+///
+/// ```
+/// use ferrox::random::{bits, key, threefry2x32};
+/// let b = bits(&[2], 4, Some(&key(0)?))?;
+/// assert_eq!(b.to_vec::<u32>()?, threefry2x32([0, 0], [0, 0]).to_vec());
+/// let two = ferrox::random::split(&key(1)?, 2)?;
+/// assert_eq!(bits(&[5], 1, Some(&two))?.shape(), &[2, 5]);
+/// assert!(bits(&[2], 3, None).is_err());
+/// # Ok::<(), ferrox::Error>(())
+/// ```
+pub fn bits(shape: &[usize], width: usize, key: Option<&Array>) -> Result<Array> {
+    // Check the arguments before a default key is used up.
+    bits_dtype("bits", width)?;
+    checked_numel("bits", shape)?;
+    let key = match key {
+        Some(k) => k.clone(),
+        None => key_or_default("bits", None)?,
+    };
+    check_key("bits", &key, false)?;
+    bits_of("bits", shape, width, &key)
+}
+
+/// Builds the [`RandomBits`] node for a checked key batch.
+pub(crate) fn bits_of(op: &str, shape: &[usize], width: usize, key: &Array) -> Result<Array> {
+    let dtype = bits_dtype(op, width)?;
+    let mut out = key.shape()[..key.ndim() - 1].to_vec();
+    out.extend_from_slice(shape);
+    checked_numel(op, &out)?;
+    Ok(Array::from_op(
+        out,
+        dtype,
+        RandomBits {
+            shape: shape.to_vec(),
+            width,
+        },
+        vec![key.clone()],
+    ))
+}
+
+/// Fills each key's `shape` with bits of its Threefry stream. The input is
+/// a batch of keys (uint32, `[..., 2]`); the output is
+/// `batch ++ shape` of the unsigned type `width` bytes wide.
+///
+/// ```
+/// use ferrox::random::{RandomBits, bits, key};
+/// let b = bits(&[3], 2, Some(&key(0)?))?;
+/// let op = b.primitive().unwrap().as_any().downcast_ref::<RandomBits>().unwrap();
+/// assert_eq!((op.shape.as_slice(), op.width), (&[3usize][..], 2));
+/// # Ok::<(), ferrox::Error>(())
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+pub struct RandomBits {
+    /// The shape each key fills.
+    pub shape: Vec<usize>,
+    /// Bytes per element: 1, 2, 4 or 8.
+    pub width: usize,
+}
+
+/// Blocks per parallel task when one key fills a large output.
+const PAR_BLOCKS: usize = parallel::MIN_PAR_ELEMS / 4;
+
+impl Primitive for RandomBits {
+    fn name(&self) -> &'static str {
+        "random_bits"
+    }
+    fn eval_cpu(&self, inputs: &[Operand<'_>], out: OutSpec<'_>) -> Result<Data> {
+        let k = &inputs[0];
+        if k.dtype != DType::UInt32 || k.shape.last() != Some(&2) {
+            return Err(Error::runtime(
+                "random_bits",
+                "the key input is not [..., 2] uint32",
+            ));
+        }
+        let words = k.data.to_vec::<u32>(k.shape);
+        let keys: Vec<[u32; 2]> = words.chunks_exact(2).map(|w| [w[0], w[1]]).collect();
+        let mut st = out_storage(out)?;
+        let per = self.shape.iter().product::<usize>() * self.width;
+        let dst = st.as_mut_slice::<u8>();
+        if per == 0 || keys.is_empty() || dst.len() != per * keys.len() {
+            return Ok(Data::contiguous(st, out.shape));
+        }
+        let big = parallel::worth_splitting(dst.len() / self.width);
+        if big && per >= PAR_BLOCKS * 8 * 2 {
+            // Few keys, long streams: split each stream into runs of blocks.
+            for (key, chunk) in keys.iter().zip(dst.chunks_mut(per)) {
+                chunk
+                    .par_chunks_mut(PAR_BLOCKS * 8)
+                    .enumerate()
+                    .for_each(|(i, c)| fill_bytes(*key, (i * PAR_BLOCKS) as u64, c));
+            }
+        } else if big {
+            // Many keys, short streams: one task per run of keys.
+            dst.par_chunks_mut(per)
+                .zip(keys.par_iter())
+                .with_min_len((PAR_BLOCKS * 8).div_ceil(per))
+                .for_each(|(c, key)| fill_bytes(*key, 0, c));
+        } else {
+            for (key, chunk) in keys.iter().zip(dst.chunks_mut(per)) {
+                fill_bytes(*key, 0, chunk);
+            }
+        }
+        Ok(Data::contiguous(st, out.shape))
+    }
+    /// Bits do not vary smoothly with the key: every cotangent is zero.
+    fn vjp(&self, p: &[Array], _g: &Array, _o: &Array, argnums: &[usize]) -> Result<Vec<Array>> {
+        rules::zero_cotangents(p, argnums)
+    }
+    fn jvp(&self, _p: &[Array], _t: &[Option<Array>], output: &Array) -> Result<Array> {
+        crate::zeros_like(output)
+    }
+    /// A batch of keys draws independently per key: the batch axis moves
+    /// to the front of the keys and stays in front of the output.
+    fn vmap(&self, inputs: &[Array], axes: &[Option<usize>]) -> Result<(Array, Option<usize>)> {
+        let key = &inputs[0];
+        match axes[0] {
+            None => Ok((bits_of("random_bits", &self.shape, self.width, key)?, None)),
+            Some(ax) => {
+                let key = rules::batch_front(key, Some(ax))?;
+                check_key("random_bits", &key, false)?;
+                Ok((
+                    bits_of("random_bits", &self.shape, self.width, &key)?,
+                    Some(0),
+                ))
+            }
+        }
+    }
+    fn output_shape(&self, input_shapes: &[&[usize]]) -> Option<Result<Vec<usize>>> {
+        let k = input_shapes.first()?;
+        if k.last() != Some(&2) {
+            return Some(Err(Error::shape(
+                "random_bits",
+                format!("a key must have shape [..., 2], got {k:?}"),
+            )));
+        }
+        let mut out = k[..k.len() - 1].to_vec();
+        out.extend_from_slice(&self.shape);
+        Some(Ok(out))
+    }
+    crate::primitive_common!();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::random::threefry::block;
+
+    #[test]
+    fn widths_read_the_stream_little_endian() -> Result<()> {
+        let k = key(42)?;
+        let w = bits(&[4], 4, Some(&k))?.to_vec::<u32>()?;
+        let b = block([0, 42], 0);
+        assert_eq!(&w[..2], &b);
+        let bytes = bits(&[16], 1, Some(&k))?.to_vec::<u8>()?;
+        assert_eq!(&bytes[..4], &w[0].to_le_bytes());
+        let wide = bits(&[2], 8, Some(&k))?.to_vec::<u64>()?;
+        assert_eq!(wide[0], u64::from(w[0]) | (u64::from(w[1]) << 32));
+        let half = bits(&[3], 2, Some(&k))?.to_vec::<u16>()?;
+        assert_eq!(half[2], w[1] as u16);
+        Ok(())
+    }
+
+    #[test]
+    fn large_outputs_equal_the_sequential_stream() -> Result<()> {
+        let k = key(3)?;
+        let n = 1 << 18;
+        let big = bits(&[n], 4, Some(&k))?.to_vec::<u32>()?;
+        let mut bytes = vec![0u8; n * 4];
+        fill_bytes([0, 3], 0, &mut bytes);
+        let seq: Vec<u32> = bytes
+            .chunks_exact(4)
+            .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+            .collect();
+        assert_eq!(big, seq);
+        // Many short streams in parallel equal one key at a time.
+        let keys = split(&k, 20_000)?;
+        let many = bits(&[3], 4, Some(&keys))?.to_vec::<u32>()?;
+        let kv = keys.to_vec::<u32>()?;
+        for i in [0, 1, 9_999, 19_999] {
+            let one = Array::from_slice(&kv[2 * i..2 * i + 2], &[2])?;
+            assert_eq!(
+                bits(&[3], 4, Some(&one))?.to_vec::<u32>()?,
+                many[3 * i..3 * i + 3]
+            );
+        }
+        Ok(())
+    }
+
+    #[test]
+    fn bad_keys_and_widths_are_errors() -> Result<()> {
+        let f = crate::zeros(&[2], DType::Float32)?;
+        assert_eq!(split(&f, 2).unwrap_err().kind(), crate::ErrorKind::Dtype);
+        let k3 = crate::zeros(&[3], DType::UInt32)?;
+        assert_eq!(
+            bits(&[1], 4, Some(&k3)).unwrap_err().kind(),
+            crate::ErrorKind::Shape
+        );
+        let msg = bits(&[1], 5, None).unwrap_err().to_string();
+        assert!(msg.contains("bits") && msg.contains('5'), "{msg}");
+        Ok(())
+    }
+}

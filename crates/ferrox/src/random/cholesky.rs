@@ -1,0 +1,114 @@
+//! A small Cholesky factorisation for `multivariate_normal`: the lower
+//! triangular `L` with `L L^T = cov` of each matrix in a batch, in f64.
+
+use crate::array::Data;
+use crate::backend::cpu::elementwise::out_storage;
+use crate::primitives::{Operand, OutSpec, Primitive};
+use crate::transforms::rules;
+use crate::{Array, DType, Error, Result};
+
+/// Factors each `[n, n]` matrix of an f64 batch `[..., n, n]`. A matrix
+/// that is not positive semi-definite (within rounding) fails the node;
+/// pivots that vanish within rounding give a zero column, so singular
+/// covariances (degenerate distributions) still factor.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Cholesky;
+
+/// `L` for a checked f64 batch `a` of square matrices.
+pub(crate) fn cholesky(a: &Array) -> Result<Array> {
+    Ok(Array::from_op(
+        a.shape().to_vec(),
+        DType::Float64,
+        Cholesky,
+        vec![a.clone()],
+    ))
+}
+
+fn factor(a: &[f64], n: usize, l: &mut [f64]) -> Result<()> {
+    let scale = (0..n).map(|i| a[i * n + i].abs()).fold(0.0, f64::max);
+    let tol = scale * f64::EPSILON * (n as f64) * 8.0;
+    for j in 0..n {
+        let mut d = a[j * n + j];
+        for k in 0..j {
+            d -= l[j * n + k] * l[j * n + k];
+        }
+        if d < -tol || d.is_nan() {
+            return Err(Error::value(
+                "multivariate_normal",
+                format!("cov is not positive semi-definite (pivot {j} is {d})"),
+            ));
+        }
+        let ljj = if d <= tol { 0.0 } else { d.sqrt() };
+        l[j * n + j] = ljj;
+        for i in j + 1..n {
+            let mut s = a[i * n + j];
+            for k in 0..j {
+                s -= l[i * n + k] * l[j * n + k];
+            }
+            l[i * n + j] = if ljj == 0.0 { 0.0 } else { s / ljj };
+        }
+    }
+    Ok(())
+}
+
+impl Primitive for Cholesky {
+    fn name(&self) -> &'static str {
+        "cholesky"
+    }
+    fn eval_cpu(&self, inputs: &[Operand<'_>], out: OutSpec<'_>) -> Result<Data> {
+        let x = &inputs[0];
+        let n = x.shape.last().copied().unwrap_or(0);
+        if x.dtype != DType::Float64 || x.shape.len() < 2 || x.shape[x.shape.len() - 2] != n {
+            return Err(Error::runtime(
+                "cholesky",
+                "the input is not a batch of square f64 matrices",
+            ));
+        }
+        let a = x.data.to_vec::<f64>(x.shape);
+        let mut st = out_storage(out)?;
+        let l = st.as_mut_slice::<f64>();
+        l.fill(0.0);
+        if n > 0 {
+            for (src, dst) in a.chunks_exact(n * n).zip(l.chunks_exact_mut(n * n)) {
+                factor(src, n, dst)?;
+            }
+        }
+        Ok(Data::contiguous(st, out.shape))
+    }
+    fn vmap(&self, inputs: &[Array], axes: &[Option<usize>]) -> Result<(Array, Option<usize>)> {
+        match axes[0] {
+            None => Ok((cholesky(&inputs[0])?, None)),
+            Some(ax) => Ok((
+                cholesky(&rules::batch_front(&inputs[0], Some(ax))?)?,
+                Some(0),
+            )),
+        }
+    }
+    fn output_shape(&self, input_shapes: &[&[usize]]) -> Option<Result<Vec<usize>>> {
+        input_shapes.first().map(|s| Ok(s.to_vec()))
+    }
+    crate::primitive_common!();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn factors_definite_and_singular_matrices() -> Result<()> {
+        let a = Array::from_slice(&[4.0f64, 2.0, 2.0, 3.0, 1.0, 1.0, 1.0, 1.0], &[2, 2, 2])?;
+        let l = cholesky(&a)?.to_vec::<f64>()?;
+        let want = [2.0, 0.0, 1.0, 2f64.sqrt(), 1.0, 0.0, 1.0, 0.0];
+        for (x, y) in l.iter().zip(want) {
+            assert!((x - y).abs() < 1e-12, "{l:?}");
+        }
+        // vmap over the batch, at a batch axis other than the first.
+        let at_end = crate::moveaxis(&a, 0, 2)?;
+        let f = crate::vmap(|xs| Ok(vec![cholesky(&xs[0])?]), &[Some(2)], &[Some(0)]);
+        assert_eq!(f(&[at_end])?[0].to_vec::<f64>()?, l);
+        let bad = Array::from_slice(&[1.0f64, 2.0, 2.0, 1.0], &[2, 2])?;
+        let e = cholesky(&bad)?.eval().unwrap_err().to_string();
+        assert!(e.contains("positive semi-definite"), "{e}");
+        Ok(())
+    }
+}

@@ -1,0 +1,54 @@
+//! Random numbers: counter-based, splittable keys (Threefry-2x32) and the
+//! common distributions.
+//!
+//! A key is a `uint32` array of shape `[2]`. Every sampler takes an
+//! optional key; the same key always gives the same numbers (on every
+//! thread, compiled or not), and [`split`] derives independent keys from
+//! one. Samplers are built from [`bits`] with public ops, so `vmap` (over
+//! keys too), `compile` and `grad` compose with them; the bits themselves
+//! have zero derivative.
+//!
+//! ```
+//! use ferrox::{DType, random};
+//! let k = random::key(42)?;
+//! let ks = random::split(&k, 2)?;
+//! let k1 = ferrox::take(&ks, &ferrox::Array::scalar(0u32), Some(0))?;
+//! let x = random::normal(&[3], DType::Float32, 0.0, 1.0, Some(&k1))?;
+//! let again = random::normal(&[3], DType::Float32, 0.0, 1.0, Some(&k1))?;
+//! assert_eq!(x.to_vec::<f32>()?, again.to_vec::<f32>()?);
+//! # Ok::<(), ferrox::Error>(())
+//! ```
+//!
+//! # The default key is per thread
+//!
+//! With `key: None` a sampler splits the calling thread's default key on
+//! the host (plain integer arithmetic, no graph): one half becomes the new
+//! default, the other is the draw's key. A thread's first default key is
+//! block `n` of the process seed's stream, where the process seed mixes the
+//! clock and the process id and `n` counts the threads that needed a key,
+//! so two threads never draw the same numbers by accident. [`seed`] resets
+//! only the calling thread's key: after `seed(s)` that thread draws the same
+//! numbers as any thread after `seed(s)`. Concretely, a draw with default
+//! key `d` uses `split(d, 2)[1]` and leaves `split(d, 2)[0]` as the new
+//! default, so after `seed(s)` the first draw equals a draw with
+//! `split(key(s), 2)[1]`. The per-thread value is a plain
+//! two-word `Cell` with no destructor and no allocation, so a thread that
+//! draws owns no resource and exits like any other.
+//!
+//! A function given to `compile` that draws with `key: None` captures the
+//! key of its first trace as a constant; pass keys as arguments to compiled
+//! functions instead.
+
+mod bits;
+mod cholesky;
+mod continuous;
+mod discrete;
+mod state;
+mod support;
+mod threefry;
+
+pub use bits::{RandomBits, bits, key, split};
+pub use continuous::{gumbel, multivariate_normal, normal, truncated_normal, uniform};
+pub use discrete::{bernoulli, categorical, permutation, permutation_of, randint};
+pub use state::seed;
+pub use threefry::threefry2x32;

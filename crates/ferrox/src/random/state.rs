@@ -1,0 +1,112 @@
+//! The default key of each thread.
+//!
+//! A thread's default key is a plain `Cell` of two words: no destructor,
+//! no allocation, nothing to clean up when the thread exits (contract
+//! item 7). A fresh thread derives its first key from the process seed and
+//! its place in a process-wide count of threads that drew, so threads
+//! never share a stream unless they ask to with [`seed`].
+
+use super::threefry::{block, threefry2x32};
+use std::cell::Cell;
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+thread_local! {
+    /// This thread's default key; `None` until the thread first draws or
+    /// seeds.
+    static KEY: Cell<Option<[u32; 2]>> = const { Cell::new(None) };
+}
+
+/// How many threads have derived a default key so far.
+static THREADS: AtomicU64 = AtomicU64::new(0);
+
+/// The words of the key made from a 64-bit seed: high word first.
+pub(crate) fn seed_words(seed: u64) -> [u32; 2] {
+    [(seed >> 32) as u32, seed as u32]
+}
+
+/// The process seed: the wall clock and the process id, mixed, chosen once.
+fn process_seed() -> u64 {
+    static SEED: OnceLock<u64> = OnceLock::new();
+    *SEED.get_or_init(|| {
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos() as u64)
+            .unwrap_or(0);
+        let pid = u64::from(std::process::id());
+        let [a, b] = threefry2x32(seed_words(nanos), seed_words(pid));
+        (u64::from(a) << 32) | u64::from(b)
+    })
+}
+
+/// The first key of a thread that has not drawn or seeded: block `n` of
+/// the process seed's stream, `n` counting the threads that got one.
+fn fresh_key() -> [u32; 2] {
+    let n = THREADS.fetch_add(1, Ordering::Relaxed);
+    block(seed_words(process_seed()), n)
+}
+
+/// Splits a key in two on the host: the same keys as `split(key, 2)`.
+pub(crate) fn split2(key: [u32; 2]) -> ([u32; 2], [u32; 2]) {
+    (block(key, 0), block(key, 1))
+}
+
+/// A key for one draw: splits the calling thread's default key, keeps one
+/// half as the new default and returns the other.
+pub(crate) fn next_key() -> [u32; 2] {
+    // `try_with` fails only while the thread is being torn down; a key from
+    // the process stream is as good then.
+    KEY.try_with(|k| {
+        let (next, sub) = split2(k.get().unwrap_or_else(fresh_key));
+        k.set(Some(next));
+        sub
+    })
+    .unwrap_or_else(|_| split2(fresh_key()).1)
+}
+
+/// Resets the calling thread's default key to the key of `s`, so the
+/// thread's following draws without a key are reproducible. Other threads'
+/// default keys are unchanged.
+///
+/// ```
+/// use ferrox::{DType, random};
+/// random::seed(7);
+/// let a = random::uniform(0.0, 1.0, &[3], DType::Float32, None)?;
+/// random::seed(7);
+/// let b = random::uniform(0.0, 1.0, &[3], DType::Float32, None)?;
+/// assert_eq!(a.to_vec::<f32>()?, b.to_vec::<f32>()?);
+/// # Ok::<(), ferrox::Error>(())
+/// ```
+pub fn seed(s: u64) {
+    let _ = KEY.try_with(|k| k.set(Some(seed_words(s))));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn seeded_threads_agree_and_fresh_threads_differ() {
+        let run = |s: Option<u64>| {
+            std::thread::spawn(move || {
+                if let Some(s) = s {
+                    seed(s);
+                }
+                [next_key(), next_key()]
+            })
+            .join()
+            .ok()
+        };
+        assert_eq!(run(Some(7)), run(Some(7)));
+        assert_ne!(run(None), run(None));
+    }
+
+    #[test]
+    fn each_draw_takes_a_new_key() {
+        seed(1);
+        let (a, b) = (next_key(), next_key());
+        assert_ne!(a, b);
+        seed(1);
+        assert_eq!(next_key(), a);
+    }
+}
