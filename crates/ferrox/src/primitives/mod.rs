@@ -131,6 +131,7 @@ pub mod cast;
 pub mod conv;
 mod conv_rules;
 pub mod creation;
+pub mod fft;
 pub mod indexing;
 pub mod join;
 pub mod linalg;
