@@ -82,6 +82,16 @@ fn magnitude(a: &Array) -> Result<Array> {
     }
 }
 
+/// `v` as a scalar that keeps `like`'s float dtype (weak scalars are
+/// single precision, which would round float64 exponents).
+fn scalar_like(v: f64, like: &Array) -> Array {
+    if like.dtype() == DType::Float64 {
+        Array::scalar(v)
+    } else {
+        Array::from(v)
+    }
+}
+
 fn signed(axes: &[usize]) -> Vec<isize> {
     axes.iter().map(|&a| a as isize).collect()
 }
@@ -116,8 +126,8 @@ fn vector_norm(a: &Array, p: f64, axis: usize, keepdims: bool) -> Result<Array> 
         return Err(Error::value("norm", "invalid ord nan"));
     }
     // (sum |a|^p)^(1/p).
-    let s = crate::sum(&crate::power(&m, &Array::from(p))?, Some(&ax), keepdims)?;
-    crate::power(&s, &Array::from(1.0 / p))
+    let s = crate::sum(&crate::power(&m, &scalar_like(p, &m))?, Some(&ax), keepdims)?;
+    crate::power(&s, &scalar_like(1.0 / p, &s))
 }
 
 fn matrix_norm(

@@ -91,7 +91,7 @@ fn fft_second_order_and_grad() {
         |xs: &[Array]| {
             let y = fft::fft(&xs[0], None, -1)?;
             let a = abs(&y)?;
-            sum(&multiply(&a, &a)?, None, false)
+            Ok(vec![sum(&multiply(&a, &a)?, None, false)?])
         },
         &[0],
     )(&[x.clone()])
