@@ -295,6 +295,7 @@ pub fn cross(a: &Array, b: &Array, axis: isize) -> Result<Array> {
         }
     };
     let (a, b) = (prep(a, "a")?, prep(b, "b")?);
+    crate::primitives::shape_rules::broadcast_shapes("cross", a.shape(), b.shape())?;
     let part = |x: &Array, i: isize| -> Result<Array> {
         let nd = x.ndim();
         let mut start = vec![0isize; nd];

@@ -1084,7 +1084,8 @@ fn fft_and_linalg_bad_input_names_the_op() {
     });
     must_err("irfft2", || fx::fft::irfft2(&a, Some(&[0, 4]), None));
     must_err("norm", || fx::linalg::norm(&a, None, Some(&[0, 1, 0]), false));
-    must_err("cross", || fx::linalg::cross(&a, &a, -1));
+    must_err("cross", || fx::linalg::cross(&a, &fx::ones(&[2, 4], DType::Float32)?, -1));
+    must_err("cross", || fx::linalg::cross(&a, &fx::ones(&[4, 3], DType::Float32)?, -1));
 }
 
 #[test]
