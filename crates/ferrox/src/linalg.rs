@@ -1,7 +1,8 @@
 //! Linear algebra: `ferrox::linalg`.
 //!
-//! [`norm`] and [`cross`] are built from public ops, so every transform
-//! (grad, jvp, vmap, compile) goes through them.
+//! [`norm`], [`cross`] and [`solve`] are built from public ops, so every
+//! transform (grad, jvp, vmap, compile) goes through them; [`inv`] is a
+//! primitive with its own rules.
 //!
 //! ```
 //! use ferrox::{Array, linalg};
@@ -10,6 +11,7 @@
 //! # Ok::<(), ferrox::Error>(())
 //! ```
 
+pub use crate::primitives::lu::inv;
 use crate::primitives::shape_rules::normalize_axis;
 use crate::{Array, DType, Error, ErrorKind, Result};
 
@@ -130,13 +132,7 @@ fn vector_norm(a: &Array, p: f64, axis: usize, keepdims: bool) -> Result<Array> 
     crate::power(&s, &scalar_like(1.0 / p, &s))
 }
 
-fn matrix_norm(
-    a: &Array,
-    ord: NormOrd,
-    row: usize,
-    col: usize,
-    keepdims: bool,
-) -> Result<Array> {
+fn matrix_norm(a: &Array, ord: NormOrd, row: usize, col: usize, keepdims: bool) -> Result<Array> {
     let squeeze = |x: Array| -> Result<Array> {
         if keepdims {
             Ok(x)
@@ -174,7 +170,9 @@ fn svd_needed(ord: NormOrd) -> Error {
     Error::new(
         ErrorKind::Unsupported,
         "norm",
-        format!("ord={ord} for matrices needs singular values (svd), which ferrox does not provide yet"),
+        format!(
+            "ord={ord} for matrices needs singular values (svd), which ferrox does not provide yet"
+        ),
     )
 }
 
@@ -319,6 +317,63 @@ pub fn cross(a: &Array, b: &Array, axis: isize) -> Result<Array> {
     )?;
     let out_axis = normalize_axis("cross", axis, c.ndim())?;
     crate::moveaxis(&c, -1, out_axis as isize)
+}
+
+/// Solves `a @ x = b` for `x`, batched over the leading axes.
+///
+/// `a` has shape `(..., m, m)`. As in numpy 2, `b` is one vector per
+/// system when it is 1-D (shape `(m,)`, result `(..., m)`), otherwise a
+/// stack of matrices `(..., m, k)` whose leading axes broadcast against
+/// `a`'s. Computed as `inv(a) @ b` (so a singular `a` is an evaluation
+/// error naming `inv`), which differentiates through [`inv`]'s rules.
+///
+/// ```
+/// use ferrox::Array;
+/// let a = Array::from_slice(&[3.0f64, 1.0, 1.0, 2.0], &[2, 2])?;
+/// let b = Array::from_slice(&[9.0f64, 8.0], &[2])?;
+/// let x = ferrox::linalg::solve(&a, &b)?.to_vec::<f64>()?;
+/// assert!((x[0] - 2.0).abs() < 1e-12 && (x[1] - 3.0).abs() < 1e-12);
+/// assert!(ferrox::linalg::solve(&a, &ferrox::ones(&[3], ferrox::DType::Float64)?).is_err());
+/// # Ok::<(), ferrox::Error>(())
+/// ```
+pub fn solve(a: &Array, b: &Array) -> Result<Array> {
+    let (sa, sb) = (a.shape(), b.shape());
+    let nd = sa.len();
+    if nd < 2 || sa[nd - 1] != sa[nd - 2] {
+        return Err(Error::shape(
+            "solve",
+            format!("a must hold square matrices in its last two axes, got shape {sa:?}"),
+        ));
+    }
+    let m = sa[nd - 1];
+    let rows = match sb.len() {
+        0 => None,
+        1 => Some(sb[0]),
+        k => Some(sb[k - 2]),
+    };
+    if rows != Some(m) {
+        return Err(Error::shape(
+            "solve",
+            format!("a has shape {sa:?} and b has shape {sb:?}; b needs {m} rows"),
+        ));
+    }
+    if sb.len() > 1 {
+        crate::primitives::shape_rules::broadcast_shapes(
+            "solve",
+            &sa[..nd - 2],
+            &sb[..sb.len() - 2],
+        )?;
+    }
+    if a.dtype() == DType::Complex64 || b.dtype() == DType::Complex64 {
+        return Err(Error::dtype("solve", "complex64 is not supported"));
+    }
+    let dtype = DType::promote(a.dtype(), b.dtype());
+    let dtype = if dtype.is_float() {
+        dtype
+    } else {
+        DType::Float32
+    };
+    crate::matmul(&inv(&a.astype(dtype)?)?, &b.astype(dtype)?)
 }
 
 #[cfg(test)]

@@ -683,6 +683,9 @@ proptest! {
         check("norm", || fx::linalg::norm(&a, p, axs, keepdims))?;
         let b = build(&sb)?;
         check("cross", || fx::linalg::cross(&a, &b, one))?;
+        check("inv", || fx::linalg::inv(&a))?;
+        // A singular system fails in the inverse it is computed through.
+        check_as("solve", &["solve", "inv"], || fx::linalg::solve(&a, &b))?;
     }
 
     /// Reshaping, axis permutations, broadcasting, slicing.
@@ -1083,9 +1086,15 @@ fn fft_and_linalg_bad_input_names_the_op() {
         fx::fft::rfft(&a.astype(DType::Complex64)?, None, 0)
     });
     must_err("irfft2", || fx::fft::irfft2(&a, Some(&[0, 4]), None));
-    must_err("norm", || fx::linalg::norm(&a, None, Some(&[0, 1, 0]), false));
-    must_err("cross", || fx::linalg::cross(&a, &fx::ones(&[2, 4], DType::Float32)?, -1));
-    must_err("cross", || fx::linalg::cross(&a, &fx::ones(&[4, 3], DType::Float32)?, -1));
+    must_err("norm", || {
+        fx::linalg::norm(&a, None, Some(&[0, 1, 0]), false)
+    });
+    must_err("cross", || {
+        fx::linalg::cross(&a, &fx::ones(&[2, 4], DType::Float32)?, -1)
+    });
+    must_err("cross", || {
+        fx::linalg::cross(&a, &fx::ones(&[4, 3], DType::Float32)?, -1)
+    });
 }
 
 #[test]

@@ -1,11 +1,11 @@
-//! ferrox::linalg::{norm, cross} against numpy references
+//! ferrox::linalg::{norm, cross, inv, solve} against numpy references
 //! (tests/fixtures/gen_linalg_norm.py).
 
 mod common;
 
 use common::{Case, array, assert_matches, load, tolerance};
 use ferrox::Array;
-use ferrox::linalg::{NormOrd, cross, norm};
+use ferrox::linalg::{NormOrd, cross, inv, norm, solve};
 use serde_json::Value;
 
 fn ord(v: &Value) -> Option<NormOrd> {
@@ -23,7 +23,11 @@ fn axes(v: &Value) -> Option<Vec<isize>> {
     match v {
         Value::Null => None,
         Value::Number(n) => Some(vec![n.as_i64().expect("axis") as isize]),
-        Value::Array(a) => Some(a.iter().map(|x| x.as_i64().expect("axis") as isize).collect()),
+        Value::Array(a) => Some(
+            a.iter()
+                .map(|x| x.as_i64().expect("axis") as isize)
+                .collect(),
+        ),
         other => panic!("bad axis {other:?}"),
     }
 }
@@ -42,6 +46,8 @@ fn compute(case: &Case) -> Array {
             p["keepdims"].as_bool().unwrap_or(false),
         ),
         "cross" => cross(&x[0], &x[1], p["axis"].as_i64().expect("axis") as isize),
+        "inv" => inv(&x[0]),
+        "solve" => solve(&x[0], &x[1]),
         other => panic!("unknown op {other}"),
     };
     r.unwrap_or_else(|e| panic!("{}: {e}", case.name))

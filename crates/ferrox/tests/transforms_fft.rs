@@ -39,14 +39,20 @@ fn fft_cases() -> Vec<(&'static str, F)> {
         ("ifft of fft", |xs| {
             parts(fft::ifft(&generic(&xs[0], 4)?, Some(5), -1)?)
         }),
-        ("fft of generic", |xs| parts(fft::fft(&generic(&xs[0], 4)?, None, -1)?)),
+        ("fft of generic", |xs| {
+            parts(fft::fft(&generic(&xs[0], 4)?, None, -1)?)
+        }),
         ("fft2", |xs| parts(fft::fft2(&xs[0], Some(&[4, 5]), None)?)),
-        ("ifftn", |xs| parts(fft::ifftn(&xs[0], None, Some(&[1, 0]))?)),
+        ("ifftn", |xs| {
+            parts(fft::ifftn(&xs[0], None, Some(&[1, 0]))?)
+        }),
         ("rfft", |xs| parts(fft::rfft(&xs[0], None, -1)?)),
         ("rfft odd pad", |xs| parts(fft::rfft(&xs[0], Some(9), -1)?)),
         ("rfft axis 0", |xs| parts(fft::rfft(&xs[0], None, 0)?)),
         ("rfftn", |xs| parts(fft::rfftn(&xs[0], None, None)?)),
-        ("rfft2 axes", |xs| parts(fft::rfft2(&xs[0], Some(&[3, 6]), Some(&[1, 0]))?)),
+        ("rfft2 axes", |xs| {
+            parts(fft::rfft2(&xs[0], Some(&[3, 6]), Some(&[1, 0]))?)
+        }),
         ("irfft even", |xs| {
             Ok(vec![fft::irfft(&generic(&xs[0], 4)?, None, -1)?])
         }),
@@ -63,9 +69,15 @@ fn fft_cases() -> Vec<(&'static str, F)> {
             Ok(vec![fft::irfftn(&generic(&xs[0], 3)?, None, None)?])
         }),
         ("irfft2 odd", |xs| {
-            Ok(vec![fft::irfft2(&generic(&xs[0], 3)?, Some(&[2, 5]), None)?])
+            Ok(vec![fft::irfft2(
+                &generic(&xs[0], 3)?,
+                Some(&[2, 5]),
+                None,
+            )?])
         }),
-        ("abs of fft", |xs| Ok(vec![abs(&fft::fft(&xs[0], None, -1)?)?])),
+        ("abs of fft", |xs| {
+            Ok(vec![abs(&fft::fft(&xs[0], None, -1)?)?])
+        }),
     ]
 }
 
@@ -114,30 +126,67 @@ fn fft_vmap_matches_a_loop() {
 
 fn norm_cases() -> Vec<(&'static str, F)> {
     vec![
-        ("norm default", |xs| Ok(vec![norm(&xs[0], None, None, false)?])),
+        ("norm default", |xs| {
+            Ok(vec![norm(&xs[0], None, None, false)?])
+        }),
         ("norm 2 axis", |xs| {
             Ok(vec![norm(&xs[0], None, Some(&[1]), true)?])
         }),
         ("norm 1", |xs| {
-            Ok(vec![norm(&xs[0], Some(NormOrd::P(1.0)), Some(&[0]), false)?])
+            Ok(vec![norm(
+                &xs[0],
+                Some(NormOrd::P(1.0)),
+                Some(&[0]),
+                false,
+            )?])
         }),
         ("norm 3", |xs| {
-            Ok(vec![norm(&xs[0], Some(NormOrd::P(3.0)), Some(&[-1]), false)?])
+            Ok(vec![norm(
+                &xs[0],
+                Some(NormOrd::P(3.0)),
+                Some(&[-1]),
+                false,
+            )?])
         }),
         ("norm -1.5", |xs| {
-            Ok(vec![norm(&xs[0], Some(NormOrd::P(-1.5)), Some(&[-1]), false)?])
+            Ok(vec![norm(
+                &xs[0],
+                Some(NormOrd::P(-1.5)),
+                Some(&[-1]),
+                false,
+            )?])
         }),
         ("norm inf", |xs| {
-            Ok(vec![norm(&xs[0], Some(NormOrd::P(f64::INFINITY)), Some(&[1]), false)?])
+            Ok(vec![norm(
+                &xs[0],
+                Some(NormOrd::P(f64::INFINITY)),
+                Some(&[1]),
+                false,
+            )?])
         }),
         ("norm fro", |xs| {
-            Ok(vec![norm(&xs[0], Some(NormOrd::Fro), Some(&[0, 1]), false)?])
+            Ok(vec![norm(
+                &xs[0],
+                Some(NormOrd::Fro),
+                Some(&[0, 1]),
+                false,
+            )?])
         }),
         ("matrix norm 1", |xs| {
-            Ok(vec![norm(&xs[0], Some(NormOrd::P(1.0)), Some(&[0, 1]), true)?])
+            Ok(vec![norm(
+                &xs[0],
+                Some(NormOrd::P(1.0)),
+                Some(&[0, 1]),
+                true,
+            )?])
         }),
         ("matrix norm -inf", |xs| {
-            Ok(vec![norm(&xs[0], Some(NormOrd::P(f64::NEG_INFINITY)), Some(&[1, 0]), false)?])
+            Ok(vec![norm(
+                &xs[0],
+                Some(NormOrd::P(f64::NEG_INFINITY)),
+                Some(&[1, 0]),
+                false,
+            )?])
         }),
         ("cross", |xs| {
             let b = multiply(&xs[0], &xs[0])?;
@@ -173,5 +222,51 @@ fn linalg_derivatives_and_vmap() {
     for (name, f) in norm_cases() {
         check_vmap_out(name, f, &[xb.clone()], &[Some(0)], 0);
         check_vmap_out(name, f, &[xb.clone()], &[Some(2)], 0);
+    }
+}
+
+/// A well-conditioned matrix (batch) from `x`: `x + 3 I`.
+fn shifted_identity(x: &Array) -> Result<Array> {
+    let n = x.shape()[x.ndim() - 1];
+    add(
+        x,
+        &multiply(&eye(n, None, 0, DType::Float64)?, &Array::scalar(3.0f64))?,
+    )
+}
+
+fn solver_cases() -> Vec<(&'static str, F)> {
+    vec![
+        ("inv", |xs| {
+            Ok(vec![linalg::inv(&shifted_identity(&xs[0])?)?])
+        }),
+        ("inv of inv", |xs| {
+            Ok(vec![linalg::inv(&linalg::inv(&shifted_identity(
+                &xs[0],
+            )?)?)?])
+        }),
+        ("solve vector", |xs| {
+            let b = sum(&xs[0], Some(&[-1]), false)?;
+            let b = reshape(&b, &[-1])?;
+            let n = xs[0].shape()[xs[0].ndim() - 1] as isize;
+            let b = slice(&b, &[0], &[n], &[1])?;
+            Ok(vec![linalg::solve(&shifted_identity(&xs[0])?, &b)?])
+        }),
+        ("solve matrix", |xs| {
+            Ok(vec![linalg::solve(&shifted_identity(&xs[0])?, &xs[0])?])
+        }),
+    ]
+}
+
+#[test]
+fn inv_and_solve_derivatives_and_vmap() {
+    let mut rng = Rng::new(10);
+    let x = rng.array(&[3, 3], -1.0, 1.0);
+    for (i, (name, f)) in solver_cases().iter().enumerate() {
+        check_derivatives_with(name, f, &[x.clone()], i as u64, 1e-6, 1e-5);
+    }
+    let xb = rng.array(&[3, 3, 3], -1.0, 1.0);
+    for (name, f) in solver_cases() {
+        check_vmap_out(name, f, &[xb.clone()], &[Some(0)], 0);
+        check_vmap_out(name, f, &[xb.clone()], &[Some(2)], 1);
     }
 }

@@ -55,6 +55,15 @@ type C = Complex64;
 ///
 /// `lengths[i]` is the signal length `n` along `axes[i]`. Inverse
 /// transforms divide by the product of `lengths`.
+///
+/// ```
+/// let x = ferrox::ones(&[2, 6], ferrox::DType::Float32)?;
+/// let y = ferrox::fft::rfft(&x, None, -1)?;
+/// let p = y.primitive().unwrap();
+/// let f = p.as_any().downcast_ref::<ferrox::fft::Fft>().unwrap();
+/// assert_eq!((f.axes.clone(), f.lengths.clone(), f.real), (vec![1], vec![6], true));
+/// # Ok::<(), ferrox::Error>(())
+/// ```
 #[derive(Debug, Clone, PartialEq)]
 pub struct Fft {
     /// The transformed axes; for real transforms the last one is the
@@ -161,7 +170,11 @@ impl Primitive for Fft {
             steps.rotate_right(1);
         }
         for (axis, n, line) in steps {
-            let n_out = if line == Line::RealToHalf { n / 2 + 1 } else { n };
+            let n_out = if line == Line::RealToHalf {
+                n / 2 + 1
+            } else {
+                n
+            };
             buf = transform_axis(&buf, &shape, axis, n, n_out, line, self.inverse);
             shape[axis] = n_out;
         }
@@ -545,7 +558,11 @@ fn transform(
     let bytes = padded
         .iter()
         .try_fold(2 * DType::Complex64.size(), |acc, &d| acc.checked_mul(d));
-    if bytes.is_none_or(|b| b > isize::MAX as usize) {
+    let limit = isize::MAX as usize;
+    let too_long = lengths
+        .iter()
+        .any(|&n| n > limit / (2 * DType::Complex64.size()));
+    if too_long || bytes.is_none_or(|b| b > limit) {
         return Err(Error::value(
             op,
             format!(
@@ -607,7 +624,14 @@ fn transform(
 /// ```
 pub fn fft(a: &Array, n: Option<usize>, axis: isize) -> Result<Array> {
     let s = n.map(|n| [n]);
-    transform("fft", a, s.as_ref().map(|s| &s[..]), Some(&[axis]), false, false)
+    transform(
+        "fft",
+        a,
+        s.as_ref().map(|s| &s[..]),
+        Some(&[axis]),
+        false,
+        false,
+    )
 }
 
 /// One-dimensional inverse discrete Fourier transform along `axis`
@@ -622,7 +646,14 @@ pub fn fft(a: &Array, n: Option<usize>, axis: isize) -> Result<Array> {
 /// ```
 pub fn ifft(a: &Array, n: Option<usize>, axis: isize) -> Result<Array> {
     let s = n.map(|n| [n]);
-    transform("ifft", a, s.as_ref().map(|s| &s[..]), Some(&[axis]), true, false)
+    transform(
+        "ifft",
+        a,
+        s.as_ref().map(|s| &s[..]),
+        Some(&[axis]),
+        true,
+        false,
+    )
 }
 
 /// Two-dimensional discrete Fourier transform over `axes` (default: the
@@ -695,7 +726,14 @@ pub fn ifftn(a: &Array, s: Option<&[usize]>, axes: Option<&[isize]>) -> Result<A
 /// ```
 pub fn rfft(a: &Array, n: Option<usize>, axis: isize) -> Result<Array> {
     let s = n.map(|n| [n]);
-    transform("rfft", a, s.as_ref().map(|s| &s[..]), Some(&[axis]), false, true)
+    transform(
+        "rfft",
+        a,
+        s.as_ref().map(|s| &s[..]),
+        Some(&[axis]),
+        false,
+        true,
+    )
 }
 
 /// The inverse of [`rfft`]: `n` real points (default `2 * (m - 1)` for
@@ -711,7 +749,14 @@ pub fn rfft(a: &Array, n: Option<usize>, axis: isize) -> Result<Array> {
 /// ```
 pub fn irfft(a: &Array, n: Option<usize>, axis: isize) -> Result<Array> {
     let s = n.map(|n| [n]);
-    transform("irfft", a, s.as_ref().map(|s| &s[..]), Some(&[axis]), true, true)
+    transform(
+        "irfft",
+        a,
+        s.as_ref().map(|s| &s[..]),
+        Some(&[axis]),
+        true,
+        true,
+    )
 }
 
 /// Two-dimensional [`rfftn`] over `axes` (default: the last two).

@@ -135,6 +135,7 @@ pub mod fft;
 pub mod indexing;
 pub mod join;
 pub mod linalg;
+pub mod lu;
 pub mod matmul;
 pub mod reduce;
 pub mod scan;
