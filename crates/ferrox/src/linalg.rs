@@ -209,6 +209,25 @@ pub fn norm(
     axis: Option<&[isize]>,
     keepdims: bool,
 ) -> Result<Array> {
+    norm_impl(a, ord, axis, keepdims).map_err(|e| named("norm", e))
+}
+
+/// `e` as an error of `op` (errors of the ops a composite is built from
+/// keep their text after the composite's name).
+fn named(op: &str, e: Error) -> Error {
+    if e.op() == op {
+        e
+    } else {
+        Error::new(e.kind(), op, format!("{}: {}", e.op(), e.message()))
+    }
+}
+
+fn norm_impl(
+    a: &Array,
+    ord: Option<NormOrd>,
+    axis: Option<&[isize]>,
+    keepdims: bool,
+) -> Result<Array> {
     let nd = a.ndim();
     let axes: Vec<usize> = match axis {
         Some(axis) => axis
