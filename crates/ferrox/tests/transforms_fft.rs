@@ -5,7 +5,7 @@
 //! use a larger step than the f64 checks; the transforms are linear, so
 //! the differences carry no truncation error.
 
-#![allow(clippy::type_complexity)]
+#![allow(clippy::cloned_ref_to_slice_refs, clippy::type_complexity)] // test tables read best inline
 
 mod common;
 
@@ -199,11 +199,8 @@ fn norm_cases() -> Vec<(&'static str, F)> {
 fn flip(x: &Array) -> Result<Array> {
     let nd = x.ndim();
     let mut start = vec![0isize; nd];
-    let mut stop = vec![0isize; nd];
+    let mut stop: Vec<isize> = x.shape().iter().map(|&d| d as isize).collect();
     let mut step = vec![1isize; nd];
-    for i in 0..nd {
-        stop[i] = x.shape()[i] as isize;
-    }
     start[nd - 1] = -1;
     stop[nd - 1] = -(x.shape()[nd - 1] as isize) - 1;
     step[nd - 1] = -1;
