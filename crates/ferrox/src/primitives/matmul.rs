@@ -5,7 +5,7 @@
 //! left operand is a row vector and a 1-D right operand a column vector, and
 //! the dimension added for it is dropped from the result.
 //!
-//! Kernels ([`MatKernel`]): f32, f64, f16 and complex64 go through the `gemm`
+//! Kernels (`MatKernel`): f32, f64, f16 and complex64 go through the `gemm`
 //! crate, which takes arbitrary positive row and column strides, so transposed
 //! inputs are multiplied without a copy. bfloat16 is widened to f32,
 //! multiplied, and rounded once. Integer and bool products use a blocked loop

@@ -707,7 +707,7 @@ impl Array {
     pub fn var(&self, axes: Option<&[isize]>, keepdims: bool, ddof: i32) -> Result<Array> {
         var(self, axes, keepdims, ddof)
     }
-    /// Method form of [`std`].
+    /// Method form of [`std()`].
     ///
     /// ```
     /// let a = ferrox::Array::from_slice(&[1.0f64, 3.0], &[2])?;

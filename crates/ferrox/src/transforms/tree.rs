@@ -124,7 +124,7 @@ tree_tuple!(A 0, B 1, C 2, D 3);
 
 /// `value_and_grad` over a tree of parameters: `f` maps the tree to a
 /// scalar loss; the result gives the loss and a tree of gradients shaped
-/// like the parameters. Compose with [`crate::compile`] by flattening:
+/// like the parameters. Compose with [`crate::compile()`] by flattening:
 /// the returned function is `Clone + Send + Sync`.
 ///
 /// ```

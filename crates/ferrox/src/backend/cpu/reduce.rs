@@ -26,7 +26,7 @@
 //! error grows with `log n` rather than `n`. The split points depend only on
 //! sizes, never on the thread count, so results are bitwise reproducible;
 //! rayon runs the two halves in parallel above
-//! [`MIN_PAR_ELEMS`](super::parallel::MIN_PAR_ELEMS), and runs whole
+//! [`super::parallel::MIN_PAR_ELEMS`], and runs whole
 //! outputs in parallel when there are many of them.
 
 use super::parallel::{MIN_PAR_ELEMS, worth_splitting};
