@@ -165,3 +165,13 @@ def test_bad_input_raises_value_error(call):
 def test_rfft_of_complex_is_a_type_error():
     with pytest.raises(TypeError, match="rfft"):
         fx.fft.rfft(fx.ones((4,), fx.complex64))
+
+
+def test_compile_and_shapeless_replay(rng):
+    x = fx.array(signal(rng, (3, 8)))
+    f = fx.compile(lambda a: fx.fft.irfft(fx.fft.rfft(fx.real(a)), n=8))
+    np.testing.assert_allclose(np.array(f(x)), np.array(x).real, atol=1e-5)
+    g = fx.compile(lambda a: fx.fft.fft(a, axis=0), shapeless=True)
+    check(g(x), np.fft.fft(np.array(x).astype(np.complex128), axis=0))
+    y = signal(rng, (3, 5))  # same transform length, other batch shape
+    check(g(fx.array(y)), np.fft.fft(y.astype(np.complex128), axis=0))
