@@ -1,4 +1,5 @@
-//! `ferrox.core.linalg`: norm, cross, inv and solve, as in mlx.core.linalg.
+//! `ferrox.core.linalg`: norm, cross, inv, solve, cholesky, tri_inv and
+//! solve_triangular, as in mlx.core.linalg.
 
 use crate::array::PyArr;
 use crate::convert::to_array;
@@ -80,16 +81,51 @@ fn solve(a: &Any<'_>, b: &Any<'_>, stream: Stream<'_, '_>) -> PyResult<PyArr> {
         .map(PyArr::new)
 }
 
+#[pyfunction]
+#[pyo3(signature = (a, upper = false, *, stream = None))]
+fn cholesky(a: &Any<'_>, upper: bool, stream: Stream<'_, '_>) -> PyResult<PyArr> {
+    let a = to_array(a)?;
+    on(stream, || ferrox::linalg::cholesky(&a, upper))?
+        .py()
+        .map(PyArr::new)
+}
+
+#[pyfunction]
+#[pyo3(signature = (a, upper = false, *, stream = None))]
+fn tri_inv(a: &Any<'_>, upper: bool, stream: Stream<'_, '_>) -> PyResult<PyArr> {
+    let a = to_array(a)?;
+    on(stream, || ferrox::linalg::tri_inv(&a, upper))?
+        .py()
+        .map(PyArr::new)
+}
+
+#[pyfunction]
+#[pyo3(signature = (a, b, *, upper = false, stream = None))]
+fn solve_triangular(
+    a: &Any<'_>,
+    b: &Any<'_>,
+    upper: bool,
+    stream: Stream<'_, '_>,
+) -> PyResult<PyArr> {
+    let (a, b) = (to_array(a)?, to_array(b)?);
+    on(stream, || ferrox::linalg::solve_triangular(&a, &b, upper))?
+        .py()
+        .map(PyArr::new)
+}
+
 /// Registers `ferrox.core.linalg`.
 pub fn register(parent: &Bound<'_, PyModule>) -> PyResult<()> {
     let m = crate::fft::submodule(
         parent,
         "linalg",
-        "Linear algebra: norm, cross, inv and solve.",
+        "Linear algebra: norm, cross, inv, solve, cholesky, tri_inv, solve_triangular.",
     )?;
     m.add_function(wrap_pyfunction!(norm, &m)?)?;
     m.add_function(wrap_pyfunction!(cross, &m)?)?;
     m.add_function(wrap_pyfunction!(inv, &m)?)?;
     m.add_function(wrap_pyfunction!(solve, &m)?)?;
+    m.add_function(wrap_pyfunction!(cholesky, &m)?)?;
+    m.add_function(wrap_pyfunction!(tri_inv, &m)?)?;
+    m.add_function(wrap_pyfunction!(solve_triangular, &m)?)?;
     Ok(())
 }

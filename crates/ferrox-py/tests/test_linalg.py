@@ -146,3 +146,37 @@ def test_inv_and_solve_errors():
         fx.linalg.solve(fx.eye(3), fx.ones((2,)))
     with pytest.raises(TypeError, match="inv"):
         fx.linalg.inv(fx.ones((2, 2), fx.complex64))
+
+
+@pytest.mark.parametrize("upper", [False, True])
+def test_cholesky(rng, upper):
+    x = rng.uniform(-1, 1, size=(2, 4, 4))
+    a = (x @ x.swapaxes(-1, -2) + 4 * np.eye(4)).astype(np.float32)
+    check(fx.linalg.cholesky(a, upper=upper), np.linalg.cholesky(a, upper=upper), rtol=1e-5, atol=1e-6)
+    with pytest.raises(ValueError, match="positive definite"):
+        fx.eval(fx.linalg.cholesky(-fx.eye(3), upper))
+
+
+@pytest.mark.parametrize("upper", [False, True])
+def test_triangular(rng, upper):
+    a = well_conditioned(rng, (3, 3))
+    t = np.triu(a) if upper else np.tril(a)
+    check(fx.linalg.tri_inv(a, upper=upper), np.linalg.inv(t), rtol=1e-5, atol=1e-6)
+    b = rng.uniform(-1, 1, size=(3, 2)).astype(np.float32)
+    check(fx.linalg.solve_triangular(a, b, upper=upper), np.linalg.solve(t, b), rtol=1e-5, atol=1e-6)
+
+
+def test_cholesky_gradient_of_log_det(rng):
+    # log det A = 2 sum log diag(L); its gradient is inv(A) for symmetric A.
+    x = rng.uniform(-1, 1, size=(3, 3))
+    a = x @ x.T + 3 * np.eye(3)
+
+    def f(m):
+        low = fx.linalg.cholesky(m)
+        return 2 * fx.sum(fx.log(fx.diagonal(low)))
+
+    g = np.array(fx.grad(f)(fx.array(a, fx.float64)))
+    # Only the lower triangle is read: the off-diagonal gradient lands there twice.
+    want = np.linalg.inv(a)
+    want = np.tril(2 * want) - np.diag(np.diag(want))
+    check(g, want, rtol=1e-8, atol=1e-10)

@@ -1,8 +1,9 @@
 //! Linear algebra: `ferrox::linalg`.
 //!
-//! [`norm`], [`cross`] and [`solve`] are built from public ops, so every
-//! transform (grad, jvp, vmap, compile) goes through them; [`inv`] is a
-//! primitive with its own rules.
+//! [`norm`], [`cross`], [`solve`], [`tri_inv`] and [`solve_triangular`]
+//! are built from public ops, so every transform (grad, jvp, vmap,
+//! compile) goes through them; [`inv`] and [`cholesky`] are primitives
+//! with their own rules.
 //!
 //! ```
 //! use ferrox::{Array, linalg};
@@ -11,6 +12,7 @@
 //! # Ok::<(), ferrox::Error>(())
 //! ```
 
+pub use crate::primitives::cholesky::cholesky;
 pub use crate::primitives::lu::inv;
 use crate::primitives::shape_rules::normalize_axis;
 use crate::{Array, DType, Error, ErrorKind, Result};
@@ -393,6 +395,51 @@ pub fn solve(a: &Array, b: &Array) -> Result<Array> {
         DType::Float32
     };
     crate::matmul(&inv(&a.astype(dtype)?)?, &b.astype(dtype)?)
+}
+
+/// The triangle of the last two axes that `upper` names.
+fn triangle(a: &Array, upper: bool) -> Result<Array> {
+    if upper {
+        crate::triu(a, 0)
+    } else {
+        crate::tril(a, 0)
+    }
+}
+
+/// The inverse of each triangular matrix in the last two axes of `a`
+/// (lower triangular, or upper with `upper`); only that triangle is read
+/// and the result is exactly triangular. Dtypes and errors as in [`inv`].
+///
+/// ```
+/// use ferrox::Array;
+/// let a = Array::from_slice(&[2.0f64, 9.0, 1.0, 4.0], &[2, 2])?; // 9 is ignored
+/// let y = ferrox::linalg::tri_inv(&a, false)?.to_vec::<f64>()?;
+/// assert_eq!(y, vec![0.5, 0.0, -0.125, 0.25]);
+/// # Ok::<(), ferrox::Error>(())
+/// ```
+pub fn tri_inv(a: &Array, upper: bool) -> Result<Array> {
+    let go = || triangle(&inv(&triangle(a, upper)?)?, upper);
+    go().map_err(|e| named("tri_inv", e))
+}
+
+/// Solves `a @ x = b` for triangular `a` (lower, or upper with `upper`;
+/// only that triangle is read). `b` is a vector or a stack of matrices as
+/// in [`solve`].
+///
+/// ```
+/// use ferrox::Array;
+/// let a = Array::from_slice(&[2.0f64, 0.0, 1.0, 4.0], &[2, 2])?;
+/// let b = Array::from_slice(&[2.0f64, 9.0], &[2])?;
+/// let x = ferrox::linalg::solve_triangular(&a, &b, false)?.to_vec::<f64>()?;
+/// assert_eq!(x, vec![1.0, 2.0]);
+/// # Ok::<(), ferrox::Error>(())
+/// ```
+pub fn solve_triangular(a: &Array, b: &Array, upper: bool) -> Result<Array> {
+    let go = || -> Result<Array> {
+        let t = triangle(a, upper)?;
+        solve(&t, b)
+    };
+    go().map_err(|e| named("solve_triangular", e))
 }
 
 #[cfg(test)]

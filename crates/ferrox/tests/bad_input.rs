@@ -684,6 +684,11 @@ proptest! {
         let b = build(&sb)?;
         check("cross", || fx::linalg::cross(&a, &b, one))?;
         check("inv", || fx::linalg::inv(&a))?;
+        check("cholesky", || fx::linalg::cholesky(&a, keepdims))?;
+        check_as("tri_inv", &["tri_inv", "inv"], || fx::linalg::tri_inv(&a, keepdims))?;
+        check_as("solve_triangular", &["solve_triangular", "inv"], || {
+            fx::linalg::solve_triangular(&a, &b, keepdims)
+        })?;
         // A singular system fails in the inverse it is computed through.
         check_as("solve", &["solve", "inv"], || fx::linalg::solve(&a, &b))?;
     }

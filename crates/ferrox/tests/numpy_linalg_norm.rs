@@ -1,11 +1,12 @@
-//! ferrox::linalg::{norm, cross, inv, solve} against numpy references
+//! ferrox::linalg::{norm, cross, inv, solve, cholesky, tri_inv,
+//! solve_triangular} against numpy references
 //! (tests/fixtures/gen_linalg_norm.py).
 
 mod common;
 
 use common::{Case, array, assert_matches, load, tolerance};
 use ferrox::Array;
-use ferrox::linalg::{NormOrd, cross, inv, norm, solve};
+use ferrox::linalg::{NormOrd, cholesky, cross, inv, norm, solve, solve_triangular, tri_inv};
 use serde_json::Value;
 
 fn ord(v: &Value) -> Option<NormOrd> {
@@ -48,6 +49,9 @@ fn compute(case: &Case) -> Array {
         "cross" => cross(&x[0], &x[1], p["axis"].as_i64().expect("axis") as isize),
         "inv" => inv(&x[0]),
         "solve" => solve(&x[0], &x[1]),
+        "cholesky" => cholesky(&x[0], p["upper"].as_bool().expect("upper")),
+        "tri_inv" => tri_inv(&x[0], p["upper"].as_bool().expect("upper")),
+        "solve_triangular" => solve_triangular(&x[0], &x[1], p["upper"].as_bool().expect("upper")),
         other => panic!("unknown op {other}"),
     };
     r.unwrap_or_else(|e| panic!("{}: {e}", case.name))

@@ -1606,6 +1606,14 @@ fn every_differentiable_op_has_rules() {
         &a[0],
         &eye(3, None, 0, DType::Float64)?
     )?)?);
+    case!("cholesky", [m], |a| linalg::cholesky(
+        &add(&a[0], &eye(3, None, 0, DType::Float64)?)?,
+        false
+    )?);
+    case!("tri_inv", [m], |a| linalg::tri_inv(&a[0], true)?);
+    case!("solve_triangular", [m, v], |a| linalg::solve_triangular(
+        &a[0], &a[1], false
+    )?);
     case!("solve", [m, v], |a| linalg::solve(
         &add(&a[0], &eye(3, None, 0, DType::Float64)?)?,
         &a[1]

@@ -251,6 +251,27 @@ fn solver_cases() -> Vec<(&'static str, F)> {
         ("solve matrix", |xs| {
             Ok(vec![linalg::solve(&shifted_identity(&xs[0])?, &xs[0])?])
         }),
+        ("cholesky of x x^T + 3 I", |xs| {
+            let s = matmul(&xs[0], &swapaxes(&xs[0], -1, -2)?)?;
+            Ok(vec![linalg::cholesky(&shifted_identity(&s)?, false)?])
+        }),
+        // Unsymmetric input: only the named triangle is read.
+        ("cholesky lower", |xs| {
+            Ok(vec![linalg::cholesky(&shifted_identity(&xs[0])?, false)?])
+        }),
+        ("cholesky upper", |xs| {
+            Ok(vec![linalg::cholesky(&shifted_identity(&xs[0])?, true)?])
+        }),
+        ("tri_inv", |xs| {
+            Ok(vec![linalg::tri_inv(&shifted_identity(&xs[0])?, false)?])
+        }),
+        ("solve_triangular upper", |xs| {
+            Ok(vec![linalg::solve_triangular(
+                &shifted_identity(&xs[0])?,
+                &xs[0],
+                true,
+            )?])
+        }),
     ]
 }
 

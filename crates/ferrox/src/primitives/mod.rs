@@ -128,6 +128,7 @@ macro_rules! primitive_common {
 pub mod binary;
 mod binary_derivatives;
 pub mod cast;
+pub mod cholesky;
 pub mod conv;
 mod conv_rules;
 pub mod creation;
