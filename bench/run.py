@@ -65,6 +65,12 @@ def numpy_cases(reps):
         return e / e.sum(axis=-1, keepdims=True)
 
     out["softmax_4096x4096_f32"] = median_ms(softmax, reps)
+    r = rng.standard_normal(1 << 20, dtype=np.float32)
+    z = r.astype(np.complex64)
+    out["fft_1M_c64"] = median_ms(lambda: np.fft.fft(z), reps)
+    out["rfft_1M_f32"] = median_ms(lambda: np.fft.rfft(r), reps)
+    z2 = z.reshape(1024, 1024)
+    out["fft2_1024x1024_c64"] = median_ms(lambda: np.fft.fft2(z2), reps)
     small = np.ones(16, dtype=np.float32)
     out["eval_3op_16_f32"] = median_ms(lambda: [np.exp(small * 2 + 1) for _ in range(1000)], reps) / 1000
     return out

@@ -7,7 +7,9 @@ mod array;
 mod convert;
 mod device;
 mod errors;
+mod fft;
 mod index;
+mod linalg;
 mod methods;
 mod misc;
 mod ops;
@@ -28,6 +30,8 @@ fn core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     misc::register(m)?;
     transforms::register(m)?;
     random::register(m)?;
+    fft::register(m)?;
+    linalg::register(m)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

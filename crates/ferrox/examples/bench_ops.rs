@@ -100,5 +100,21 @@ fn main() -> Result<()> {
         "softmax_4096x4096_f32",
         median_ms(reps, || softmax(&s, Some(&[-1]), false)?.eval())?,
     );
+    let r = random(&[1 << 20], 5)?;
+    let z = r.astype(DType::Complex64)?;
+    z.eval()?;
+    report(
+        "fft_1M_c64",
+        median_ms(reps, || fft::fft(&z, None, -1)?.eval())?,
+    );
+    report(
+        "rfft_1M_f32",
+        median_ms(reps, || fft::rfft(&r, None, -1)?.eval())?,
+    );
+    let z2 = reshape(&z, &[1024, 1024])?;
+    report(
+        "fft2_1024x1024_c64",
+        median_ms(reps, || fft::fft2(&z2, None, None)?.eval())?,
+    );
     Ok(())
 }

@@ -17,6 +17,8 @@ pub mod backend;
 pub mod compile;
 pub mod dtype;
 mod error;
+pub use primitives::fft;
+pub mod linalg;
 pub mod primitives;
 pub mod random;
 pub mod runtime;

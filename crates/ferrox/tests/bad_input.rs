@@ -645,6 +645,54 @@ proptest! {
         check("topk", || fx::topk(&a, k, one))?;
     }
 
+    /// Fourier transforms and linalg with random lengths, axes and dtypes.
+    #[test]
+    fn sweep_fft_linalg(
+        s in spec(),
+        sb in spec(),
+        n in prop::option::of(size()),
+        lens in prop::option::of(prop::collection::vec(size(), 0..=4)),
+        one in axis(),
+        ax in axes(),
+        keepdims in any::<bool>(),
+        p in prop_oneof![Just(None), (-3i32..4).prop_map(|p| Some(fx::linalg::NormOrd::from(p))),
+            Just(Some(fx::linalg::NormOrd::Fro)), Just(Some(fx::linalg::NormOrd::Nuc)),
+            Just(Some(fx::linalg::NormOrd::P(f64::INFINITY))), Just(Some(fx::linalg::NormOrd::P(f64::NAN)))],
+    ) {
+        let a = build(&s)?;
+        let axs = opt(&ax);
+        let ls = lens.as_deref();
+        type OneD = fn(&Array, Option<usize>, isize) -> Result<Array>;
+        type ManyD = fn(&Array, Option<&[usize]>, Option<&[isize]>) -> Result<Array>;
+        let one_d: [(&str, OneD); 4] = [
+            ("fft", fx::fft::fft), ("ifft", fx::fft::ifft),
+            ("rfft", fx::fft::rfft), ("irfft", fx::fft::irfft),
+        ];
+        for (name, f) in one_d {
+            check(name, || f(&a, n, one))?;
+        }
+        let many_d: [(&str, ManyD); 8] = [
+            ("fft2", fx::fft::fft2), ("ifft2", fx::fft::ifft2),
+            ("rfft2", fx::fft::rfft2), ("irfft2", fx::fft::irfft2),
+            ("fftn", fx::fft::fftn), ("ifftn", fx::fft::ifftn),
+            ("rfftn", fx::fft::rfftn), ("irfftn", fx::fft::irfftn),
+        ];
+        for (name, f) in many_d {
+            check(name, || f(&a, ls, axs))?;
+        }
+        check("norm", || fx::linalg::norm(&a, p, axs, keepdims))?;
+        let b = build(&sb)?;
+        check("cross", || fx::linalg::cross(&a, &b, one))?;
+        check("inv", || fx::linalg::inv(&a))?;
+        check("cholesky", || fx::linalg::cholesky(&a, keepdims))?;
+        check_as("tri_inv", &["tri_inv", "inv"], || fx::linalg::tri_inv(&a, keepdims))?;
+        check_as("solve_triangular", &["solve_triangular", "inv"], || {
+            fx::linalg::solve_triangular(&a, &b, keepdims)
+        })?;
+        // A singular system fails in the inverse it is computed through.
+        check_as("solve", &["solve", "inv"], || fx::linalg::solve(&a, &b))?;
+    }
+
     /// Reshaping, axis permutations, broadcasting, slicing.
     #[test]
     fn sweep_views(
@@ -1027,6 +1075,31 @@ fn run(op: &str, f: impl FnOnce() -> Result<Array>) {
     if let Err(e) = check(op, f) {
         panic!("{e}");
     }
+}
+
+#[test]
+fn fft_and_linalg_bad_input_names_the_op() {
+    let a = fx::ones(&[2, 3], DType::Float32).unwrap();
+    must_err("fft", || fx::fft::fft(&a, None, 2));
+    must_err("fft", || fx::fft::fft(&a, Some(0), -1));
+    must_err("fft", || fx::fft::fft(&a, Some(usize::MAX), -1));
+    must_err("ifft", || fx::fft::ifft(&a, Some(1 << 62), 0));
+    must_err("fftn", || fx::fft::fftn(&a, None, Some(&[1, -1])));
+    must_err("fft2", || fx::fft::fft2(&a, Some(&[2, 2]), Some(&[0])));
+    must_err("rfftn", || fx::fft::rfftn(&a, Some(&[1, 2, 3]), None));
+    must_err("rfft", || {
+        fx::fft::rfft(&a.astype(DType::Complex64)?, None, 0)
+    });
+    must_err("irfft2", || fx::fft::irfft2(&a, Some(&[0, 4]), None));
+    must_err("norm", || {
+        fx::linalg::norm(&a, None, Some(&[0, 1, 0]), false)
+    });
+    must_err("cross", || {
+        fx::linalg::cross(&a, &fx::ones(&[2, 4], DType::Float32)?, -1)
+    });
+    must_err("cross", || {
+        fx::linalg::cross(&a, &fx::ones(&[4, 3], DType::Float32)?, -1)
+    });
 }
 
 #[test]

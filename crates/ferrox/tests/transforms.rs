@@ -1577,6 +1577,47 @@ fn every_differentiable_op_has_rules() {
         &a[0],
         &stop_gradient(&a[0])?
     )?);
+    // Fourier transforms (real results through real/imag) and linalg.
+    case!("fft", [x], |a| real(&fft::fft(&a[0], Some(4), -1)?)?);
+    case!("ifft", [x], |a| imag(&fft::ifft(&a[0], None, 0)?)?);
+    case!("fftn", [x], |a| real(&fft::fftn(&a[0], None, None)?)?);
+    case!("rfft", [x], |a| imag(&fft::rfft(&a[0], None, -1)?)?);
+    case!("irfft", [z], |a| fft::irfft(&a[0], Some(3), -1)?);
+    case!("rfftn", [x], |a| real(&fft::rfftn(
+        &a[0],
+        Some(&[2, 5]),
+        None
+    )?)?);
+    case!("irfftn", [x], |a| fft::irfftn(&a[0], None, None)?);
+    case!("norm", [x], |a| linalg::norm(
+        &a[0],
+        None,
+        Some(&[1]),
+        false
+    )?);
+    case!("norm_matrix", [x], |a| linalg::norm(
+        &a[0],
+        Some(linalg::NormOrd::P(1.0)),
+        None,
+        false
+    )?);
+    case!("cross", [m, v], |a| linalg::cross(&a[0], &a[1], -1)?);
+    case!("inv", [m], |a| linalg::inv(&add(
+        &a[0],
+        &eye(3, None, 0, DType::Float64)?
+    )?)?);
+    case!("cholesky", [m], |a| linalg::cholesky(
+        &add(&a[0], &eye(3, None, 0, DType::Float64)?)?,
+        false
+    )?);
+    case!("tri_inv", [m], |a| linalg::tri_inv(&a[0], true)?);
+    case!("solve_triangular", [m, v], |a| linalg::solve_triangular(
+        &a[0], &a[1], false
+    )?);
+    case!("solve", [m, v], |a| linalg::solve(
+        &add(&a[0], &eye(3, None, 0, DType::Float64)?)?,
+        &a[1]
+    )?);
 
     let mut missing = vec![];
     for (name, f, args) in &cases {

@@ -128,12 +128,15 @@ macro_rules! primitive_common {
 pub mod binary;
 mod binary_derivatives;
 pub mod cast;
+pub mod cholesky;
 pub mod conv;
 mod conv_rules;
 pub mod creation;
+pub mod fft;
 pub mod indexing;
 pub mod join;
 pub mod linalg;
+pub mod lu;
 pub mod matmul;
 pub mod reduce;
 pub mod scan;

@@ -67,8 +67,20 @@ pub fn check_derivatives(
     xs: &[Array],
     seed: u64,
 ) {
-    let eps = 1e-6;
-    let tol = 1e-5;
+    check_derivatives_with(name, f, xs, seed, 1e-6, 1e-5)
+}
+
+/// [`check_derivatives`] with a chosen step `eps` and relative tolerance
+/// `tol`: for functions that compute in single precision (complex64), a
+/// larger step keeps rounding out of the differences.
+pub fn check_derivatives_with(
+    name: &str,
+    f: &dyn Fn(&[Array]) -> Result<Vec<Array>>,
+    xs: &[Array],
+    seed: u64,
+    eps: f64,
+    tol: f64,
+) {
     let mut rng = Rng::new(seed);
     let outs = f(xs).expect("forward");
     let cots: Vec<Array> = outs

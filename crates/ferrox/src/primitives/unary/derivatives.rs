@@ -46,6 +46,10 @@ pub(super) fn jvp(op: UnaryOp, x: &Array, out: &Array, t: &Array) -> Result<Arra
         Real => super::real(t),
         Imag => super::imag(t),
         Conjugate => super::conjugate(t),
+        // |z| is not holomorphic: d|z| = re(conj(z) dz) / |z|.
+        Abs if x.dtype() == DType::Complex64 => {
+            super::real(&crate::multiply(&super::conjugate(&super::sign(x)?)?, t)?)
+        }
         _ => times_derivative(op, x, out, t),
     }
 }

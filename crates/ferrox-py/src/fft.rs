@@ -1,0 +1,134 @@
+//! `ferrox.core.fft`: mlx.core.fft's transforms (numpy's "backward"
+//! normalisation; results are complex64, real inverses float32).
+
+use crate::array::PyArr;
+use crate::convert::to_array;
+use crate::device::on;
+use crate::errors::OrPy;
+use crate::ops::Ints;
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+
+type Any<'py> = Bound<'py, PyAny>;
+type Stream<'a, 'py> = Option<&'a Bound<'py, PyAny>>;
+
+/// A transform length: a positive int.
+fn length(op: &str, n: isize) -> PyResult<usize> {
+    usize::try_from(n)
+        .ok()
+        .filter(|&n| n > 0)
+        .ok_or_else(|| PyValueError::new_err(format!("{op}: invalid number of data points {n}")))
+}
+
+fn lengths(op: &str, s: &Option<Ints>) -> PyResult<Option<Vec<usize>>> {
+    s.as_ref()
+        .map(|s| s.to_vec().into_iter().map(|n| length(op, n)).collect())
+        .transpose()
+}
+
+type OneD = fn(&ferrox::Array, Option<usize>, isize) -> ferrox::Result<ferrox::Array>;
+type ManyD =
+    fn(&ferrox::Array, Option<&[usize]>, Option<&[isize]>) -> ferrox::Result<ferrox::Array>;
+
+fn one_d(
+    op: &str,
+    f: OneD,
+    a: &Any<'_>,
+    n: Option<isize>,
+    axis: isize,
+    stream: Stream<'_, '_>,
+) -> PyResult<PyArr> {
+    let a = to_array(a)?;
+    let n = n.map(|n| length(op, n)).transpose()?;
+    on(stream, || f(&a, n, axis))?.py().map(PyArr::new)
+}
+
+fn many_d(
+    op: &str,
+    f: ManyD,
+    a: &Any<'_>,
+    s: Option<Ints>,
+    axes: Option<Ints>,
+    stream: Stream<'_, '_>,
+) -> PyResult<PyArr> {
+    let a = to_array(a)?;
+    let s = lengths(op, &s)?;
+    // The 2-D transforms take `axes=None` as numpy does: every axis
+    // (their default is the last two).
+    let axes = match axes {
+        Some(axes) => Some(axes.to_vec()),
+        None if op.ends_with('2') && s.is_none() => Some((0..a.ndim() as isize).collect()),
+        None if op.ends_with('2') => s.as_ref().map(|s| {
+            let nd = a.ndim() as isize;
+            (nd - s.len() as isize..nd).collect()
+        }),
+        None => None,
+    };
+    on(stream, || f(&a, s.as_deref(), axes.as_deref()))?
+        .py()
+        .map(PyArr::new)
+}
+
+macro_rules! one_d_fn {
+    ($($name:ident),*) => {$(
+        #[pyfunction]
+        #[pyo3(signature = (a, n = None, axis = -1, stream = None))]
+        fn $name(a: &Any<'_>, n: Option<isize>, axis: isize, stream: Stream<'_, '_>) -> PyResult<PyArr> {
+            one_d(stringify!($name), ferrox::fft::$name, a, n, axis, stream)
+        }
+    )*};
+}
+one_d_fn!(fft, ifft, rfft, irfft);
+
+macro_rules! two_d_fn {
+    ($($name:ident),*) => {$(
+        #[pyfunction]
+        #[pyo3(signature = (a, s = None, axes = Some(Ints::Many(vec![-2, -1])), stream = None))]
+        fn $name(a: &Any<'_>, s: Option<Ints>, axes: Option<Ints>, stream: Stream<'_, '_>) -> PyResult<PyArr> {
+            many_d(stringify!($name), ferrox::fft::$name, a, s, axes, stream)
+        }
+    )*};
+}
+two_d_fn!(fft2, ifft2, rfft2, irfft2);
+
+macro_rules! n_d_fn {
+    ($($name:ident),*) => {$(
+        #[pyfunction]
+        #[pyo3(signature = (a, s = None, axes = None, stream = None))]
+        fn $name(a: &Any<'_>, s: Option<Ints>, axes: Option<Ints>, stream: Stream<'_, '_>) -> PyResult<PyArr> {
+            many_d(stringify!($name), ferrox::fft::$name, a, s, axes, stream)
+        }
+    )*};
+}
+n_d_fn!(fftn, ifftn, rfftn, irfftn);
+
+/// Adds `name` as a submodule of `parent`, importable as
+/// `ferrox.core.<name>`.
+pub fn submodule<'py>(
+    parent: &Bound<'py, PyModule>,
+    name: &str,
+    doc: &str,
+) -> PyResult<Bound<'py, PyModule>> {
+    let py = parent.py();
+    let m = PyModule::new(py, name)?;
+    let full = format!("ferrox.core.{name}");
+    m.setattr("__name__", &full)?;
+    m.setattr("__doc__", doc)?;
+    parent.add(name, &m)?;
+    py.import("sys")?.getattr("modules")?.set_item(&full, &m)?;
+    Ok(m)
+}
+
+/// Registers `ferrox.core.fft`.
+pub fn register(parent: &Bound<'_, PyModule>) -> PyResult<()> {
+    let m = submodule(
+        parent,
+        "fft",
+        "Discrete Fourier transforms (numpy's default normalisation).",
+    )?;
+    macro_rules! add {
+        ($($f:ident),* $(,)?) => { $( m.add_function(wrap_pyfunction!($f, &m)?)?; )* };
+    }
+    add!(fft, ifft, rfft, irfft, fft2, ifft2, rfft2, irfft2, fftn, ifftn, rfftn, irfftn);
+    Ok(())
+}
