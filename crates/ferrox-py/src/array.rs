@@ -195,17 +195,24 @@ impl PyArr {
     }
     #[pyo3(signature = (dtype = None, copy = None))]
     fn __array__<'py>(
-        &self,
-        py: Python<'py>,
+        slf: &Bound<'py, Self>,
         dtype: Option<&Bound<'py, PyAny>>,
         copy: Option<bool>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let _ = copy;
-        let n = to_numpy(py, &self.arr())?;
-        match dtype {
-            Some(d) if !d.is_none() => n.call_method1("astype", (d,)),
-            _ => Ok(n),
-        }
+        crate::buffer::to_numpy_array(slf, dtype, copy)
+    }
+    /// The buffer protocol: a read-only view of the evaluated array.
+    unsafe fn __getbuffer__(
+        slf: Bound<'_, Self>,
+        view: *mut pyo3::ffi::Py_buffer,
+        flags: std::ffi::c_int,
+    ) -> PyResult<()> {
+        // SAFETY: CPython passes the Py_buffer it asks us to fill.
+        unsafe { crate::buffer::get(&slf, view, flags) }
+    }
+    unsafe fn __releasebuffer__(&self, view: *mut pyo3::ffi::Py_buffer) {
+        // SAFETY: CPython passes a buffer that `__getbuffer__` filled.
+        unsafe { crate::buffer::release(view) }
     }
     fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
         let a = self.arr();

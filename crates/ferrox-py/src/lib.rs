@@ -4,6 +4,7 @@
 //! `tests/`, run by `scripts/test-python.sh`.
 
 mod array;
+mod buffer;
 mod convert;
 mod device;
 mod errors;

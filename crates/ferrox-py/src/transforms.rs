@@ -5,7 +5,7 @@ use crate::array::PyArr;
 use crate::errors::{to_py, OrPy};
 use ferrox::compile::Constant;
 use ferrox::{Array, CompiledFn, Error, ErrorKind};
-use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::exceptions::{PyNotImplementedError, PyTypeError, PyValueError};
 use pyo3::gc::PyVisit;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
@@ -480,28 +480,36 @@ impl VmapFn {
             kwargs: kwargs.map(|k| k.clone().unbind()),
             out: Mutex::new(None),
         });
-        // One unbatched call (on the first example) finds the output's
-        // structure, which out_axes must cover.
-        let example = leaves
-            .iter()
-            .zip(&in_axes)
-            .map(|(x, ax)| match ax {
-                Some(ax) => {
-                    let n = x.ndim() as isize;
-                    let ax = if *ax < 0 { ax + n } else { *ax };
-                    let mut args = vec![ferrox::SliceArg::FULL; ax.max(0) as usize];
-                    args.push(ferrox::SliceArg::Index(0));
-                    x.index(&args)
-                }
-                None => Ok(x.clone()),
-            })
-            .collect::<ferrox::Result<Vec<_>>>()
-            .py()?;
-        clear_stash();
-        call.run(&example).map_err(unstash)?;
-        let out_tree = call.out_tree()?;
-        let mut out_axes = vec![];
-        leaf_axes(&out_tree, self.out_axes.bind(py), &mut out_axes)?;
+        let out_spec = self.out_axes.bind(py);
+        let out_axes = if out_spec.is_none() || out_spec.is_instance_of::<PyInt>() {
+            // One axis for every output: the core applies a single entry
+            // to all of them, so the function runs once, traced.
+            vec![out_spec.extract::<Option<isize>>()?]
+        } else {
+            // A tree of axes must match the output's structure, which one
+            // unbatched call (on the first example) finds first.
+            let example = leaves
+                .iter()
+                .zip(&in_axes)
+                .map(|(x, ax)| match ax {
+                    Some(ax) => {
+                        let n = x.ndim() as isize;
+                        let ax = if *ax < 0 { ax + n } else { *ax };
+                        let mut args = vec![ferrox::SliceArg::FULL; ax.max(0) as usize];
+                        args.push(ferrox::SliceArg::Index(0));
+                        x.index(&args)
+                    }
+                    None => Ok(x.clone()),
+                })
+                .collect::<ferrox::Result<Vec<_>>>()
+                .py()?;
+            clear_stash();
+            call.run(&example).map_err(unstash)?;
+            let out_tree = call.out_tree()?;
+            let mut out_axes = vec![];
+            leaf_axes(&out_tree, out_spec, &mut out_axes)?;
+            out_axes
+        };
         let c = call.clone();
         let f = ferrox::vmap(move |xs: &[Array]| c.run(xs), &in_axes, &out_axes);
         clear_stash();
@@ -534,8 +542,10 @@ fn trees_ref(trees: &[Tree]) -> Vec<Tree> {
     trees.iter().map(copy).collect()
 }
 
-/// `vmap(fun, in_axes=0, out_axes=0)`. The function runs once unbatched
-/// (on the first example) to learn its output structure, then is traced.
+/// `vmap(fun, in_axes=0, out_axes=0)`. The function is traced once per
+/// call; only an `out_axes` tree (not a plain int or None) makes it run
+/// once more first, unbatched on the first example, to match the tree
+/// against the output's structure.
 #[pyfunction]
 #[pyo3(signature = (fun, in_axes = None, out_axes = None))]
 fn vmap(
@@ -799,7 +809,7 @@ fn body(
 }
 
 /// `compile(fun, inputs=None, outputs=None, shapeless=False)`; usable as a
-/// decorator. Python scalar arguments are constants of the trace, typed
+/// decorator. `inputs`/`outputs` other than None raise NotImplementedError. Python scalar arguments are constants of the trace, typed
 /// (`1` and `1.0` trace separately).
 #[pyfunction]
 #[pyo3(signature = (fun, inputs = None, outputs = None, shapeless = false))]
@@ -811,7 +821,15 @@ fn compile(
     shapeless: bool,
 ) -> PyResult<Compiled> {
     check_callable(py, &fun)?;
-    let _ = (inputs, outputs);
+    // Implicit state (MLX's `inputs=`/`outputs=` trees, e.g. a model's
+    // parameters or the random state) is not captured yet: refuse rather
+    // than replay stale state silently.
+    if inputs.iter().chain(&outputs).any(|t| !t.is_none(py)) {
+        return Err(PyNotImplementedError::new_err(
+            "compile: inputs= and outputs= (implicit state) are not supported yet; \
+             pass the state as arguments and return it",
+        ));
+    }
     let cell = Arc::new(Mutex::new(Some(fun)));
     let outs: OutTrees = Arc::new(Mutex::new(HashMap::new()));
     let (c2, o2) = (cell.clone(), outs.clone());

@@ -373,3 +373,45 @@ def test_at_updates_apply_every_repeat():
     assert b.at[0, [0, 2]].multiply(5).tolist() == [[5, 1, 5], [1, 1, 1]]
     assert b.at[1].set(0).tolist() == [[1, 1, 1], [0, 0, 0]]
     assert fx.array([1, 5, 2]).at[[0, 1]].maximum(3).tolist() == [3, 5, 2]
+
+
+def test_numpy_views_are_zero_copy_and_read_only():
+    x = fx.arange(12, dtype=fx.float32).reshape(3, 4)
+    n = np.asarray(x)
+    assert n.dtype == np.float32 and n.shape == (3, 4)
+    assert not n.flags.writeable
+    assert np.shares_memory(n, np.asarray(x)), "two exports, one storage"
+    m = memoryview(x)
+    assert m.readonly and m.format == "f" and m.shape == (3, 4)
+    with pytest.raises(ValueError):
+        n[0, 0] = 1.0
+    x += 1  # rebinds x; the exported view keeps the bytes it points to
+    assert n[0, 0] == 0.0 and np.asarray(x)[0, 0] == 1.0
+
+
+def test_strided_views_export_with_their_strides():
+    x = fx.arange(6, dtype=fx.int32).reshape(2, 3)
+    t = np.asarray(x.T)
+    assert t.tolist() == [[0, 3], [1, 4], [2, 5]]
+    assert t.strides == (4, 12)
+    b = np.asarray(fx.broadcast_to(fx.array([1.0, 2.0]), (3, 2)))
+    assert b.strides == (0, 4) and b.tolist() == [[1.0, 2.0]] * 3
+    r = np.asarray(fx.arange(4, dtype=fx.float32)[::-1])
+    assert r.tolist() == [3.0, 2.0, 1.0, 0.0]
+
+
+def test_numpy_copies_when_asked_or_needed():
+    h = fx.array([1.5, 2.5], dtype=fx.bfloat16)
+    assert np.asarray(h).dtype == np.float32
+    assert np.asarray(h).tolist() == [1.5, 2.5]
+    with pytest.raises(ValueError):
+        h.__array__(copy=False)
+    with pytest.raises(BufferError):
+        memoryview(h)
+    y = fx.array([1, 2], dtype=fx.float32)
+    assert np.array(y).flags.writeable
+    assert np.asarray(y, dtype=np.float64).dtype == np.float64
+    with pytest.raises(ValueError):
+        y.__array__(dtype=np.float64, copy=False)
+    for dt, want in [(fx.bool_, np.bool_), (fx.float16, np.float16), (fx.complex64, np.complex64)]:
+        assert np.asarray(fx.zeros((2,), dtype=dt)).dtype == want

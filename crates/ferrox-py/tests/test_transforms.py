@@ -275,3 +275,28 @@ def test_eval_and_async_eval_trees():
     fx.async_eval([a, b["k"][0]])
     fx.synchronize()
     assert a.tolist() == [2, 2, 2]
+
+
+def test_vmap_traces_the_function_once_per_call():
+    calls = []
+
+    def f(x, y):
+        calls.append(1)
+        return x * y, x + y
+
+    xs = fx.arange(6, dtype=fx.float32).reshape(3, 2)
+    a, b = fx.vmap(f)(xs, xs)
+    assert len(calls) == 1
+    np.testing.assert_allclose(np.array(a), np.array(xs) ** 2)
+    np.testing.assert_allclose(np.array(b), 2 * np.array(xs))
+    # An out_axes tree needs the output structure first: one more call.
+    calls.clear()
+    a, b = fx.vmap(f, out_axes=(0, 1))(xs, xs)
+    assert len(calls) == 2 and b.shape == (2, 3)
+
+
+def test_compile_refuses_implicit_state_instead_of_ignoring_it():
+    state = [fx.array(1.0)]
+    with pytest.raises(NotImplementedError):
+        fx.compile(lambda x: x, inputs=state, outputs=state)
+    assert fx.compile(lambda x: x, inputs=None)(fx.array(2.0)).item() == 2.0

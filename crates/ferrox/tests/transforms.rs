@@ -1737,3 +1737,24 @@ fn exclusive_cummax_cummin_rules() {
         check_vmap_out(name, *f, &[xb.clone()], &[Some(1)], 0);
     }
 }
+
+#[test]
+fn vmap_applies_a_single_out_axis_to_every_output() {
+    let f = vmap(
+        |xs: &[Array]| Ok(vec![multiply(&xs[0], &xs[0])?, add(&xs[0], &xs[0])?]),
+        &[Some(0)],
+        &[Some(1)],
+    );
+    let x = Array::from_slice(&[1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0], &[3, 2]).unwrap();
+    let out = f(std::slice::from_ref(&x)).unwrap();
+    assert_eq!(out.len(), 2);
+    assert_eq!(out[0].shape(), &[2, 3]);
+    assert_eq!(
+        out[0].to_vec::<f32>().unwrap(),
+        vec![1.0, 9.0, 25.0, 4.0, 16.0, 36.0]
+    );
+    assert_eq!(
+        out[1].to_vec::<f32>().unwrap(),
+        vec![2.0, 6.0, 10.0, 4.0, 8.0, 12.0]
+    );
+}

@@ -342,8 +342,21 @@ impl Array {
         crate::eval(std::slice::from_ref(self))
     }
 
-    /// Evaluates and returns the data. Only for crate internals and kernels.
-    pub(crate) fn data(&self) -> Result<Data> {
+    /// Evaluates and returns the value's buffer and layout (element
+    /// strides and offset into the shared, read-only storage): what a
+    /// zero-copy export (numpy, the Python buffer protocol) needs. The
+    /// storage stays alive as long as the returned `Data` does.
+    ///
+    /// ```
+    /// let a = ferrox::arange(0.0, 6.0, 1.0, ferrox::DType::Float32)?.reshape(&[2, 3])?;
+    /// let t = a.transpose(None)?;
+    /// let d = t.data()?;
+    /// assert_eq!(d.strides, vec![1, 3]);
+    /// // t[1, 1] is at offset + 1 * 1 + 1 * 3, and equals a[1, 1].
+    /// assert_eq!(d.storage.as_slice::<f32>()[d.offset + 1 + 3], 4.0);
+    /// # Ok::<(), ferrox::Error>(())
+    /// ```
+    pub fn data(&self) -> Result<Data> {
         if let Some(r) = self.0.cell.get() {
             return r;
         }

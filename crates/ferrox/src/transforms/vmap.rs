@@ -17,8 +17,8 @@ use std::sync::Arc;
 ///
 /// `in_axes[i]` is the batch axis of argument `i` (`None`: not batched,
 /// shared by every example); `out_axes[j]` is where output `j` gets its
-/// batch axis (`None`: the output must not depend on the batch). Negative
-/// axes count from the end.
+/// batch axis (`None`: the output must not depend on the batch); a single
+/// entry applies to every output. Negative axes count from the end.
 ///
 /// ```
 /// use ferrox::*;
@@ -94,6 +94,15 @@ fn vmap_call(
         }
     }
     let outputs = f(&example_args)?;
+    // One entry applies to every output (callers that do not know the
+    // output count up front pass one).
+    let every = out_axes.len() == 1 && outputs.len() != 1;
+    let out_axes: Vec<Option<isize>> = if every {
+        vec![out_axes[0]; outputs.len()]
+    } else {
+        out_axes.to_vec()
+    };
+    let out_axes = out_axes.as_slice();
     if outputs.len() != out_axes.len() {
         return Err(Error::value(
             "vmap",
