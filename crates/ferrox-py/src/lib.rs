@@ -9,6 +9,7 @@ mod convert;
 mod device;
 mod errors;
 mod fft;
+mod implicit;
 mod index;
 mod linalg;
 mod methods;

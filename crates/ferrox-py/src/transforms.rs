@@ -3,9 +3,10 @@
 
 use crate::array::PyArr;
 use crate::errors::{to_py, OrPy};
+use crate::implicit::{self, ImplicitCell};
 use ferrox::compile::Constant;
 use ferrox::{Array, CompiledFn, Error, ErrorKind};
-use pyo3::exceptions::{PyNotImplementedError, PyTypeError, PyValueError};
+use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::gc::PyVisit;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
@@ -716,6 +717,7 @@ struct Compiled {
     cf: CompiledFn,
     fun: Arc<Mutex<Option<Py<PyAny>>>>,
     outs: OutTrees,
+    implicit: ImplicitCell,
     shapeless: bool,
 }
 
@@ -735,6 +737,7 @@ impl Compiled {
             Some(k) => encode(k.as_any(), &mut leaves, &mut consts)?,
             None => consts.push(Constant::None),
         }
+        leaves.extend(implicit::input_values(py, &self.implicit)?);
         clear_stash();
         let cf = self.cf.clone();
         // Released while tracing, replaying or waiting for another thread's
@@ -745,7 +748,10 @@ impl Compiled {
             .get(&out_key(&consts, &leaves, self.shapeless))
             .cloned()
             .ok_or_else(|| PyValueError::new_err("compile: no output structure was recorded"))?;
-        unflatten(py, &tree, &mut outs.into_iter())
+        let mut outs = outs.into_iter();
+        let user: Vec<Array> = outs.by_ref().take(count_leaves(&tree)).collect();
+        implicit::set_outputs(py, &self.implicit, outs.collect())?;
+        unflatten(py, &tree, &mut user.into_iter())
     }
     /// How many times the function was traced.
     #[getter]
@@ -767,11 +773,12 @@ impl Compiled {
                 visit.call(f)?;
             }
         }
-        Ok(())
+        implicit::traverse(&self.implicit, &visit)
     }
     fn __clear__(&self) {
         let f = lock(&self.fun).take();
         drop(f);
+        implicit::clear(&self.implicit);
     }
 }
 
@@ -779,6 +786,7 @@ fn body(
     py: Python<'_>,
     fun: &Mutex<Option<Py<PyAny>>>,
     outs: &OutTrees,
+    implicit: &ImplicitCell,
     xs: &[Array],
     consts: &[Constant],
     shapeless: bool,
@@ -794,9 +802,12 @@ fn body(
         Some(Constant::None) | None => None,
         Some(_) => Some(decode(py, &mut it, &mut arrays)?.cast_into::<PyDict>()?),
     };
-    let out = f
-        .bind(py)
-        .call(args.cast_into::<PyTuple>()?, kwargs.as_ref())?;
+    // The arrays left after the arguments' are the implicit inputs.
+    let state: Vec<Array> = arrays.collect();
+    let (out, state_out) = implicit::trace_with(py, implicit, state, || {
+        f.bind(py)
+            .call(args.cast_into::<PyTuple>()?, kwargs.as_ref())
+    })?;
     let mut leaves = vec![];
     let tree = flatten(&out, &mut leaves)?;
     if has_other(&tree) {
@@ -805,12 +816,14 @@ fn body(
         ));
     }
     lock(outs).insert(out_key(consts, xs, shapeless), Arc::new(tree));
+    leaves.extend(state_out);
     Ok(leaves)
 }
 
 /// `compile(fun, inputs=None, outputs=None, shapeless=False)`; usable as a
-/// decorator. `inputs`/`outputs` other than None raise NotImplementedError. Python scalar arguments are constants of the trace, typed
-/// (`1` and `1.0` trace separately).
+/// decorator. Python scalar arguments are constants of the trace, typed
+/// (`1` and `1.0` trace separately). `inputs`/`outputs` are implicit
+/// state trees (see `implicit.rs`).
 #[pyfunction]
 #[pyo3(signature = (fun, inputs = None, outputs = None, shapeless = false))]
 fn compile(
@@ -821,21 +834,15 @@ fn compile(
     shapeless: bool,
 ) -> PyResult<Compiled> {
     check_callable(py, &fun)?;
-    // Implicit state (MLX's `inputs=`/`outputs=` trees, e.g. a model's
-    // parameters or the random state) is not captured yet: refuse rather
-    // than replay stale state silently.
-    if inputs.iter().chain(&outputs).any(|t| !t.is_none(py)) {
-        return Err(PyNotImplementedError::new_err(
-            "compile: inputs= and outputs= (implicit state) are not supported yet; \
-             pass the state as arguments and return it",
-        ));
-    }
     let cell = Arc::new(Mutex::new(Some(fun)));
     let outs: OutTrees = Arc::new(Mutex::new(HashMap::new()));
-    let (c2, o2) = (cell.clone(), outs.clone());
+    let implicit = implicit::new_cell(py, inputs, outputs);
+    let (c2, o2, i2) = (cell.clone(), outs.clone(), implicit.clone());
     let cf = ferrox::compile_with(
         move |xs: &[Array], consts: &[Constant]| {
-            Python::attach(|py| body(py, &c2, &o2, xs, consts, shapeless).map_err(|e| stash(e, py)))
+            Python::attach(|py| {
+                body(py, &c2, &o2, &i2, xs, consts, shapeless).map_err(|e| stash(e, py))
+            })
         },
         shapeless,
     );
@@ -843,6 +850,7 @@ fn compile(
         cf,
         fun: cell,
         outs,
+        implicit,
         shapeless,
     })
 }

@@ -295,8 +295,39 @@ def test_vmap_traces_the_function_once_per_call():
     assert len(calls) == 2 and b.shape == (2, 3)
 
 
-def test_compile_refuses_implicit_state_instead_of_ignoring_it():
+def test_compile_with_implicit_state_reads_and_updates_it():
     state = [fx.array(1.0)]
-    with pytest.raises(NotImplementedError):
-        fx.compile(lambda x: x, inputs=state, outputs=state)
+
+    def step(x):
+        state[0] = state[0] * 2 + x
+        return state[0] + 1
+
+    f = fx.compile(step, inputs=state, outputs=state)
+    assert f(fx.array(0.0)).item() == 3.0 and state[0].item() == 2.0
+    assert f(fx.array(1.0)).item() == 6.0 and state[0].item() == 5.0
+    assert f.traces == 1
+    # A dict of parameters updated in place by a compiled step.
+    params = {"w": fx.array([1.0, 2.0])}
+
+    def sgd(g):
+        params["w"] = params["w"] - 0.5 * g
+        return params["w"].sum()
+
+    s = fx.compile(sgd, inputs=params, outputs=params)
+    s(fx.array([2.0, 2.0]))
+    assert s(fx.array([2.0, 2.0])).item() == -3.0
+    assert params["w"].tolist() == [-1.0, 0.0] and s.traces == 1
+
+
+def test_compile_with_a_random_key_as_state_draws_new_numbers():
+    key = [fx.random.key(0)]
+
+    def draw():
+        k, sub = fx.random.split(key[0])
+        key[0] = k
+        return fx.random.uniform(shape=(4,), key=sub)
+
+    f = fx.compile(draw, inputs=key, outputs=key)
+    a, b = f().tolist(), f().tolist()
+    assert a != b and f.traces == 1
     assert fx.compile(lambda x: x, inputs=None)(fx.array(2.0)).item() == 2.0
