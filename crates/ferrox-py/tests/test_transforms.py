@@ -315,7 +315,7 @@ def test_compile_with_implicit_state_reads_and_updates_it():
 
     s = fx.compile(sgd, inputs=params, outputs=params)
     s(fx.array([2.0, 2.0]))
-    assert s(fx.array([2.0, 2.0])).item() == -3.0
+    assert s(fx.array([2.0, 2.0])).item() == -1.0
     assert params["w"].tolist() == [-1.0, 0.0] and s.traces == 1
 
 
