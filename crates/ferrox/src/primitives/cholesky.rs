@@ -6,9 +6,9 @@
 //! of that function: for a symmetric input and symmetric perturbations they
 //! agree with the usual symmetric formulas.
 
+use super::lu::f64_output;
 use super::{Operand, OutSpec, Primitive};
 use crate::array::Data;
-use crate::backend::cpu::elementwise::out_storage;
 use crate::backend::cpu::parallel::worth_splitting;
 use crate::{Array, DType, Error, Result};
 use rayon::prelude::*;
@@ -68,16 +68,7 @@ impl Primitive for Cholesky {
                 ));
             }
         }
-        let mut st = out_storage(out)?;
-        match out.dtype {
-            DType::Float32 => {
-                for (d, s) in st.as_mut_slice::<f32>().iter_mut().zip(&result) {
-                    *d = *s as f32;
-                }
-            }
-            _ => st.as_mut_slice::<f64>().copy_from_slice(&result),
-        }
-        Ok(Data::contiguous(st, out.shape))
+        f64_output(&result, out)
     }
 
     fn output_shape(&self, input_shapes: &[&[usize]]) -> Option<Result<Vec<usize>>> {

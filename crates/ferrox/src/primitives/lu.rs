@@ -13,6 +13,20 @@ use crate::backend::cpu::parallel::worth_splitting;
 use crate::{Array, DType, Error, Result};
 use rayon::prelude::*;
 
+/// Writes `result` (computed in f64) to a new f32 or f64 output.
+pub(super) fn f64_output(result: &[f64], out: OutSpec<'_>) -> Result<Data> {
+    let mut st = out_storage(out)?;
+    match out.dtype {
+        DType::Float32 => {
+            for (d, s) in st.as_mut_slice::<f32>().iter_mut().zip(result) {
+                *d = *s as f32;
+            }
+        }
+        _ => st.as_mut_slice::<f64>().copy_from_slice(result),
+    }
+    Ok(Data::contiguous(st, out.shape))
+}
+
 /// The inverse of each square matrix in the last two axes.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Inv;
@@ -60,16 +74,7 @@ impl Primitive for Inv {
                 ));
             }
         }
-        let mut st = out_storage(out)?;
-        match out.dtype {
-            DType::Float32 => {
-                for (d, s) in st.as_mut_slice::<f32>().iter_mut().zip(&result) {
-                    *d = *s as f32;
-                }
-            }
-            _ => st.as_mut_slice::<f64>().copy_from_slice(&result),
-        }
-        Ok(Data::contiguous(st, out.shape))
+        f64_output(&result, out)
     }
 
     fn output_shape(&self, input_shapes: &[&[usize]]) -> Option<Result<Vec<usize>>> {
