@@ -12,7 +12,7 @@
 //! subtract. Active is striped over cache lines (a thread adds to and
 //! subtracts from its own stripe; readers sum them), so that threads
 //! allocating small buffers at the same time write no common line. Peak is
-//! exact at allocations of [`POOL_MIN`] bytes or more and at every read;
+//! exact at allocations of 16 KiB or more and at every read;
 //! between those, small allocations are not compared against it.
 
 use crate::sync::{Condvar, LinePadded, Mutex, lock};
