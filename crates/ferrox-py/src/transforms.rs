@@ -182,6 +182,16 @@ impl Call {
         *lock(&self.out) = Some(Arc::new(tree));
         Ok(leaves)
     }
+    /// The positional arguments rebuilt around the arrays `xs`.
+    fn args_tuple<'py>(&self, py: Python<'py>, xs: &[Array]) -> PyResult<Bound<'py, PyTuple>> {
+        let mut it = xs.iter().cloned();
+        let args = self
+            .args
+            .iter()
+            .map(|t| unflatten(py, t, &mut it))
+            .collect::<PyResult<Vec<_>>>()?;
+        PyTuple::new(py, args)
+    }
     fn out_tree(&self) -> PyResult<Arc<Tree>> {
         lock(&self.out)
             .clone()
@@ -543,6 +553,203 @@ fn trees_ref(trees: &[Tree]) -> Vec<Tree> {
     trees.iter().map(copy).collect()
 }
 
+/// A function with custom transform rules (`custom_function(fun)`), as
+/// MLX's: `@f.vjp`, `@f.jvp` and `@f.vmap` register the rules; rules not
+/// given are derived from the function.
+///
+/// * `vjp(primals, cotangent, output)`: `primals` is the tuple of
+///   positional arguments, `cotangent` and `output` have the output's
+///   structure; returns cotangents with the primals' structure.
+/// * `jvp(primals, tangents)`: both tuples of the positional arguments'
+///   structure; returns tangents with the output's structure.
+/// * `vmap(inputs, axes)`: `axes` has one entry (int or None) per array of
+///   the arguments, in order; returns `(outputs, out_axes)` with `out_axes`
+///   one int or None, or one per output array.
+#[pyclass(name = "custom_function", module = "ferrox.core", frozen)]
+struct CustomFn {
+    fun: Py<PyAny>,
+    rules: Mutex<[Option<Py<PyAny>>; 3]>,
+}
+
+const VJP: usize = 0;
+const JVP: usize = 1;
+const VMAP: usize = 2;
+
+impl CustomFn {
+    fn set_rule(&self, which: usize, rule: Py<PyAny>) -> PyResult<Py<PyAny>> {
+        Python::attach(|py| check_callable(py, &rule))?;
+        let ret = Python::attach(|py| rule.clone_ref(py));
+        lock(&self.rules)[which] = Some(rule);
+        Ok(ret)
+    }
+}
+
+/// Runs `f` with the GIL; a Python error is stashed for the caller.
+fn with_py<T>(f: impl FnOnce(Python<'_>) -> PyResult<T>) -> ferrox::Result<T> {
+    Python::attach(|py| f(py).map_err(|e| stash(e, py)))
+}
+
+/// Flattens a rule's result into exactly `n` arrays.
+fn rule_leaves(what: &str, out: &Bound<'_, PyAny>, n: usize) -> PyResult<Vec<Array>> {
+    let mut leaves = vec![];
+    let tree = flatten(out, &mut leaves)?;
+    if has_other(&tree) || leaves.len() != n {
+        return Err(PyValueError::new_err(format!(
+            "custom_function: the {what} rule returned {} arrays where {n} were expected",
+            leaves.len()
+        )));
+    }
+    Ok(leaves)
+}
+
+#[pymethods]
+impl CustomFn {
+    /// Registers the vjp rule (a decorator).
+    fn vjp(&self, rule: Py<PyAny>) -> PyResult<Py<PyAny>> {
+        self.set_rule(VJP, rule)
+    }
+    /// Registers the jvp rule (a decorator).
+    fn jvp(&self, rule: Py<PyAny>) -> PyResult<Py<PyAny>> {
+        self.set_rule(JVP, rule)
+    }
+    /// Registers the vmap rule (a decorator).
+    fn vmap(&self, rule: Py<PyAny>) -> PyResult<Py<PyAny>> {
+        self.set_rule(VMAP, rule)
+    }
+    #[pyo3(signature = (*args, **kwargs))]
+    fn __call__<'py>(
+        &self,
+        args: &Bound<'py, PyTuple>,
+        kwargs: Option<&Bound<'py, PyDict>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let py = args.py();
+        let (leaves, trees, _) = flatten_args(args)?;
+        let call = Arc::new(Call {
+            fun: self.fun.clone_ref(py),
+            args: trees,
+            kwargs: kwargs.map(|k| k.clone().unbind()),
+            out: Mutex::new(None),
+        });
+        let [vjp, jvp, vmap] = lock(&self.rules)
+            .each_ref()
+            .map(|r| r.as_ref().map(|r| r.clone_ref(py)));
+        let c = call.clone();
+        let mut f = ferrox::custom_function(move |xs: &[Array]| c.run(xs));
+        if let Some(rule) = vjp {
+            let c = call.clone();
+            f = f.with_vjp(Arc::new(move |p: &[Array], ct: &[Array], o: &[Array]| {
+                with_py(|py| {
+                    let tree = c.out_tree()?;
+                    let ct = unflatten(py, &tree, &mut ct.iter().cloned())?;
+                    let o = unflatten(py, &tree, &mut o.iter().cloned())?;
+                    let r = rule.bind(py).call1((c.args_tuple(py, p)?, ct, o))?;
+                    rule_leaves("vjp", &r, p.len())
+                })
+            }));
+        }
+        if let Some(rule) = jvp {
+            let c = call.clone();
+            f = f.with_jvp(Arc::new(move |p: &[Array], t: &[Array]| {
+                with_py(|py| {
+                    let n = count_leaves(&*c.out_tree()?);
+                    let r = rule
+                        .bind(py)
+                        .call1((c.args_tuple(py, p)?, c.args_tuple(py, t)?))?;
+                    rule_leaves("jvp", &r, n)
+                })
+            }));
+        }
+        if let Some(rule) = vmap {
+            let c = call.clone();
+            f = f.with_vmap(Arc::new(move |xs: &[Array], axes: &[Option<usize>]| {
+                with_py(|py| {
+                    let axes = PyTuple::new(py, axes.iter().copied())?;
+                    let r = rule.bind(py).call1((c.args_tuple(py, xs)?, axes))?;
+                    let (outs, out_axes): (Bound<'_, PyAny>, Bound<'_, PyAny>) = r.extract()?;
+                    let mut leaves = vec![];
+                    let tree = flatten(&outs, &mut leaves)?;
+                    if has_other(&tree) {
+                        return Err(PyTypeError::new_err(
+                            "custom_function: the vmap rule must return arrays",
+                        ));
+                    }
+                    let mut ax = vec![];
+                    leaf_axes(&tree, &out_axes, &mut ax)?;
+                    let ax = ax
+                        .into_iter()
+                        .map(|a| a.map(|a| a.max(0) as usize))
+                        .collect();
+                    Ok((leaves, ax))
+                })
+            }));
+        }
+        clear_stash();
+        let outs = f.call(&leaves).map_err(unstash)?;
+        unflatten(py, &*call.out_tree()?, &mut outs.into_iter())
+    }
+    fn __traverse__(&self, visit: PyVisit<'_>) -> Result<(), PyTraverseError> {
+        visit.call(&self.fun)?;
+        if let Ok(rules) = self.rules.try_lock() {
+            for r in rules.iter().flatten() {
+                visit.call(r)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// `custom_function(fun)` (see [`CustomFn`]).
+#[pyfunction(name = "custom_function")]
+fn custom_function_fn(py: Python<'_>, fun: Py<PyAny>) -> PyResult<CustomFn> {
+    check_callable(py, &fun)?;
+    Ok(CustomFn {
+        fun,
+        rules: Mutex::new([None, None, None]),
+    })
+}
+
+/// The function `checkpoint` returns.
+#[pyclass(name = "CheckpointFunction", module = "ferrox.core", frozen)]
+struct CheckpointFn {
+    fun: Py<PyAny>,
+}
+
+#[pymethods]
+impl CheckpointFn {
+    #[pyo3(signature = (*args, **kwargs))]
+    fn __call__<'py>(
+        &self,
+        args: &Bound<'py, PyTuple>,
+        kwargs: Option<&Bound<'py, PyDict>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let py = args.py();
+        let (leaves, trees, _) = flatten_args(args)?;
+        let call = Arc::new(Call {
+            fun: self.fun.clone_ref(py),
+            args: trees,
+            kwargs: kwargs.map(|k| k.clone().unbind()),
+            out: Mutex::new(None),
+        });
+        let c = call.clone();
+        let f = ferrox::checkpoint(move |xs: &[Array]| c.run(xs));
+        clear_stash();
+        let outs = f(&leaves).map_err(unstash)?;
+        unflatten(py, &*call.out_tree()?, &mut outs.into_iter())
+    }
+    fn __traverse__(&self, visit: PyVisit<'_>) -> Result<(), PyTraverseError> {
+        visit.call(&self.fun)
+    }
+}
+
+/// `checkpoint(fun)`: `fun` whose intermediates are not kept for the
+/// backward pass; gradients run it again instead (trading compute for
+/// memory), as MLX's `checkpoint`.
+#[pyfunction]
+fn checkpoint(py: Python<'_>, fun: Py<PyAny>) -> PyResult<CheckpointFn> {
+    check_callable(py, &fun)?;
+    Ok(CheckpointFn { fun })
+}
+
 /// `vmap(fun, in_axes=0, out_axes=0)`. The function is traced once per
 /// call; only an `out_axes` tree (not a plain int or None) makes it run
 /// once more first, unbatched on the first example, to match the tree
@@ -879,6 +1086,9 @@ fn clear_compile_cache() {
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<GradFn>()?;
     m.add_class::<VmapFn>()?;
+    m.add_class::<CheckpointFn>()?;
+    m.add_function(wrap_pyfunction!(checkpoint, m)?)?;
+    m.add_function(wrap_pyfunction!(custom_function_fn, m)?)?;
     m.add_class::<Compiled>()?;
     m.add_function(wrap_pyfunction!(grad, m)?)?;
     m.add_function(wrap_pyfunction!(value_and_grad, m)?)?;

@@ -331,3 +331,75 @@ def test_compile_with_a_random_key_as_state_draws_new_numbers():
     a, b = f().tolist(), f().tolist()
     assert a != b and f.traces == 1
     assert fx.compile(lambda x: x, inputs=None)(fx.array(2.0)).item() == 2.0
+
+
+def test_checkpoint_recomputes_in_the_backward_pass():
+    calls = []
+
+    def layer(x, w):
+        calls.append(1)
+        return fx.tanh(x * w)
+
+    ck = fx.checkpoint(layer)
+    x, w = fx.array([0.5, -1.0]), fx.array(2.0)
+    assert ck(x, w).tolist() == layer(x, w).tolist()
+    calls.clear()
+    g = fx.grad(lambda w: ck(x, w).sum())(w)
+    want = fx.grad(lambda w: layer(x, w).sum())(w)
+    assert abs(g.item() - want.item()) < 1e-6
+    assert len(calls) == 3, "forward, recompute in backward, and the reference"
+    with pytest.raises(TypeError):
+        fx.checkpoint(3)
+
+
+def test_custom_function_rules_replace_the_derived_ones():
+    @fx.custom_function
+    def f(x, y):
+        return fx.exp(x) * y
+
+    @f.vjp
+    def f_vjp(primals, cotangent, output):
+        x, y = primals
+        return 2 * cotangent, 3 * cotangent  # deliberately not the true gradient
+
+    x, y = fx.array([0.0, 1.0]), fx.array([2.0, 2.0])
+    assert np.allclose(np.array(f(x, y)), np.exp([0.0, 1.0]) * 2)
+    gx, gy = fx.grad(lambda x, y: f(x, y).sum(), argnums=(0, 1))(x, y)
+    assert gx.tolist() == [2.0, 2.0] and gy.tolist() == [3.0, 3.0]
+
+    @f.jvp
+    def f_jvp(primals, tangents):
+        return 10 * tangents[0]
+
+    _, t = fx.jvp(lambda x: f(x, y), (x,), (fx.ones_like(x),))
+    assert t[0].tolist() == [10.0, 10.0]
+
+    calls = []
+
+    @f.vmap
+    def f_vmap(inputs, axes):
+        calls.append(axes)
+        x, y = inputs
+        return fx.exp(x) * y, 0
+
+    xs = fx.ones((3, 2))
+    out = fx.vmap(f, in_axes=(0, None))(xs, y)
+    assert out.shape == (3, 2) and calls == [(0, None)]
+    # Without rules, everything is derived from the function.
+    g = fx.custom_function(lambda x: fx.sin(x))
+    assert abs(fx.grad(lambda x: g(x))(fx.array(0.3)).item() - np.cos(0.3)) < 1e-6
+
+
+def test_custom_function_rule_errors_are_value_errors():
+    @fx.custom_function
+    def f(x):
+        return x * 2
+
+    @f.vjp
+    def bad(primals, cotangent, output):
+        return cotangent, cotangent  # two cotangents for one primal
+
+    with pytest.raises(ValueError):
+        fx.grad(lambda x: f(x).sum())(fx.array([1.0]))
+    with pytest.raises(TypeError):
+        f.jvp(3)
