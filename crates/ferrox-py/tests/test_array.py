@@ -415,3 +415,19 @@ def test_numpy_copies_when_asked_or_needed():
         y.__array__(dtype=np.float64, copy=False)
     for dt, want in [(fx.bool_, np.bool_), (fx.float16, np.float16), (fx.complex64, np.complex64)]:
         assert np.asarray(fx.zeros((2,), dtype=dt)).dtype == want
+
+
+def test_numpy_views_outlive_the_array_and_cover_edge_shapes():
+    import gc
+
+    x = fx.arange(1000, dtype=fx.float32)
+    n = np.asarray(x)
+    del x
+    gc.collect()
+    assert n[999] == 999.0  # the view keeps the storage alive
+    s = np.asarray(fx.array(3.5))
+    assert s.shape == () and s == 3.5
+    assert np.asarray(fx.zeros((0, 3))).shape == (0, 3)
+    assert np.asarray(fx.zeros((2, 0)).T).shape == (0, 2)
+    assert memoryview(fx.array([True, False])).tolist() == [True, False]
+    assert np.asarray(fx.broadcast_to(fx.array(1.0), (2, 3))).strides == (0, 0)
