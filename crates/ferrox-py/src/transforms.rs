@@ -155,6 +155,20 @@ struct Call {
 }
 
 impl Call {
+    /// A call of `fun` on arguments of structure `args` (and `kwargs`).
+    fn new(
+        py: Python<'_>,
+        fun: &Py<PyAny>,
+        args: Vec<Tree>,
+        kwargs: Option<&Bound<'_, PyDict>>,
+    ) -> Arc<Call> {
+        Arc::new(Call {
+            fun: fun.clone_ref(py),
+            args,
+            kwargs: kwargs.map(|k| k.clone().unbind()),
+            out: Mutex::new(None),
+        })
+    }
     /// Calls the function with the arrays `xs` in place of the arguments'
     /// arrays; returns the output's arrays.
     fn run(&self, xs: &[Array]) -> ferrox::Result<Vec<Array>> {
@@ -274,12 +288,7 @@ impl GradFn {
                 "grad: the arguments to differentiate contain no arrays",
             ));
         }
-        let call = Arc::new(Call {
-            fun: self.fun.clone_ref(py),
-            args: trees,
-            kwargs: kwargs.map(|k| k.clone().unbind()),
-            out: Mutex::new(None),
-        });
+        let call = Call::new(py, &self.fun, trees, kwargs);
         let c = call.clone();
         let vg = ferrox::value_and_grad(move |xs: &[Array]| c.run(xs), &diff);
         clear_stash();
@@ -485,12 +494,7 @@ impl VmapFn {
         } else {
             leaf_axes(&Tree::Tuple(trees_ref(&trees)), spec, &mut in_axes)?;
         }
-        let call = Arc::new(Call {
-            fun: self.fun.clone_ref(py),
-            args: trees,
-            kwargs: kwargs.map(|k| k.clone().unbind()),
-            out: Mutex::new(None),
-        });
+        let call = Call::new(py, &self.fun, trees, kwargs);
         let out_spec = self.out_axes.bind(py);
         let out_axes = if out_spec.is_none() || out_spec.is_instance_of::<PyInt>() {
             // One axis for every output: the core applies a single entry
@@ -624,12 +628,7 @@ impl CustomFn {
     ) -> PyResult<Bound<'py, PyAny>> {
         let py = args.py();
         let (leaves, trees, _) = flatten_args(args)?;
-        let call = Arc::new(Call {
-            fun: self.fun.clone_ref(py),
-            args: trees,
-            kwargs: kwargs.map(|k| k.clone().unbind()),
-            out: Mutex::new(None),
-        });
+        let call = Call::new(py, &self.fun, trees, kwargs);
         let [vjp, jvp, vmap] = lock(&self.rules)
             .each_ref()
             .map(|r| r.as_ref().map(|r| r.clone_ref(py)));
@@ -724,12 +723,7 @@ impl CheckpointFn {
     ) -> PyResult<Bound<'py, PyAny>> {
         let py = args.py();
         let (leaves, trees, _) = flatten_args(args)?;
-        let call = Arc::new(Call {
-            fun: self.fun.clone_ref(py),
-            args: trees,
-            kwargs: kwargs.map(|k| k.clone().unbind()),
-            out: Mutex::new(None),
-        });
+        let call = Call::new(py, &self.fun, trees, kwargs);
         let c = call.clone();
         let f = ferrox::checkpoint(move |xs: &[Array]| c.run(xs));
         clear_stash();

@@ -2,21 +2,12 @@
 
 use super::bits::key_or_default;
 use super::support::{
-    check_broadcast, check_float, check_order, constant, prev_float, unit_closed_open, unit_open,
-    work_dtype,
+    check_broadcast, check_float, check_order, constant, prev_float, to_shape, unit_closed_open,
+    unit_open, work_dtype,
 };
 use crate::primitives::shape_rules::broadcast_shapes;
 use crate::{Array, DType, Result};
 use std::f64::consts::SQRT_2;
-
-/// `x` broadcast to `shape` unless it already has it.
-fn to_shape(x: Array, shape: &[usize]) -> Result<Array> {
-    if x.shape() == shape {
-        Ok(x)
-    } else {
-        crate::broadcast_to(&x, shape)
-    }
-}
 
 /// Uniform samples on `[low, high)` of shape `shape` and float `dtype`.
 ///

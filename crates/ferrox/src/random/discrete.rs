@@ -2,7 +2,9 @@
 
 use super::bits::{bits_of, key_or_default};
 use super::continuous::standard_gumbel;
-use super::support::{check_broadcast, constant, host_scalar, unit_closed_open, work_dtype};
+use super::support::{
+    check_broadcast, constant, host_scalar, to_shape, unit_closed_open, work_dtype,
+};
 use crate::primitives::shape_rules::{broadcast_shapes, normalize_axis};
 use crate::{Array, DType, Error, Result};
 
@@ -104,12 +106,7 @@ pub fn randint(
     let r = crate::remainder(&b, &span)?;
     let r = crate::r#where(&valid, &r, &zero)?;
     let v = crate::view(&crate::add(&lo, &r)?, wide)?;
-    let v = crate::astype(&v, dtype)?;
-    if v.shape() == shape {
-        Ok(v)
-    } else {
-        crate::broadcast_to(&v, shape)
-    }
+    to_shape(crate::astype(&v, dtype)?, shape)
 }
 
 /// Booleans that are `true` with probability `p`.

@@ -152,6 +152,15 @@ pub(crate) fn prev_float(h: &Array) -> Result<Array> {
     crate::view(&bits, h.dtype())
 }
 
+/// `x` broadcast to `shape` unless it already has it.
+pub(crate) fn to_shape(x: Array, shape: &[usize]) -> Result<Array> {
+    if x.shape() == shape {
+        Ok(x)
+    } else {
+        crate::broadcast_to(&x, shape)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
