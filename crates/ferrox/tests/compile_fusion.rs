@@ -1,8 +1,9 @@
 //! Fusion of elementwise chains in compiled functions: compiled results
 //! are bitwise equal to uncompiled ones over random elementwise graphs
-//! (broadcast inputs, several outputs, shared intermediates), chains become
-//! one `fused` node, and large and shapeless calls take the chunked,
-//! parallel and whole-array paths correctly.
+//! (broadcast inputs, several outputs, shared intermediates, reductions
+//! read between chains), chains become one `fused` node, intermediates read
+//! elsewhere become extra outputs of that node, and large and shapeless
+//! calls take the chunked, parallel and whole-array paths correctly.
 
 mod common;
 
@@ -18,7 +19,7 @@ struct Op {
     b: usize,
 }
 
-const KINDS: u8 = 14;
+const KINDS: u8 = 15;
 
 fn apply(op: Op, pool: &[Array]) -> Result<Array> {
     let a = &pool[op.a % pool.len()];
@@ -37,19 +38,22 @@ fn apply(op: Op, pool: &[Array]) -> Result<Array> {
         10 => sqrt(&abs(a)?),
         11 => r#where(&greater(a, b)?, a, b),
         12 => multiply(a, &Array::from(0.5)),
+        // A reduction between chains: its readers come after it, its
+        // input's chain before.
+        13 => multiply(a, &tanh(&mean(b, None, true)?)?),
         _ => astype(&astype(a, DType::Float64)?, a.dtype()),
     }
 }
 
-/// Runs the program on `inputs`; returns the last value and the value in
-/// the middle (a second output that other instructions also read).
-fn program(ops: &[Op], inputs: &[Array]) -> Result<Vec<Array>> {
+/// Runs the program on `inputs`; returns the last value, then every value
+/// that `outs` marks (outputs that other instructions may also read).
+fn program(ops: &[Op], outs: &[bool], inputs: &[Array]) -> Result<Vec<Array>> {
     let mut pool = inputs.to_vec();
-    let mut mid = None;
+    let mut results = Vec::new();
     for (i, &op) in ops.iter().enumerate() {
         let v = apply(op, &pool)?;
-        if i == ops.len() / 2 {
-            mid = Some(v.clone());
+        if outs.get(i).copied().unwrap_or(false) {
+            results.push(v.clone());
         }
         pool.push(v);
     }
@@ -57,7 +61,8 @@ fn program(ops: &[Op], inputs: &[Array]) -> Result<Vec<Array>> {
         .last()
         .cloned()
         .ok_or_else(|| Error::new(ErrorKind::Value, "program", "no instructions".to_string()))?;
-    Ok(vec![last, mid.unwrap_or_else(|| inputs[0].clone())])
+    results.insert(0, last);
+    Ok(results)
 }
 
 fn bits(a: &Array) -> Vec<u64> {
@@ -89,6 +94,7 @@ proptest! {
         shape in proptest::collection::vec(1usize..6, 1..4),
         mask in proptest::collection::vec(proptest::bool::ANY, 3),
         ops in proptest::collection::vec((0u8..KINDS, 0usize..64, 0usize..64), 1..12),
+        outs in proptest::collection::vec(proptest::bool::ANY, 12),
         double in proptest::bool::ANY,
         big in proptest::bool::ANY,
         seed in 0u64..1000,
@@ -101,9 +107,9 @@ proptest! {
         let ops: Vec<Op> = ops.into_iter().map(|(kind, a, b)| Op { kind, a, b }).collect();
         let dtype = if double { DType::Float64 } else { DType::Float32 };
         let xs = inputs(&shape, &mask, dtype, seed);
-        let want = program(&ops, &xs).unwrap();
+        let want = program(&ops, &outs, &xs).unwrap();
         let body = ops.clone();
-        let f = compile(move |xs: &[Array]| program(&body, xs));
+        let f = compile(move |xs: &[Array]| program(&body, &outs, xs));
         let got = f.call(&xs).unwrap();
         prop_assert_eq!(got.len(), want.len());
         for (g, w) in got.iter().zip(&want) {
@@ -179,6 +185,15 @@ fn shapeless_replays_at_new_broadcasts_stay_correct() {
     assert_eq!(f.traces(), 1);
 }
 
+/// The fused node behind a compiled result (itself, or the packed value a
+/// `fused_output` view reads).
+fn kernel_of(y: &Array) -> Array {
+    match y.primitive().map(|p| p.name()) {
+        Some("fused_output") => y.inputs()[0].clone(),
+        _ => y.clone(),
+    }
+}
+
 #[test]
 fn values_used_outside_a_chain_are_computed_once_and_returned() {
     let f = compile(|xs: &[Array]| {
@@ -187,12 +202,103 @@ fn values_used_outside_a_chain_are_computed_once_and_returned() {
         let b = multiply(&shared, &Array::from(2.0))?;
         Ok(vec![shared.clone(), add(&a, &b)?])
     });
-    let x = Array::from_slice(&[0.0f32, 1.0], &[2]).unwrap();
+    for n in [2, 20_000] {
+        let x = astype(&Rng::new(5).array(&[n], -1.0, 1.0), DType::Float32).unwrap();
+        let y = f.call(std::slice::from_ref(&x)).unwrap();
+        // One kernel computes both: `shared` is its extra output.
+        for v in &y {
+            assert_eq!(v.primitive().unwrap().name(), "fused_output");
+        }
+        let kernel = kernel_of(&y[0]);
+        assert_eq!(kernel.id(), kernel_of(&y[1]).id());
+        assert_eq!(kernel.primitive().unwrap().name(), "fused");
+        assert_eq!(kernel.shape(), &[2, n]);
+        assert_eq!(kernel.inputs().len(), 1, "x only");
+        let shared = exp(&x).unwrap();
+        let a = add(&shared, &Array::from(1.0)).unwrap();
+        let b = multiply(&shared, &Array::from(2.0)).unwrap();
+        assert_eq!(bits(&y[0]), bits(&shared));
+        assert_eq!(bits(&y[1]), bits(&add(&a, &b).unwrap()));
+    }
+}
+
+#[test]
+fn an_intermediate_read_by_two_chains_is_computed_once() {
+    // t feeds both chains: it becomes an extra output of the first chain's
+    // kernel, and the second chain reads it from there.
+    let body = |xs: &[Array]| -> Result<Vec<Array>> {
+        let t = multiply(&xs[0], &xs[1])?;
+        let first = exp(&t)?;
+        let second = add(&sin(&t)?, &Array::from(1.0f32))?;
+        Ok(vec![first, second])
+    };
+    let f = compile(body);
+    let mut rng = Rng::new(11);
+    let xs: Vec<Array> = (0..2)
+        .map(|_| astype(&rng.array(&[300, 70], -2.0, 2.0), DType::Float32).unwrap())
+        .collect();
+    let y = f.call(&xs).unwrap();
+    let first = kernel_of(&y[0]);
+    assert_eq!(first.primitive().unwrap().name(), "fused");
+    assert_eq!(first.shape(), &[2, 300, 70], "t and exp(t)");
+    assert_eq!(y[1].primitive().unwrap().name(), "fused");
+    let t = &y[1].inputs()[0];
+    assert_eq!(t.primitive().unwrap().name(), "fused_output");
+    assert_eq!(
+        t.inputs()[0].id(),
+        first.id(),
+        "t comes from the first kernel"
+    );
+    let want = body(&xs).unwrap();
+    for (g, w) in y.iter().zip(&want) {
+        assert_eq!(bits(g), bits(w));
+    }
+}
+
+#[test]
+fn an_extra_output_never_waits_on_its_own_readers() {
+    // e is read by a reduction whose result the same chain needs: making e
+    // an output of that chain's kernel would be a cycle, so e stays apart.
+    let body = |xs: &[Array]| -> Result<Vec<Array>> {
+        let e = exp(&xs[0])?;
+        let s = sum(&e, None, true)?;
+        Ok(vec![tanh(&multiply(&e, &s)?)?])
+    };
+    let f = compile(body);
+    let x = astype(&Rng::new(2).array(&[4, 5], -1.0, 1.0), DType::Float32).unwrap();
     let y = f.call(std::slice::from_ref(&x)).unwrap();
-    let e = [1.0f32, 1.0f32.exp()];
-    assert_eq!(y[0].to_vec::<f32>().unwrap(), e.to_vec());
-    let want: Vec<f32> = e.iter().map(|v| (v + 1.0) + v * 2.0).collect();
-    assert_eq!(y[1].to_vec::<f32>().unwrap(), want);
+    assert_eq!(y[0].primitive().unwrap().name(), "fused");
+    assert_eq!(
+        bits(&y[0]),
+        bits(&body(std::slice::from_ref(&x)).unwrap()[0])
+    );
+}
+
+#[test]
+fn outputs_of_other_dtypes_and_shapeless_functions_keep_one_output_per_kernel() {
+    let with_mask = |xs: &[Array]| -> Result<Vec<Array>> {
+        let e = exp(&xs[0])?;
+        let mask = greater(&e, &Array::from(1.0f32))?;
+        Ok(vec![r#where(&mask, &e, &xs[0])?, e, mask])
+    };
+    let x = astype(&Rng::new(4).array(&[9], -1.0, 1.0), DType::Float32).unwrap();
+    let want = with_mask(std::slice::from_ref(&x)).unwrap();
+    // Without the bool mask among the results, e and the select share a
+    // kernel; with it, the mask (another dtype) is a result of its own.
+    let values = compile(move |xs: &[Array]| Ok(with_mask(xs)?[..2].to_vec()));
+    let y = values.call(std::slice::from_ref(&x)).unwrap();
+    assert_eq!(kernel_of(&y[0]).id(), kernel_of(&y[1]).id());
+    let y = compile(with_mask).call(std::slice::from_ref(&x)).unwrap();
+    assert_ne!(y[2].primitive().unwrap().name(), "fused_output");
+    // Shapeless: one output per kernel, whatever the dtypes.
+    let z = compile_shapeless(with_mask)
+        .call(std::slice::from_ref(&x))
+        .unwrap();
+    for ((a, b), w) in y.iter().zip(&z).zip(&want) {
+        assert_ne!(b.primitive().unwrap().name(), "fused_output");
+        assert_eq!(bits(a), bits(w));
+        assert_eq!(bits(b), bits(w));
+    }
 }
 
 #[test]

@@ -2,14 +2,22 @@
 //! [`Fused`] instruction.
 //!
 //! A group grows backwards from a root (an elementwise instruction) over
-//! inputs that are elementwise, have the root's shape, and are read only
-//! inside the group (possibly by several members: a shared intermediate is
-//! one step that later steps read twice). Values needed elsewhere (by other
-//! instructions or as outputs) stay separate instructions and enter groups
-//! as inputs, so nothing is computed twice. Groups of one instruction are
-//! left alone.
+//! inputs that are elementwise, have the root's shape, and are read by the
+//! group (possibly by several members: a shared intermediate is one step
+//! that later steps read twice). A member that is also needed elsewhere (by
+//! other instructions or as a result) becomes one more output of the group
+//! when it has the root's dtype (outputs share one packed buffer) and every
+//! reader outside the group comes after the root. That last rule keeps the
+//! fused tape acyclic and in order: a group is emitted at its root's
+//! position, and each of its outputs is read only later. Anything else
+//! stays a separate instruction and enters groups as an input, so nothing
+//! is computed twice. Groups of one instruction are left alone.
+//!
+//! Shapeless functions keep one output per group: a replay at new shapes
+//! may give a group's outputs different broadcast shapes, which one packed
+//! buffer cannot hold.
 
-use super::fused::{Fused, FusedConst, Reg, Step};
+use super::fused::{Fused, FusedConst, FusedOutput, Reg, Step};
 use super::tape::{Instr, Ref, Tape};
 use crate::Array;
 use crate::primitives::binary::Binary;
@@ -36,16 +44,49 @@ fn embeddable(a: &Array) -> Option<FusedConst> {
     Some(FusedConst::new(data, a.shape(), a.dtype()))
 }
 
-/// Returns the tape with elementwise chains fused.
-pub(crate) fn fuse(tape: Tape) -> Tape {
+/// The group instruction `k` joins, given the groups of every later
+/// instruction (`root`), or `None` to start its own.
+fn group_to_join(
+    k: usize,
+    tape: &Tape,
+    readers: &[usize],
+    is_output: bool,
+    root: &[Option<usize>],
+    several_outputs: bool,
+) -> Option<usize> {
+    let ins = &tape.instrs[k];
+    let mut groups: Vec<usize> = readers.iter().filter_map(|&c| root[c]).collect();
+    groups.sort_unstable();
+    groups.dedup();
+    // The earliest group first: the most readers come after its root.
+    groups.into_iter().find(|&g| {
+        if tape.instrs[g].shape != ins.shape {
+            return false;
+        }
+        // Where each reader outside g is emitted: at its group's root.
+        let mut outside = readers
+            .iter()
+            .filter(|&&c| root[c] != Some(g))
+            .map(|&c| root[c].unwrap_or(c))
+            .peekable();
+        if outside.peek().is_none() && !is_output {
+            return true; // read only inside g: an internal step
+        }
+        several_outputs && tape.instrs[g].dtype == ins.dtype && outside.all(|e| e > g)
+    })
+}
+
+/// Returns the tape with elementwise chains fused; with `several_outputs`,
+/// a group may return intermediates that are read elsewhere too.
+pub(crate) fn fuse(tape: Tape, several_outputs: bool) -> Tape {
     let n = tape.instrs.len();
-    // consumers[j]: the instructions reading j's value (once per reader).
-    let mut consumers: Vec<Vec<usize>> = vec![Vec::new(); n];
+    // readers[j]: the instructions reading j's value (once per reader).
+    let mut readers: Vec<Vec<usize>> = vec![Vec::new(); n];
     for (k, ins) in tape.instrs.iter().enumerate() {
         for r in &ins.inputs {
             if let Ref::Node(j) = *r {
-                if consumers[j].last() != Some(&k) {
-                    consumers[j].push(k);
+                if readers[j].last() != Some(&k) {
+                    readers[j].push(k);
                 }
             }
         }
@@ -56,25 +97,15 @@ pub(crate) fn fuse(tape: Tape) -> Tape {
             is_output[*j] = true;
         }
     }
-    let fusible: Vec<bool> = tape.instrs.iter().map(is_elementwise).collect();
-    // root[k]: the group instruction k belongs to. Consumers come later in
-    // the tape, so in a backward sweep every consumer of k is placed before
-    // k is: k joins a group when all its consumers are in that group (a
-    // value read twice inside one chain is computed once, in the chain),
-    // and otherwise starts a group of its own.
+    // root[k]: the group instruction k belongs to (its root is its last
+    // member). Readers come later in the tape, so in a backward sweep
+    // every reader's group is known when k is placed.
     let mut root: Vec<Option<usize>> = vec![None; n];
     for k in (0..n).rev() {
-        if !fusible[k] {
-            continue;
+        if is_elementwise(&tape.instrs[k]) {
+            let g = group_to_join(k, &tape, &readers[k], is_output[k], &root, several_outputs);
+            root[k] = Some(g.unwrap_or(k));
         }
-        let mut groups = consumers[k].iter().map(|&c| root[c]);
-        let joined = match groups.next() {
-            Some(Some(g)) if !is_output[k] && groups.all(|h| h == Some(g)) => {
-                (tape.instrs[k].shape == tape.instrs[g].shape).then_some(g)
-            }
-            _ => None,
-        };
-        root[k] = Some(joined.unwrap_or(k));
     }
     let mut members: HashMap<usize, Vec<usize>> = HashMap::new();
     for (k, g) in root.iter().enumerate() {
@@ -128,16 +159,48 @@ pub(crate) fn fuse(tape: Tape) -> Tape {
                         dtype: tape.instrs[j].dtype,
                     });
                 }
-                new_ref[k] = Some(Ref::Node(instrs.len()));
+                // Outputs: the root, and members read outside the group.
+                let outputs: Vec<usize> = m
+                    .iter()
+                    .copied()
+                    .filter(|&j| {
+                        j == k || is_output[j] || readers[j].iter().any(|&c| root[c] != Some(k))
+                    })
+                    .collect();
+                let ins = &tape.instrs[k];
+                let fused = Fused::new(
+                    steps,
+                    consts.into_iter().map(|(_, c)| c).collect(),
+                    outputs.iter().map(|j| step_of[j]).collect(),
+                );
+                let packed = Ref::Node(instrs.len());
+                if let [_] = outputs[..] {
+                    new_ref[k] = Some(packed);
+                    instrs.push(Instr {
+                        op: Arc::new(fused),
+                        inputs,
+                        shape: ins.shape.clone(),
+                        dtype: ins.dtype,
+                    });
+                    continue;
+                }
                 instrs.push(Instr {
-                    op: Arc::new(Fused::new(
-                        steps,
-                        consts.into_iter().map(|(_, c)| c).collect(),
-                    )),
+                    op: Arc::new(fused),
                     inputs,
-                    shape: tape.instrs[k].shape.clone(),
-                    dtype: tape.instrs[k].dtype,
+                    shape: std::iter::once(outputs.len())
+                        .chain(ins.shape.iter().copied())
+                        .collect(),
+                    dtype: ins.dtype,
                 });
+                for (index, &j) in outputs.iter().enumerate() {
+                    new_ref[j] = Some(Ref::Node(instrs.len()));
+                    instrs.push(Instr {
+                        op: Arc::new(FusedOutput::new(index)),
+                        inputs: vec![packed.clone()],
+                        shape: ins.shape.clone(),
+                        dtype: ins.dtype,
+                    });
+                }
             }
             _ => {
                 let ins = &tape.instrs[k];

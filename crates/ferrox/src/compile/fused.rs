@@ -2,6 +2,13 @@
 //! chunk by chunk, so that intermediates live in cache-sized buffers and
 //! never reach memory.
 //!
+//! A program has one output or several (values that other instructions or
+//! the caller also read). Several outputs share one dtype and shape and
+//! are written side by side into one `[k, ...shape]` buffer, one row per
+//! output; [`FusedOutput`] nodes are zero-copy views of those rows. Every
+//! output is written from the chunk that computed it, so intermediates that
+//! are also results still cost one pass over memory.
+//!
 //! Each step is an ordinary elementwise primitive (unary, binary, `where`,
 //! `astype`) evaluated by its own kernel on a chunk of the output, so a
 //! fused result is bitwise equal to the unfused one: the same kernels apply
@@ -15,7 +22,7 @@
 //! output's (possible for shapeless replays at new shapes), the steps run
 //! one after another on whole arrays instead.
 
-use crate::array::Data;
+use crate::array::{Data, row_major_strides};
 use crate::backend::cpu::elementwise::out_storage;
 use crate::backend::cpu::parallel::worth_splitting;
 use crate::backend::cpu::stream_store::{store_fence, stream_copy, worth_streaming};
@@ -89,8 +96,10 @@ pub(crate) struct Step {
     pub(crate) dtype: DType,
 }
 
-/// A chain of elementwise steps evaluated as one node; the last step's
-/// result is the node's value. Built by `compile`'s fusion pass.
+/// A chain of elementwise steps evaluated as one node. With one output the
+/// node's value is that step's result; with `k` outputs it is a `[k,
+/// ...shape]` buffer read through [`FusedOutput`] views. Built by
+/// `compile`'s fusion pass.
 ///
 /// ```
 /// use ferrox::*;
@@ -104,13 +113,31 @@ pub(crate) struct Step {
 pub struct Fused {
     steps: Vec<Step>,
     consts: Vec<FusedConst>,
+    /// The steps whose results leave the program, in output order. With
+    /// several, they share the last step's shape and dtype.
+    outputs: Vec<usize>,
 }
 
 impl Fused {
-    /// A fused program; `steps` is non-empty and each step reads only
-    /// inputs, `consts` and earlier steps (the fusion pass guarantees it).
-    pub(crate) fn new(steps: Vec<Step>, consts: Vec<FusedConst>) -> Fused {
-        Fused { steps, consts }
+    /// A fused program; `steps` is non-empty, each step reads only inputs,
+    /// `consts` and earlier steps, and `outputs` (non-empty) names steps
+    /// of one dtype and, for the traced shapes, of the last step's shape
+    /// (the fusion pass guarantees it).
+    pub(crate) fn new(steps: Vec<Step>, consts: Vec<FusedConst>, outputs: Vec<usize>) -> Fused {
+        Fused {
+            steps,
+            consts,
+            outputs,
+        }
+    }
+
+    /// The node's shape for outputs of `shape`: packed when there are
+    /// several.
+    fn node_shape(&self, shape: &[usize]) -> Vec<usize> {
+        match self.outputs.len() {
+            1 => shape.to_vec(),
+            k => std::iter::once(k).chain(shape.iter().copied()).collect(),
+        }
     }
 
     /// The shape of every step for inputs of `input_shapes`.
@@ -140,13 +167,13 @@ impl Fused {
     /// Runs the steps in order on `inputs`; step `k` produces
     /// `shape_of(k)`. Constants enter as rank-0 scalars when `flat` (the
     /// steps then run on flat runs of elements), else with their shapes.
-    /// Returns the last step's value.
+    /// Returns every step's value.
     fn run_steps<'s>(
         &self,
         inputs: &[Operand<'_>],
         shape_of: impl Fn(usize) -> &'s [usize],
         flat: bool,
-    ) -> Result<Data> {
+    ) -> Result<Vec<Data>> {
         let mut results: Vec<Data> = Vec::with_capacity(self.steps.len());
         for (k, step) in self.steps.iter().enumerate() {
             let operands: Vec<Operand<'_>> = step
@@ -182,32 +209,31 @@ impl Fused {
             drop(operands);
             results.push(data);
         }
-        results
-            .pop()
-            .ok_or_else(|| Error::runtime("fused", "internal error: an empty program"))
+        Ok(results)
     }
 
-    /// Evaluates rows `r0..r0 + nrows` of the output (flat elements when
-    /// `flat`) into `dst`, the bytes of those rows.
+    /// Evaluates rows `r0..r0 + nrows` of the outputs (flat elements when
+    /// `flat`), each of `shape`, into `dsts`: output j's bytes for those
+    /// rows in `dsts[j]`.
     fn eval_chunk(
         &self,
         inputs: &[Operand<'_>],
-        out: OutSpec<'_>,
+        shape: &[usize],
         flat: bool,
         (r0, nrows): (usize, usize),
-        dst: &mut [u8],
+        dsts: &mut [&mut [u8]],
         stream: bool,
     ) -> Result<()> {
         let chunk_shape: Vec<usize> = if flat {
             vec![nrows]
         } else {
             std::iter::once(nrows)
-                .chain(out.shape[1..].iter().copied())
+                .chain(shape[1..].iter().copied())
                 .collect()
         };
         let views: Vec<(Data, Vec<usize>)> = inputs
             .iter()
-            .map(|x| chunk_view(x, out.shape, flat, r0, nrows))
+            .map(|x| chunk_view(x, shape, flat, r0, nrows))
             .collect();
         let operands: Vec<Operand<'_>> = views
             .iter()
@@ -218,24 +244,70 @@ impl Fused {
                 dtype: x.dtype,
             })
             .collect();
-        let last = self.run_steps(&operands, |_| chunk_shape.as_slice(), flat)?;
-        let size = out.dtype.size();
-        let start = last.offset * size;
-        let src = last
-            .is_contiguous(&chunk_shape)
-            .then(|| last.storage.as_slice::<u8>().get(start..start + dst.len()))
-            .flatten()
-            .ok_or_else(|| {
-                Error::runtime("fused", "internal error: a step returned a strided chunk")
-            })?;
+        let results = self.run_steps(&operands, |_| chunk_shape.as_slice(), flat)?;
+        for (dst, &step) in dsts.iter_mut().zip(&self.outputs) {
+            let src = contiguous_bytes(&results[step], &chunk_shape, self.steps[step].dtype)?;
+            same_len(dst, src)?;
+            if stream {
+                stream_copy(dst, src);
+            } else {
+                dst.copy_from_slice(src);
+            }
+        }
         if stream {
-            stream_copy(dst, src);
             store_fence();
-        } else {
-            dst.copy_from_slice(src);
         }
         Ok(())
     }
+
+    /// Copies whole-array outputs (each of `shape`) into one packed buffer.
+    fn pack(&self, results: &[Data], shapes: &[Vec<usize>], out: OutSpec<'_>) -> Result<Data> {
+        let mut storage = out_storage(out)?;
+        let bytes = storage.as_mut_slice::<u8>();
+        let row = bytes.len() / self.outputs.len();
+        for (dst, &step) in bytes.chunks_mut(row.max(1)).zip(&self.outputs) {
+            if out.shape[1..] != shapes[step][..] {
+                return Err(Error::runtime(
+                    "fused",
+                    format!(
+                        "internal error: output {:?} is not the packed shape {:?}",
+                        shapes[step],
+                        &out.shape[1..]
+                    ),
+                ));
+            }
+            let src = contiguous_bytes(&results[step], &shapes[step], self.steps[step].dtype)?;
+            same_len(dst, src)?;
+            dst.copy_from_slice(src);
+        }
+        Ok(Data::contiguous(storage, out.shape))
+    }
+}
+
+/// The bytes of `data`, a freshly computed step result of `shape`.
+fn contiguous_bytes<'d>(data: &'d Data, shape: &[usize], dtype: DType) -> Result<&'d [u8]> {
+    let size = dtype.size();
+    let start = data.offset * size;
+    let len = shape.iter().product::<usize>() * size;
+    data.is_contiguous(shape)
+        .then(|| data.storage.as_slice::<u8>().get(start..start + len))
+        .flatten()
+        .ok_or_else(|| Error::runtime("fused", "internal error: a step returned a strided result"))
+}
+
+/// Checks that a computed output fits its destination exactly.
+fn same_len(dst: &[u8], src: &[u8]) -> Result<()> {
+    if dst.len() == src.len() {
+        return Ok(());
+    }
+    Err(Error::runtime(
+        "fused",
+        format!(
+            "internal error: {} bytes computed for an output of {}",
+            src.len(),
+            dst.len()
+        ),
+    ))
 }
 
 /// The part of input `x` that rows `r0..r0 + nrows` of the output read,
@@ -289,48 +361,68 @@ impl Primitive for Fused {
     fn eval_cpu(&self, inputs: &[Operand<'_>], out: OutSpec<'_>) -> Result<Data> {
         let input_shapes: Vec<&[usize]> = inputs.iter().map(|x| x.shape).collect();
         let shapes = self.step_shapes(&input_shapes)?;
-        let n: usize = out.shape.iter().product();
-        let every_step_full = shapes.iter().all(|s| s.as_slice() == out.shape);
-        // Whole when the output is one chunk anyway: the last step's buffer
-        // is then the output, with no chunk views and no copy.
-        let one_chunk = n <= CHUNK && !worth_streaming(n * out.dtype.size());
-        if !every_step_full || n == 0 || out.shape.is_empty() || one_chunk {
-            return self.run_steps(inputs, |k| shapes[k].as_slice(), false);
+        let k = self.outputs.len();
+        // Each output's shape: the last step's (the node's, unpacked).
+        let shape = shapes.last().map(Vec::as_slice).unwrap_or(&[]);
+        let n: usize = shape.iter().product();
+        let size = out.dtype.size();
+        let every_step_full = shapes.iter().all(|s| s.as_slice() == shape);
+        // Whole when the outputs are one chunk anyway: with one output the
+        // last step's buffer is then the node's, with no chunk views and
+        // no copy.
+        let one_chunk = n <= CHUNK && !worth_streaming(k * n * size);
+        if !every_step_full || n == 0 || shape.is_empty() || one_chunk {
+            let mut results = self.run_steps(inputs, |s| shapes[s].as_slice(), false)?;
+            return match self.outputs[..] {
+                [step] if step < results.len() => Ok(results.swap_remove(step)),
+                _ => self.pack(&results, &shapes, out),
+            };
         }
         let flat = inputs.iter().all(|x| {
             x.shape.iter().product::<usize>() == 1
-                || (x.shape == out.shape && x.data.is_contiguous(x.shape))
+                || (x.shape == shape && x.data.is_contiguous(x.shape))
         });
-        let row_len = if flat { 1 } else { n / out.shape[0] };
+        let row_len = if flat { 1 } else { n / shape[0] };
         let rows_per_chunk = (CHUNK / row_len).max(1);
-        let size = out.dtype.size();
         let mut storage = out_storage(out)?;
-        let stream = worth_streaming(n * size);
-        let chunk_bytes = rows_per_chunk * row_len * size;
-        let run = |(i, dst): (usize, &mut [u8])| {
-            let nrows = dst.len() / (row_len * size);
-            self.eval_chunk(inputs, out, flat, (i * rows_per_chunk, nrows), dst, stream)
-        };
+        let stream = worth_streaming(k * n * size);
+        // dsts[i * k + j]: chunk i of output j (outputs are rows of the
+        // packed buffer), so each task owns k disjoint slices.
         let bytes = storage.as_mut_slice::<u8>();
+        let mut per_output: Vec<_> = bytes
+            .chunks_mut(n * size)
+            .map(|o| o.chunks_mut(rows_per_chunk * row_len * size))
+            .collect();
+        let chunks = (n / row_len).div_ceil(rows_per_chunk);
+        let mut dsts: Vec<&mut [u8]> = Vec::with_capacity(chunks * k);
+        for _ in 0..chunks {
+            dsts.extend(per_output.iter_mut().filter_map(Iterator::next));
+        }
+        let run = |(i, dst): (usize, &mut [&mut [u8]])| {
+            let nrows = dst.first().map_or(0, |d| d.len() / (row_len * size));
+            self.eval_chunk(
+                inputs,
+                shape,
+                flat,
+                (i * rows_per_chunk, nrows),
+                dst,
+                stream,
+            )
+        };
         if worth_splitting(n) {
-            bytes
-                .par_chunks_mut(chunk_bytes)
-                .enumerate()
-                .try_for_each(run)?;
+            dsts.par_chunks_mut(k).enumerate().try_for_each(run)?;
         } else {
-            bytes
-                .chunks_mut(chunk_bytes)
-                .enumerate()
-                .try_for_each(run)?;
+            dsts.chunks_mut(k).enumerate().try_for_each(run)?;
         }
         Ok(Data::contiguous(storage, out.shape))
     }
 
     fn output_shape(&self, input_shapes: &[&[usize]]) -> Option<Result<Vec<usize>>> {
-        Some(
-            self.step_shapes(input_shapes)
-                .and_then(|mut s| s.pop().ok_or_else(|| Error::runtime("fused", "no steps"))),
-        )
+        Some(self.step_shapes(input_shapes).and_then(|s| {
+            s.last()
+                .map(|shape| self.node_shape(shape))
+                .ok_or_else(|| Error::runtime("fused", "no steps"))
+        }))
     }
 
     fn as_any(&self) -> &dyn Any {
@@ -342,6 +434,7 @@ impl Primitive for Fused {
             return false;
         };
         self.steps.len() == o.steps.len()
+            && self.outputs == o.outputs
             && self.consts.len() == o.consts.len()
             && self.steps.iter().zip(&o.steps).all(|(a, b)| {
                 a.args == b.args && a.dtype == b.dtype && a.op.is_equivalent(b.op.as_ref())
@@ -352,4 +445,78 @@ impl Primitive for Fused {
                 .zip(&o.consts)
                 .all(|(a, b)| a.dtype == b.dtype && a.shape == b.shape && a.bytes() == b.bytes())
     }
+}
+
+/// Output `index` of a [`Fused`] program with several outputs: a zero-copy
+/// view of row `index` of its packed `[k, ...shape]` value.
+///
+/// ```
+/// use ferrox::*;
+/// let f = compile(|xs: &[Array]| {
+///     let e = exp(&xs[0])?;
+///     Ok(vec![e.clone(), (&e * 2.0)?])
+/// });
+/// let y = f.call(&[zeros(&[3], DType::Float32)?])?;
+/// assert_eq!(y[0].primitive().unwrap().name(), "fused_output");
+/// assert_eq!(y[0].inputs()[0].id(), y[1].inputs()[0].id(), "one kernel");
+/// assert_eq!(y[1].to_vec::<f32>()?, vec![2.0; 3]);
+/// # Ok::<(), ferrox::Error>(())
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FusedOutput {
+    index: usize,
+}
+
+impl FusedOutput {
+    /// The view of output `index`.
+    pub(crate) fn new(index: usize) -> FusedOutput {
+        FusedOutput { index }
+    }
+}
+
+impl Primitive for FusedOutput {
+    fn name(&self) -> &'static str {
+        "fused_output"
+    }
+
+    fn eval_cpu(&self, inputs: &[Operand<'_>], out: OutSpec<'_>) -> Result<Data> {
+        let [packed] = inputs else {
+            return Err(Error::runtime(
+                "fused_output",
+                format!("expected 1 input, got {}", inputs.len()),
+            ));
+        };
+        let fits = packed.shape.split_first().is_some_and(|(&k, rest)| {
+            self.index < k && rest == out.shape && packed.dtype == out.dtype
+        });
+        if !fits || !packed.data.is_contiguous(packed.shape) {
+            return Err(Error::runtime(
+                "fused_output",
+                format!(
+                    "output {} of shape {:?} cannot be read from a packed {:?} value",
+                    self.index, out.shape, packed.shape
+                ),
+            ));
+        }
+        let n: usize = out.shape.iter().product();
+        Ok(Data {
+            storage: packed.data.storage.clone(),
+            strides: row_major_strides(out.shape),
+            offset: packed.data.offset + self.index * n,
+        })
+    }
+
+    fn output_shape(&self, input_shapes: &[&[usize]]) -> Option<Result<Vec<usize>>> {
+        let shape = input_shapes.first()?;
+        Some(
+            shape
+                .split_first()
+                .map(|(_, rest)| rest.to_vec())
+                .ok_or_else(|| {
+                    Error::runtime("fused_output", "the packed value has no output axis")
+                }),
+        )
+    }
+
+    crate::primitive_common!();
 }
