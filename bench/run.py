@@ -57,6 +57,12 @@ def numpy_cases(reps):
     out["x*2+1_16M_f32"] = median_ms(lambda: x16 * 2 + 1, reps)
     out["tanh_exp_16M_f32"] = median_ms(lambda: np.tanh(0.5 * x16) * x16 + np.exp(-x16 * x16), reps)
     out["sum_16M_f32"] = median_ms(lambda: x16.sum(), reps)
+
+    def tanh_grad():
+        y = np.tanh(x16)
+        return y, 1 - y * y
+
+    out["tanh_grad_16M_f32"] = median_ms(tanh_grad, reps)
     s = rng.standard_normal((4096, 4096), dtype=np.float32)
 
     def softmax():
@@ -89,6 +95,8 @@ def jax_cases(reps):
     f2 = jax.jit(lambda x: jnp.tanh(0.5 * x) * x + jnp.exp(-x * x))
     out["x*2+1_16M_f32"] = median_ms(lambda: f1(x16).block_until_ready(), reps)
     out["tanh_exp_16M_f32"] = median_ms(lambda: f2(x16).block_until_ready(), reps)
+    f4 = jax.jit(lambda x: (lambda y: (y, 1 - y * y))(jnp.tanh(x)))
+    out["tanh_grad_16M_f32"] = median_ms(lambda: jax.block_until_ready(f4(x16)), reps)
     out["sum_16M_f32"] = median_ms(lambda: x16.sum().block_until_ready(), reps)
     s = jax.random.normal(key, (4096, 4096), dtype=jnp.float32)
     out["softmax_4096x4096_f32"] = median_ms(lambda: jax.nn.softmax(s, axis=-1).block_until_ready(), reps)
@@ -98,6 +106,7 @@ def jax_cases(reps):
     # Everything above is already jitted: the compiled cases are the same.
     out["x*2+1_16M_f32_compiled"] = out["x*2+1_16M_f32"]
     out["tanh_exp_16M_f32_compiled"] = out["tanh_exp_16M_f32"]
+    out["tanh_grad_16M_f32_compiled"] = out["tanh_grad_16M_f32"]
     out["compiled_3op_16_f32"] = out["eval_3op_16_f32"]
     out["mlp_784_512_10_step"] = jax_mlp_ms(reps)
     return out
@@ -151,6 +160,23 @@ def torch_cases(reps):
     x16 = torch.from_numpy(rng.standard_normal(1 << 24, dtype=np.float32))
     out["x*2+1_16M_f32"] = median_ms(lambda: x16 * 2 + 1, reps)
     out["tanh_exp_16M_f32"] = median_ms(lambda: torch.tanh(0.5 * x16) * x16 + torch.exp(-x16 * x16), reps)
+
+    def tanh_grad(x):
+        y = torch.tanh(x)
+        return y, 1 - y * y
+
+    out["tanh_grad_16M_f32"] = median_ms(lambda: tanh_grad(x16), reps)
+    # torch.compile (inductor, C++ codegen at the first call: tens of
+    # seconds each); skipped where it cannot build.
+    try:
+        f1 = torch.compile(lambda x: x * 2 + 1)
+        f2 = torch.compile(lambda x: torch.tanh(0.5 * x) * x + torch.exp(-x * x))
+        f4 = torch.compile(tanh_grad)
+        out["x*2+1_16M_f32_compiled"] = median_ms(lambda: f1(x16), reps)
+        out["tanh_exp_16M_f32_compiled"] = median_ms(lambda: f2(x16), reps)
+        out["tanh_grad_16M_f32_compiled"] = median_ms(lambda: f4(x16), reps)
+    except Exception as e:  # noqa: BLE001 - report and go on
+        print(f"(torch.compile unavailable: {e}; skipped)", file=sys.stderr)
     out["sum_16M_f32"] = median_ms(lambda: x16.sum(), reps)
     s = torch.from_numpy(rng.standard_normal((4096, 4096), dtype=np.float32))
     out["softmax_4096x4096_f32"] = median_ms(lambda: torch.softmax(s, dim=-1), reps)
@@ -209,7 +235,7 @@ def threaded_calls_per_s(call, threads, secs=1.0):
 
 def python_cases(reps):
     """Compiled 3-op calls from Python: ferrox.core beside JAX jit,
-    torch.compile-free torch (eager) and mx.compile. Needs the ferrox wheel
+    torch (eager) and mx.compile. Needs the ferrox wheel
     installed (`maturin build --release` in crates/ferrox-py, pip install)."""
     out = {}
     impls = {}
@@ -251,6 +277,14 @@ def mlx_cases(reps):
     out["x*2+1_16M_f32"] = median_ms(lambda: mx.eval(x16 * 2 + 1), reps)
     out["tanh_exp_16M_f32"] = median_ms(lambda: mx.eval(mx.tanh(0.5 * x16) * x16 + mx.exp(-x16 * x16)), reps)
     out["sum_16M_f32"] = median_ms(lambda: mx.eval(x16.sum()), reps)
+
+    def tanh_grad(x):
+        y = mx.tanh(x)
+        return y, 1 - y * y
+
+    out["tanh_grad_16M_f32"] = median_ms(lambda: mx.eval(*tanh_grad(x16)), reps)
+    f5 = mx.compile(tanh_grad)
+    out["tanh_grad_16M_f32_compiled"] = median_ms(lambda: mx.eval(*f5(x16)), reps)
     s = mx.random.normal((4096, 4096))
     out["softmax_4096x4096_f32"] = median_ms(lambda: mx.eval(mx.softmax(s, axis=-1)), reps)
     small = mx.ones(16)

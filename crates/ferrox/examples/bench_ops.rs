@@ -91,6 +91,21 @@ fn main() -> Result<()> {
         "x*2+1_16M_f32_compiled",
         median_ms(reps, || affine.call(std::slice::from_ref(&x))?[0].eval())?,
     );
+    // Two results from one chain: tanh and its derivative 1 - tanh².
+    let tanh_grad = |xs: &[Array]| -> Result<Vec<Array>> {
+        let y = tanh(&xs[0])?;
+        let d = subtract(&Array::from(1.0f32), &multiply(&y, &y)?)?;
+        Ok(vec![y, d])
+    };
+    report(
+        "tanh_grad_16M_f32",
+        median_ms(reps, || eval(&tanh_grad(std::slice::from_ref(&x))?))?,
+    );
+    let two = compile(tanh_grad);
+    report(
+        "tanh_grad_16M_f32_compiled",
+        median_ms(reps, || eval(&two.call(std::slice::from_ref(&x))?))?,
+    );
     report(
         "sum_16M_f32",
         median_ms(reps, || sum(&x, None, false)?.eval())?,

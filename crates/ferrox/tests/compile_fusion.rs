@@ -342,3 +342,21 @@ fn embedded_constants_keep_their_rank_and_lazy_constants_stay_inputs() {
     assert_eq!(got[0].inputs().len(), 2, "x and the unevaluated constant");
     assert_eq!(bits(&got[0]), bits(&want[0]));
 }
+
+#[test]
+fn several_outputs_of_scalars_and_empty_arrays() {
+    let body = |xs: &[Array]| -> Result<Vec<Array>> {
+        let e = exp(&xs[0])?;
+        Ok(vec![e.clone(), multiply(&e, &Array::from(2.0f32))?])
+    };
+    let f = compile(body);
+    for shape in [vec![], vec![0], vec![3, 0]] {
+        let x = zeros(&shape, DType::Float32).unwrap();
+        let y = f.call(std::slice::from_ref(&x)).unwrap();
+        assert_eq!(kernel_of(&y[0]).id(), kernel_of(&y[1]).id());
+        for (g, w) in y.iter().zip(&body(std::slice::from_ref(&x)).unwrap()) {
+            assert_eq!(g.shape(), w.shape());
+            assert_eq!(bits(g), bits(w));
+        }
+    }
+}

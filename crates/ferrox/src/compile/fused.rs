@@ -489,7 +489,9 @@ impl Primitive for FusedOutput {
         let fits = packed.shape.split_first().is_some_and(|(&k, rest)| {
             self.index < k && rest == out.shape && packed.dtype == out.dtype
         });
-        if !fits || !packed.data.is_contiguous(packed.shape) {
+        let n: usize = out.shape.iter().product();
+        // An empty value has no layout to check.
+        if !fits || (n > 0 && !packed.data.is_contiguous(packed.shape)) {
             return Err(Error::runtime(
                 "fused_output",
                 format!(
@@ -498,7 +500,6 @@ impl Primitive for FusedOutput {
                 ),
             ));
         }
-        let n: usize = out.shape.iter().product();
         Ok(Data {
             storage: packed.data.storage.clone(),
             strides: row_major_strides(out.shape),
