@@ -23,6 +23,23 @@ fn report(bench: &str, ms: f64) {
     println!("{{\"bench\": \"{bench}\", \"impl\": \"ferrox\", \"ms\": {ms:.4}}}");
 }
 
+/// Memory a call adds at its peak, beside the size of its `outputs`
+/// results of 16M f32 each (what a fused chain should add: nothing more).
+fn report_peak(bench: &str, outputs: usize, mut call: impl FnMut() -> Result<()>) -> Result<()> {
+    call()?;
+    clear_cache();
+    reset_peak_memory();
+    let before = get_active_memory();
+    call()?;
+    let added = get_peak_memory().saturating_sub(before);
+    println!(
+        "{{\"bench\": \"{bench}\", \"impl\": \"ferrox\", \"added_mib\": {:.1}, \"output_mib\": {:.1}}}",
+        added as f64 / (1 << 20) as f64,
+        (outputs * (4usize << 24)) as f64 / (1 << 20) as f64
+    );
+    Ok(())
+}
+
 fn random(shape: &[usize], seed: u32) -> Result<Array> {
     let n: usize = shape.iter().product();
     let mut s = seed.wrapping_mul(2654435761) | 1;
@@ -73,19 +90,9 @@ fn main() -> Result<()> {
     );
     // Peak memory of the fused chain: the input is resident; the call
     // should add only its output (64 MiB), no intermediates.
-    fused.call(std::slice::from_ref(&x))?[0].eval()?;
-    clear_cache();
-    reset_peak_memory();
-    let before = get_active_memory();
-    let y = fused.call(std::slice::from_ref(&x))?;
-    y[0].eval()?;
-    let added = get_peak_memory().saturating_sub(before);
-    println!(
-        "{{\"bench\": \"tanh_exp_16M_f32_compiled_peak\", \"impl\": \"ferrox\", \"added_mib\": {:.1}, \"output_mib\": {:.1}}}",
-        added as f64 / (1 << 20) as f64,
-        (4usize << 24) as f64 / (1 << 20) as f64
-    );
-    drop(y);
+    report_peak("tanh_exp_16M_f32_compiled_peak", 1, || {
+        fused.call(std::slice::from_ref(&x))?[0].eval()
+    })?;
     let affine = compile(|xs: &[Array]| Ok(vec![((&xs[0] * 2.0)? + 1.0)?]));
     report(
         "x*2+1_16M_f32_compiled",
@@ -106,6 +113,9 @@ fn main() -> Result<()> {
         "tanh_grad_16M_f32_compiled",
         median_ms(reps, || eval(&two.call(std::slice::from_ref(&x))?))?,
     );
+    report_peak("tanh_grad_16M_f32_compiled_peak", 2, || {
+        eval(&two.call(std::slice::from_ref(&x))?)
+    })?;
     report(
         "sum_16M_f32",
         median_ms(reps, || sum(&x, None, false)?.eval())?,

@@ -44,7 +44,9 @@ impl Primitive for Cholesky {
         let mm = n * n;
         if mm > 0 {
             let upper = self.upper;
-            let run = |(i, (a, y)): (usize, (&[f64], &mut [f64]))| factor(a, y, n, upper, i);
+            let run = |(i, (a, y)): (usize, (&[f64], &mut [f64]))| {
+                factor(a, y, n, upper, false).map_err(|_| i)
+            };
             let failed: Option<usize> = if worth_splitting(vals.len()) {
                 vals.par_chunks(mm)
                     .zip(result.par_chunks_mut(mm))
@@ -149,17 +151,34 @@ fn phi(x: &Array) -> Result<Array> {
     )
 }
 
-/// Factors the row-major `n x n` matrix `a` into `y`; `Err(index)` if a
-/// pivot is not positive.
-fn factor(
+/// A pivot that stopped a factorisation: its column and value.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct BadPivot {
+    pub(crate) column: usize,
+    pub(crate) value: f64,
+}
+
+/// Factors the row-major `n x n` matrix `a` into `y`: the lower factor
+/// (reading the lower triangle), or with `upper` its transpose (reading
+/// the upper triangle). A pivot that is not positive fails, unless
+/// `semidefinite`: then pivots within rounding of zero (relative to the
+/// largest diagonal entry) give a zero column, so singular positive
+/// semi-definite matrices factor, and only a clearly negative pivot fails.
+pub(crate) fn factor(
     a: &[f64],
     y: &mut [f64],
     n: usize,
     upper: bool,
-    index: usize,
-) -> std::result::Result<(), usize> {
+    semidefinite: bool,
+) -> std::result::Result<(), BadPivot> {
     // Element (i, j) of the lower triangle that is read.
     let at = |i: usize, j: usize| if upper { a[j * n + i] } else { a[i * n + j] };
+    let tol = if semidefinite {
+        let scale = (0..n).map(|i| at(i, i).abs()).fold(0.0, f64::max);
+        scale * f64::EPSILON * (n as f64) * 8.0
+    } else {
+        0.0
+    };
     y.fill(0.0);
     let mut l = vec![0.0f64; n * n];
     for j in 0..n {
@@ -167,17 +186,21 @@ fn factor(
         for k in 0..j {
             d -= l[j * n + k] * l[j * n + k];
         }
-        if d.is_nan() || d <= 0.0 {
-            return Err(index);
+        let fails = if semidefinite { d < -tol } else { d <= 0.0 };
+        if fails || d.is_nan() {
+            return Err(BadPivot {
+                column: j,
+                value: d,
+            });
         }
-        let d = d.sqrt();
+        let d = if d <= tol { 0.0 } else { d.sqrt() };
         l[j * n + j] = d;
         for i in j + 1..n {
             let mut s = at(i, j);
             for k in 0..j {
                 s -= l[i * n + k] * l[j * n + k];
             }
-            l[i * n + j] = s / d;
+            l[i * n + j] = if d == 0.0 { 0.0 } else { s / d };
         }
     }
     for i in 0..n {

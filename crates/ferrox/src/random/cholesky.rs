@@ -1,8 +1,12 @@
-//! A small Cholesky factorisation for `multivariate_normal`: the lower
-//! triangular `L` with `L L^T = cov` of each matrix in a batch, in f64.
+//! The Cholesky factor `multivariate_normal` needs: the lower triangular
+//! `L` with `L L^T = cov` of each matrix in a batch, in f64. Unlike
+//! `linalg::cholesky` it accepts singular (positive semi-definite)
+//! covariances, which describe degenerate distributions; both share one
+//! factorisation kernel.
 
 use crate::array::Data;
 use crate::backend::cpu::elementwise::out_storage;
+use crate::primitives::cholesky::factor;
 use crate::primitives::{Operand, OutSpec, Primitive};
 use crate::transforms::rules;
 use crate::{Array, DType, Error, Result};
@@ -24,33 +28,6 @@ pub(crate) fn cholesky(a: &Array) -> Result<Array> {
     ))
 }
 
-fn factor(a: &[f64], n: usize, l: &mut [f64]) -> Result<()> {
-    let scale = (0..n).map(|i| a[i * n + i].abs()).fold(0.0, f64::max);
-    let tol = scale * f64::EPSILON * (n as f64) * 8.0;
-    for j in 0..n {
-        let mut d = a[j * n + j];
-        for k in 0..j {
-            d -= l[j * n + k] * l[j * n + k];
-        }
-        if d < -tol || d.is_nan() {
-            return Err(Error::value(
-                "multivariate_normal",
-                format!("cov is not positive semi-definite (pivot {j} is {d})"),
-            ));
-        }
-        let ljj = if d <= tol { 0.0 } else { d.sqrt() };
-        l[j * n + j] = ljj;
-        for i in j + 1..n {
-            let mut s = a[i * n + j];
-            for k in 0..j {
-                s -= l[i * n + k] * l[j * n + k];
-            }
-            l[i * n + j] = if ljj == 0.0 { 0.0 } else { s / ljj };
-        }
-    }
-    Ok(())
-}
-
 impl Primitive for Cholesky {
     fn name(&self) -> &'static str {
         "cholesky"
@@ -67,10 +44,17 @@ impl Primitive for Cholesky {
         let a = x.data.to_vec::<f64>(x.shape);
         let mut st = out_storage(out)?;
         let l = st.as_mut_slice::<f64>();
-        l.fill(0.0);
         if n > 0 {
             for (src, dst) in a.chunks_exact(n * n).zip(l.chunks_exact_mut(n * n)) {
-                factor(src, n, dst)?;
+                factor(src, dst, n, false, true).map_err(|p| {
+                    Error::value(
+                        "multivariate_normal",
+                        format!(
+                            "cov is not positive semi-definite (pivot {} is {})",
+                            p.column, p.value
+                        ),
+                    )
+                })?;
             }
         }
         Ok(Data::contiguous(st, out.shape))
