@@ -11,7 +11,10 @@
 //! fused tape acyclic and in order: a group is emitted at its root's
 //! position, and each of its outputs is read only later. Anything else
 //! stays a separate instruction and enters groups as an input, so nothing
-//! is computed twice. Groups of one instruction are left alone.
+//! is computed twice. Then groups that read a common input (an argument, a
+//! constant or a value another group returns) merge into one kernel under
+//! the same rule, so that input is read once. Groups of one instruction
+//! are left alone.
 //!
 //! Shapeless functions keep one output per group: a replay at new shapes
 //! may give a group's outputs different broadcast shapes, which one packed
@@ -76,6 +79,72 @@ fn group_to_join(
     })
 }
 
+/// Merges groups that read a common input into one kernel with several
+/// outputs, so the input is read once: `[exp(x), sin(x)]` becomes one
+/// pass over `x`. Group `a` merges into a later group `b` of the same shape
+/// and dtype when every reader of `a`'s values outside `a` and `b` comes
+/// after `b`'s root: the merged group is emitted there, and nothing it
+/// reads can depend on such a reader.
+fn merge_siblings(
+    tape: &Tape,
+    readers: &[Vec<usize>],
+    root: &mut [Option<usize>],
+    members: &mut HashMap<usize, Vec<usize>>,
+) {
+    // Every group reading each external operand (an argument, a captured
+    // constant or another instruction's value).
+    let mut groups_reading: HashMap<(u8, u64), Vec<usize>> = HashMap::new();
+    for (k, ins) in tape.instrs.iter().enumerate() {
+        let Some(g) = root[k] else { continue };
+        for r in &ins.inputs {
+            let inside = matches!(r, Ref::Node(j) if root[*j] == Some(g));
+            let groups = groups_reading.entry(r.key()).or_default();
+            if !inside && groups.last() != Some(&g) {
+                groups.push(g);
+            }
+        }
+    }
+    let mut roots: Vec<usize> = members.keys().copied().collect();
+    roots.sort_unstable();
+    for a in roots {
+        let Some(group) = members.get(&a) else {
+            continue;
+        };
+        let (shape, dtype) = (&tape.instrs[a].shape, tape.instrs[a].dtype);
+        let mut later: Vec<usize> = group
+            .iter()
+            .flat_map(|&j| &tape.instrs[j].inputs)
+            .filter_map(|r| groups_reading.get(&r.key()))
+            .flatten()
+            // A group may have merged into another since: its root's
+            // entry names where it is now.
+            .filter_map(|&g| root[g])
+            .filter(|&b| b > a && tape.instrs[b].shape == *shape && tape.instrs[b].dtype == dtype)
+            .collect();
+        later.sort_unstable();
+        later.dedup();
+        let fits = |b: usize| {
+            group.iter().all(|&j| {
+                readers[j]
+                    .iter()
+                    .all(|&c| root[c] == Some(a) || root[c] == Some(b) || c > b)
+            })
+        };
+        let Some(b) = later.into_iter().find(|&b| fits(b)) else {
+            continue;
+        };
+        let Some(moved) = members.remove(&a) else {
+            continue;
+        };
+        for &j in &moved {
+            root[j] = Some(b);
+        }
+        let merged = members.entry(b).or_default();
+        merged.extend(moved);
+        merged.sort_unstable();
+    }
+}
+
 /// Returns the tape with elementwise chains fused; with `several_outputs`,
 /// a group may return intermediates that are read elsewhere too.
 pub(crate) fn fuse(tape: Tape, several_outputs: bool) -> Tape {
@@ -112,6 +181,9 @@ pub(crate) fn fuse(tape: Tape, several_outputs: bool) -> Tape {
         if let Some(g) = g {
             members.entry(*g).or_default().push(k);
         }
+    }
+    if several_outputs {
+        merge_siblings(&tape, &readers, &mut root, &mut members);
     }
 
     let mut new_ref: Vec<Option<Ref>> = vec![None; n];
