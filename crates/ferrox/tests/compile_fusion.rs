@@ -378,3 +378,22 @@ fn chains_that_share_only_an_input_become_one_kernel() {
         assert_eq!(bits(g), bits(w));
     }
 }
+
+#[test]
+fn chains_that_share_only_a_scalar_stay_apart() {
+    // A shared scalar saves no reading: the two chains keep their kernels.
+    let f = compile(|xs: &[Array]| {
+        let two = Array::from(2.0f32);
+        Ok(vec![
+            exp(&multiply(&xs[0], &two)?)?,
+            exp(&multiply(&xs[1], &two)?)?,
+        ])
+    });
+    let x = ones(&[50], DType::Float32).unwrap();
+    let y = f.call(&[x.clone(), x]).unwrap();
+    for v in &y {
+        assert_eq!(v.primitive().unwrap().name(), "fused");
+    }
+    assert_ne!(y[0].id(), y[1].id());
+    assert_eq!(y[1].to_vec::<f32>().unwrap(), vec![2.0f32.exp(); 50]);
+}

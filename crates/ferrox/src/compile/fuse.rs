@@ -92,14 +92,19 @@ fn merge_siblings(
     members: &mut HashMap<usize, Vec<usize>>,
 ) {
     // Every group reading each external operand (an argument, a captured
-    // constant or another instruction's value).
+    // array or another instruction's value). A single element saves no
+    // reading when shared, so it does not count.
     let mut groups_reading: HashMap<(u8, u64), Vec<usize>> = HashMap::new();
     for (k, ins) in tape.instrs.iter().enumerate() {
         let Some(g) = root[k] else { continue };
         for r in &ins.inputs {
-            let inside = matches!(r, Ref::Node(j) if root[*j] == Some(g));
+            let skip = match r {
+                Ref::Node(j) => root[*j] == Some(g), // inside g
+                Ref::Const(c) => c.shape().iter().product::<usize>() == 1,
+                Ref::Input(_) => false,
+            };
             let groups = groups_reading.entry(r.key()).or_default();
-            if !inside && groups.last() != Some(&g) {
+            if !skip && groups.last() != Some(&g) {
                 groups.push(g);
             }
         }
@@ -246,24 +251,16 @@ pub(crate) fn fuse(tape: Tape, several_outputs: bool) -> Tape {
                     outputs.iter().map(|j| step_of[j]).collect(),
                 );
                 let packed = Ref::Node(instrs.len());
-                if let [_] = outputs[..] {
-                    new_ref[k] = Some(packed);
-                    instrs.push(Instr {
-                        op: Arc::new(fused),
-                        inputs,
-                        shape: ins.shape.clone(),
-                        dtype: ins.dtype,
-                    });
-                    continue;
-                }
                 instrs.push(Instr {
+                    shape: fused.node_shape(&ins.shape),
                     op: Arc::new(fused),
                     inputs,
-                    shape: std::iter::once(outputs.len())
-                        .chain(ins.shape.iter().copied())
-                        .collect(),
                     dtype: ins.dtype,
                 });
+                if let [_] = outputs[..] {
+                    new_ref[k] = Some(packed);
+                    continue;
+                }
                 for (index, &j) in outputs.iter().enumerate() {
                     new_ref[j] = Some(Ref::Node(instrs.len()));
                     instrs.push(Instr {

@@ -133,7 +133,7 @@ impl Fused {
 
     /// The node's shape for outputs of `shape`: packed when there are
     /// several.
-    fn node_shape(&self, shape: &[usize]) -> Vec<usize> {
+    pub(crate) fn node_shape(&self, shape: &[usize]) -> Vec<usize> {
         match self.outputs.len() {
             1 => shape.to_vec(),
             k => std::iter::once(k).chain(shape.iter().copied()).collect(),
@@ -382,6 +382,15 @@ impl Primitive for Fused {
             x.shape.iter().product::<usize>() == 1
                 || (x.shape == shape && x.data.is_contiguous(x.shape))
         });
+        if out.shape != self.node_shape(shape) {
+            return Err(Error::runtime(
+                "fused",
+                format!(
+                    "internal error: a node of shape {:?} for {k} outputs of shape {shape:?}",
+                    out.shape
+                ),
+            ));
+        }
         let row_len = if flat { 1 } else { n / shape[0] };
         let rows_per_chunk = (CHUNK / row_len).max(1);
         let mut storage = out_storage(out)?;
