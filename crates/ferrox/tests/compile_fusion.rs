@@ -1,9 +1,10 @@
 //! Fusion of elementwise chains in compiled functions: compiled results
 //! are bitwise equal to uncompiled ones over random elementwise graphs
-//! (broadcast inputs, several outputs, shared intermediates, reductions
-//! read between chains), chains become one `fused` node, intermediates read
-//! elsewhere become extra outputs of that node, and large and shapeless
-//! calls take the chunked, parallel and whole-array paths correctly.
+//! (broadcast inputs, several outputs of several dtypes, shared
+//! intermediates, reductions read between chains), chains become one
+//! `fused` node, intermediates read elsewhere become extra outputs of that
+//! node, chains sharing an input merge, and large and shapeless calls take
+//! the chunked, parallel and whole-array paths correctly.
 
 mod common;
 
@@ -19,7 +20,7 @@ struct Op {
     b: usize,
 }
 
-const KINDS: u8 = 15;
+const KINDS: u8 = 16;
 
 fn apply(op: Op, pool: &[Array]) -> Result<Array> {
     let a = &pool[op.a % pool.len()];
@@ -41,6 +42,9 @@ fn apply(op: Op, pool: &[Array]) -> Result<Array> {
         // A reduction between chains: its readers come after it, its
         // input's chain before.
         13 => multiply(a, &tanh(&mean(b, None, true)?)?),
+        // Another dtype: later ops promote, and results of several dtypes
+        // share kernels.
+        14 => astype(a, DType::Float16),
         _ => astype(&astype(a, DType::Float64)?, a.dtype()),
     }
 }
@@ -212,7 +216,11 @@ fn values_used_outside_a_chain_are_computed_once_and_returned() {
         let kernel = kernel_of(&y[0]);
         assert_eq!(kernel.id(), kernel_of(&y[1]).id());
         assert_eq!(kernel.primitive().unwrap().name(), "fused");
-        assert_eq!(kernel.shape(), &[2, n]);
+        assert_eq!(kernel.dtype(), DType::UInt8);
+        assert_eq!(
+            kernel.shape(),
+            &[compile::packed_layout(&[DType::Float32; 2], n).1]
+        );
         assert_eq!(kernel.inputs().len(), 1, "x only");
         let shared = exp(&x).unwrap();
         let a = add(&shared, &Array::from(1.0)).unwrap();
@@ -240,7 +248,8 @@ fn an_intermediate_read_by_two_chains_is_computed_once() {
     let y = f.call(&xs).unwrap();
     let kernel = kernel_of(&y[0]);
     assert_eq!(kernel.primitive().unwrap().name(), "fused");
-    assert_eq!(kernel.shape(), &[2, 300, 70], "exp(t) and sin(t) + 1");
+    let two_rows = compile::packed_layout(&[DType::Float32; 2], 300 * 70).1;
+    assert_eq!(kernel.shape(), &[two_rows], "exp(t) and sin(t) + 1");
     assert_eq!(kernel_of(&y[1]).id(), kernel.id());
     assert_eq!(kernel.inputs().len(), 2, "x and y");
     let want = body(&xs).unwrap();
@@ -269,29 +278,33 @@ fn an_extra_output_never_waits_on_its_own_readers() {
 }
 
 #[test]
-fn outputs_of_other_dtypes_and_shapeless_functions_keep_one_output_per_kernel() {
+fn outputs_of_several_dtypes_share_a_kernel_and_shapeless_functions_do_not() {
     let with_mask = |xs: &[Array]| -> Result<Vec<Array>> {
         let e = exp(&xs[0])?;
         let mask = greater(&e, &Array::from(1.0f32))?;
-        Ok(vec![r#where(&mask, &e, &xs[0])?, e, mask])
+        let half = astype(&e, DType::Float16)?;
+        Ok(vec![r#where(&mask, &e, &xs[0])?, e, mask, half])
     };
-    let x = astype(&Rng::new(4).array(&[9], -1.0, 1.0), DType::Float32).unwrap();
-    let want = with_mask(std::slice::from_ref(&x)).unwrap();
-    // Without the bool mask among the results, e and the select share a
-    // kernel; with it, the mask (another dtype) is a result of its own.
-    let values = compile(move |xs: &[Array]| Ok(with_mask(xs)?[..2].to_vec()));
-    let y = values.call(std::slice::from_ref(&x)).unwrap();
-    assert_eq!(kernel_of(&y[0]).id(), kernel_of(&y[1]).id());
-    let y = compile(with_mask).call(std::slice::from_ref(&x)).unwrap();
-    assert_ne!(y[2].primitive().unwrap().name(), "fused_output");
-    // Shapeless: one output per kernel, whatever the dtypes.
-    let z = compile_shapeless(with_mask)
-        .call(std::slice::from_ref(&x))
-        .unwrap();
-    for ((a, b), w) in y.iter().zip(&z).zip(&want) {
-        assert_ne!(b.primitive().unwrap().name(), "fused_output");
-        assert_eq!(bits(a), bits(w));
-        assert_eq!(bits(b), bits(w));
+    let dtypes = [DType::Float32, DType::Float32, DType::Bool, DType::Float16];
+    for n in [9, 20_001] {
+        let x = astype(&Rng::new(4).array(&[n], -1.0, 1.0), DType::Float32).unwrap();
+        let want = with_mask(std::slice::from_ref(&x)).unwrap();
+        // One kernel, four rows of three dtypes; each result is a typed
+        // view of its row.
+        let y = compile(with_mask).call(std::slice::from_ref(&x)).unwrap();
+        let kernel = kernel_of(&y[0]);
+        assert!(y.iter().all(|v| kernel_of(v).id() == kernel.id()));
+        assert_eq!(kernel.shape(), &[compile::packed_layout(&dtypes, n).1]);
+        // Shapeless: one output per kernel, whatever the dtypes.
+        let z = compile_shapeless(with_mask)
+            .call(std::slice::from_ref(&x))
+            .unwrap();
+        for (((a, b), w), d) in y.iter().zip(&z).zip(&want).zip(dtypes) {
+            assert_ne!(b.primitive().unwrap().name(), "fused_output");
+            assert_eq!(a.dtype(), d);
+            assert_eq!(bits(a), bits(w));
+            assert_eq!(bits(b), bits(w));
+        }
     }
 }
 
@@ -371,7 +384,8 @@ fn chains_that_share_only_an_input_become_one_kernel() {
         .collect();
     let y = compile(body).call(&xs).unwrap();
     let kernel = kernel_of(&y[0]);
-    assert_eq!(kernel.shape(), &[3, 200, 60]);
+    let three_rows = compile::packed_layout(&[DType::Float32; 3], 200 * 60).1;
+    assert_eq!(kernel.shape(), &[three_rows]);
     assert!(y.iter().all(|v| kernel_of(v).id() == kernel.id()));
     assert_eq!(kernel.inputs().len(), 2, "x once, and the second input");
     for (g, w) in y.iter().zip(&body(&xs).unwrap()) {

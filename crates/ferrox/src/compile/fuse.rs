@@ -6,10 +6,9 @@
 //! group (possibly by several members: a shared intermediate is one step
 //! that later steps read twice). A member that is also needed elsewhere (by
 //! other instructions or as a result) becomes one more output of the group
-//! when it has the root's dtype (outputs share one packed buffer) and every
-//! reader outside the group comes after the root. That last rule keeps the
-//! fused tape acyclic and in order: a group is emitted at its root's
-//! position, and each of its outputs is read only later. Anything else
+//! when every reader outside the group comes after the root. That rule
+//! keeps the fused tape acyclic and in order: a group is emitted at its
+//! root's position, and each of its outputs is read only later. Anything else
 //! stays a separate instruction and enters groups as an input, so nothing
 //! is computed twice. Then groups that read a common input (an argument, a
 //! constant or a value another group returns) merge into one kernel under
@@ -75,14 +74,14 @@ fn group_to_join(
         if outside.peek().is_none() && !is_output {
             return true; // read only inside g: an internal step
         }
-        several_outputs && tape.instrs[g].dtype == ins.dtype && outside.all(|e| e > g)
+        several_outputs && outside.all(|e| e > g)
     })
 }
 
 /// Merges groups that read a common input into one kernel with several
 /// outputs, so the input is read once: `[exp(x), sin(x)]` becomes one
 /// pass over `x`. Group `a` merges into a later group `b` of the same shape
-/// and dtype when every reader of `a`'s values outside `a` and `b` comes
+/// when every reader of `a`'s values outside `a` and `b` comes
 /// after `b`'s root: the merged group is emitted there, and nothing it
 /// reads can depend on such a reader.
 fn merge_siblings(
@@ -115,7 +114,7 @@ fn merge_siblings(
         let Some(group) = members.get(&a) else {
             continue;
         };
-        let (shape, dtype) = (&tape.instrs[a].shape, tape.instrs[a].dtype);
+        let shape = &tape.instrs[a].shape;
         let mut later: Vec<usize> = group
             .iter()
             .flat_map(|&j| &tape.instrs[j].inputs)
@@ -124,7 +123,7 @@ fn merge_siblings(
             // A group may have merged into another since: its root's
             // entry names where it is now.
             .filter_map(|&g| root[g])
-            .filter(|&b| b > a && tape.instrs[b].shape == *shape && tape.instrs[b].dtype == dtype)
+            .filter(|&b| b > a && tape.instrs[b].shape == *shape)
             .collect();
         later.sort_unstable();
         later.dedup();
@@ -251,11 +250,12 @@ pub(crate) fn fuse(tape: Tape, several_outputs: bool) -> Tape {
                     outputs.iter().map(|j| step_of[j]).collect(),
                 );
                 let packed = Ref::Node(instrs.len());
+                let dtypes = fused.output_dtypes();
                 instrs.push(Instr {
                     shape: fused.node_shape(&ins.shape),
+                    dtype: fused.node_dtype(),
                     op: Arc::new(fused),
                     inputs,
-                    dtype: ins.dtype,
                 });
                 if let [_] = outputs[..] {
                     new_ref[k] = Some(packed);
@@ -264,10 +264,10 @@ pub(crate) fn fuse(tape: Tape, several_outputs: bool) -> Tape {
                 for (index, &j) in outputs.iter().enumerate() {
                     new_ref[j] = Some(Ref::Node(instrs.len()));
                     instrs.push(Instr {
-                        op: Arc::new(FusedOutput::new(index)),
+                        op: Arc::new(FusedOutput::new(index, dtypes.clone())),
                         inputs: vec![packed.clone()],
                         shape: ins.shape.clone(),
-                        dtype: ins.dtype,
+                        dtype: tape.instrs[j].dtype,
                     });
                 }
             }

@@ -3,9 +3,10 @@
 //! never reach memory.
 //!
 //! A program has one output or several (values that other instructions or
-//! the caller also read). Several outputs share one dtype and shape and
-//! are written side by side into one `[k, ...shape]` buffer, one row per
-//! output; [`FusedOutput`] nodes are zero-copy views of those rows. Every
+//! the caller also read). Several outputs share one shape, not necessarily
+//! one dtype: they are written side by side into one byte buffer, one row
+//! per output, each row starting on a cache line (see [`packed_layout`]);
+//! [`FusedOutput`] nodes are zero-copy typed views of those rows. Every
 //! output is written from the chunk that computed it, so intermediates that
 //! are also results still cost one pass over memory.
 //!
@@ -27,6 +28,7 @@ use crate::backend::cpu::elementwise::out_storage;
 use crate::backend::cpu::parallel::worth_splitting;
 use crate::backend::cpu::stream_store::{store_fence, stream_copy, worth_streaming};
 use crate::primitives::{Operand, OutSpec, Primitive};
+use crate::runtime::memory::ALIGN;
 use crate::{DType, Error, Result};
 use rayon::prelude::*;
 use std::any::Any;
@@ -97,9 +99,9 @@ pub(crate) struct Step {
 }
 
 /// A chain of elementwise steps evaluated as one node. With one output the
-/// node's value is that step's result; with `k` outputs it is a `[k,
-/// ...shape]` buffer read through [`FusedOutput`] views. Built by
-/// `compile`'s fusion pass.
+/// node's value is that step's result; with several it is a `uint8` buffer
+/// laid out by [`packed_layout`] and read through [`FusedOutput`] views.
+/// Built by `compile`'s fusion pass.
 ///
 /// ```
 /// use ferrox::*;
@@ -114,15 +116,15 @@ pub struct Fused {
     steps: Vec<Step>,
     consts: Vec<FusedConst>,
     /// The steps whose results leave the program, in output order. With
-    /// several, they share the last step's shape and dtype.
+    /// several, they share the last step's shape.
     outputs: Vec<usize>,
 }
 
 impl Fused {
     /// A fused program; `steps` is non-empty, each step reads only inputs,
     /// `consts` and earlier steps, and `outputs` (non-empty) names steps
-    /// of one dtype and, for the traced shapes, of the last step's shape
-    /// (the fusion pass guarantees it).
+    /// of the last step's shape for the traced shapes (the fusion pass
+    /// guarantees it).
     pub(crate) fn new(steps: Vec<Step>, consts: Vec<FusedConst>, outputs: Vec<usize>) -> Fused {
         Fused {
             steps,
@@ -131,12 +133,28 @@ impl Fused {
         }
     }
 
-    /// The node's shape for outputs of `shape`: packed when there are
-    /// several.
+    /// The outputs' dtypes, in output order.
+    pub(crate) fn output_dtypes(&self) -> Vec<DType> {
+        self.outputs.iter().map(|&s| self.steps[s].dtype).collect()
+    }
+
+    /// The node's shape for outputs of `shape`: with several, the packed
+    /// buffer's length in bytes.
     pub(crate) fn node_shape(&self, shape: &[usize]) -> Vec<usize> {
-        match self.outputs.len() {
-            1 => shape.to_vec(),
-            k => std::iter::once(k).chain(shape.iter().copied()).collect(),
+        match self.outputs[..] {
+            [_] => shape.to_vec(),
+            _ => {
+                let n = shape.iter().product();
+                vec![packed_layout(&self.output_dtypes(), n).1]
+            }
+        }
+    }
+
+    /// The node's dtype: the output's, or bytes when packed.
+    pub(crate) fn node_dtype(&self) -> DType {
+        match self.outputs[..] {
+            [step] => self.steps[step].dtype,
+            _ => DType::UInt8,
         }
     }
 
@@ -261,22 +279,27 @@ impl Fused {
     }
 
     /// Copies whole-array outputs (each of `shape`) into one packed buffer.
-    fn pack(&self, results: &[Data], shapes: &[Vec<usize>], out: OutSpec<'_>) -> Result<Data> {
+    fn pack(
+        &self,
+        results: &[Data],
+        shapes: &[Vec<usize>],
+        shape: &[usize],
+        out: OutSpec<'_>,
+    ) -> Result<Data> {
         let mut storage = out_storage(out)?;
-        let bytes = storage.as_mut_slice::<u8>();
-        let row = bytes.len() / self.outputs.len();
-        for (dst, &step) in bytes.chunks_mut(row.max(1)).zip(&self.outputs) {
-            if out.shape[1..] != shapes[step][..] {
+        let dtypes = self.output_dtypes();
+        let rows = split_rows(storage.as_mut_slice::<u8>(), &dtypes, shape)?;
+        for (dst, &step) in rows.into_iter().zip(&self.outputs) {
+            if shapes[step] != shape {
                 return Err(Error::runtime(
                     "fused",
                     format!(
-                        "internal error: output {:?} is not the packed shape {:?}",
-                        shapes[step],
-                        &out.shape[1..]
+                        "internal error: output {:?} is not the packed shape {shape:?}",
+                        shapes[step]
                     ),
                 ));
             }
-            let src = contiguous_bytes(&results[step], &shapes[step], self.steps[step].dtype)?;
+            let src = contiguous_bytes(&results[step], shape, self.steps[step].dtype)?;
             same_len(dst, src)?;
             dst.copy_from_slice(src);
         }
@@ -284,11 +307,64 @@ impl Fused {
     }
 }
 
+/// The layout of a packed value: where each output's bytes start, for
+/// outputs of `dtypes` with `n` elements each, and the total length. Rows
+/// start on cache lines, so each is aligned for its dtype and two outputs
+/// written by different cores never share a line.
+///
+/// ```
+/// use ferrox::{DType, compile::packed_layout};
+/// assert_eq!(packed_layout(&[DType::Float32, DType::Bool], 3), (vec![0, 64], 67));
+/// ```
+pub fn packed_layout(dtypes: &[DType], n: usize) -> (Vec<usize>, usize) {
+    let mut offsets = Vec::with_capacity(dtypes.len());
+    let mut end = 0usize;
+    for d in dtypes {
+        let start = end.div_ceil(ALIGN) * ALIGN;
+        offsets.push(start);
+        end = start + n * d.size();
+    }
+    (offsets, end)
+}
+
+/// The rows of a packed buffer (see [`packed_layout`]) as disjoint slices.
+fn split_rows<'b>(
+    mut bytes: &'b mut [u8],
+    dtypes: &[DType],
+    shape: &[usize],
+) -> Result<Vec<&'b mut [u8]>> {
+    let n: usize = shape.iter().product();
+    let (offsets, total) = packed_layout(dtypes, n);
+    let bad = || {
+        Error::runtime(
+            "fused",
+            format!("internal error: a packed buffer is not the {total} bytes its outputs need"),
+        )
+    };
+    let mut rows = Vec::with_capacity(dtypes.len());
+    let mut pos = 0;
+    for (&start, d) in offsets.iter().zip(dtypes) {
+        let gap = start.checked_sub(pos).ok_or_else(bad)?;
+        let (_, rest) = bytes.split_at_mut_checked(gap).ok_or_else(bad)?;
+        let (row, rest) = rest.split_at_mut_checked(n * d.size()).ok_or_else(bad)?;
+        rows.push(row);
+        bytes = rest;
+        pos = start + n * d.size();
+    }
+    if !bytes.is_empty() {
+        return Err(bad());
+    }
+    Ok(rows)
+}
+
 /// The bytes of `data`, a freshly computed step result of `shape`.
 fn contiguous_bytes<'d>(data: &'d Data, shape: &[usize], dtype: DType) -> Result<&'d [u8]> {
     let size = dtype.size();
     let start = data.offset * size;
     let len = shape.iter().product::<usize>() * size;
+    if len == 0 {
+        return Ok(&[]); // an empty result has no layout to check
+    }
     data.is_contiguous(shape)
         .then(|| data.storage.as_slice::<u8>().get(start..start + len))
         .flatten()
@@ -361,62 +437,58 @@ impl Primitive for Fused {
     fn eval_cpu(&self, inputs: &[Operand<'_>], out: OutSpec<'_>) -> Result<Data> {
         let input_shapes: Vec<&[usize]> = inputs.iter().map(|x| x.shape).collect();
         let shapes = self.step_shapes(&input_shapes)?;
-        let k = self.outputs.len();
         // Each output's shape: the last step's (the node's, unpacked).
         let shape = shapes.last().map(Vec::as_slice).unwrap_or(&[]);
         let n: usize = shape.iter().product();
-        let size = out.dtype.size();
+        let dtypes = self.output_dtypes();
+        let bytes_out: usize = dtypes.iter().map(|d| n * d.size()).sum();
         let every_step_full = shapes.iter().all(|s| s.as_slice() == shape);
         // Whole when the outputs are one chunk anyway: with one output the
         // last step's buffer is then the node's, with no chunk views and
         // no copy.
-        let one_chunk = n <= CHUNK && !worth_streaming(k * n * size);
+        let one_chunk = n <= CHUNK && !worth_streaming(bytes_out);
         if !every_step_full || n == 0 || shape.is_empty() || one_chunk {
             let mut results = self.run_steps(inputs, |s| shapes[s].as_slice(), false)?;
             return match self.outputs[..] {
                 [step] if step < results.len() => Ok(results.swap_remove(step)),
-                _ => self.pack(&results, &shapes, out),
+                _ => self.pack(&results, &shapes, shape, out),
             };
+        }
+        if out.shape != self.node_shape(shape) || out.dtype != self.node_dtype() {
+            return Err(Error::runtime(
+                "fused",
+                format!(
+                    "internal error: a {} node of shape {:?} for outputs of shape {shape:?}",
+                    out.dtype, out.shape
+                ),
+            ));
         }
         let flat = inputs.iter().all(|x| {
             x.shape.iter().product::<usize>() == 1
                 || (x.shape == shape && x.data.is_contiguous(x.shape))
         });
-        if out.shape != self.node_shape(shape) {
-            return Err(Error::runtime(
-                "fused",
-                format!(
-                    "internal error: a node of shape {:?} for {k} outputs of shape {shape:?}",
-                    out.shape
-                ),
-            ));
-        }
         let row_len = if flat { 1 } else { n / shape[0] };
+        let rows = n / row_len;
         let rows_per_chunk = (CHUNK / row_len).max(1);
         let mut storage = out_storage(out)?;
-        let stream = worth_streaming(k * n * size);
-        // dsts[i * k + j]: chunk i of output j (outputs are rows of the
-        // packed buffer), so each task owns k disjoint slices.
-        let bytes = storage.as_mut_slice::<u8>();
-        let mut per_output: Vec<_> = bytes
-            .chunks_mut(n * size)
-            .map(|o| o.chunks_mut(rows_per_chunk * row_len * size))
+        let stream = worth_streaming(bytes_out);
+        // dsts[i * k + j]: chunk i of output j, so each task owns k
+        // disjoint slices.
+        let mut per_output: Vec<_> = split_rows(storage.as_mut_slice::<u8>(), &dtypes, shape)?
+            .into_iter()
+            .zip(&dtypes)
+            .map(|(row, d)| row.chunks_mut(rows_per_chunk * row_len * d.size()))
             .collect();
-        let chunks = (n / row_len).div_ceil(rows_per_chunk);
+        let k = dtypes.len();
+        let chunks = rows.div_ceil(rows_per_chunk);
         let mut dsts: Vec<&mut [u8]> = Vec::with_capacity(chunks * k);
         for _ in 0..chunks {
             dsts.extend(per_output.iter_mut().filter_map(Iterator::next));
         }
         let run = |(i, dst): (usize, &mut [&mut [u8]])| {
-            let nrows = dst.first().map_or(0, |d| d.len() / (row_len * size));
-            self.eval_chunk(
-                inputs,
-                shape,
-                flat,
-                (i * rows_per_chunk, nrows),
-                dst,
-                stream,
-            )
+            let r0 = i * rows_per_chunk;
+            let nrows = rows_per_chunk.min(rows - r0);
+            self.eval_chunk(inputs, shape, flat, (r0, nrows), dst, stream)
         };
         if worth_splitting(n) {
             dsts.par_chunks_mut(k).enumerate().try_for_each(run)?;
@@ -457,29 +529,32 @@ impl Primitive for Fused {
 }
 
 /// Output `index` of a [`Fused`] program with several outputs: a zero-copy
-/// view of row `index` of its packed `[k, ...shape]` value.
+/// view, typed as that output, of its row of the packed value (see
+/// [`packed_layout`]).
 ///
 /// ```
 /// use ferrox::*;
 /// let f = compile(|xs: &[Array]| {
 ///     let e = exp(&xs[0])?;
-///     Ok(vec![e.clone(), (&e * 2.0)?])
+///     Ok(vec![e.clone(), greater(&(&e * 2.0)?, &Array::from(1.0))?])
 /// });
 /// let y = f.call(&[zeros(&[3], DType::Float32)?])?;
 /// assert_eq!(y[0].primitive().unwrap().name(), "fused_output");
 /// assert_eq!(y[0].inputs()[0].id(), y[1].inputs()[0].id(), "one kernel");
-/// assert_eq!(y[1].to_vec::<f32>()?, vec![2.0; 3]);
+/// assert_eq!(y[1].to_vec::<bool>()?, vec![true; 3]);
 /// # Ok::<(), ferrox::Error>(())
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FusedOutput {
     index: usize,
+    /// Every output's dtype, in order: what the layout depends on.
+    dtypes: Vec<DType>,
 }
 
 impl FusedOutput {
-    /// The view of output `index`.
-    pub(crate) fn new(index: usize) -> FusedOutput {
-        FusedOutput { index }
+    /// The view of output `index` of outputs of `dtypes`.
+    pub(crate) fn new(index: usize, dtypes: Vec<DType>) -> FusedOutput {
+        FusedOutput { index, dtypes }
     }
 }
 
@@ -495,37 +570,30 @@ impl Primitive for FusedOutput {
                 format!("expected 1 input, got {}", inputs.len()),
             ));
         };
-        let fits = packed.shape.split_first().is_some_and(|(&k, rest)| {
-            self.index < k && rest == out.shape && packed.dtype == out.dtype
-        });
         let n: usize = out.shape.iter().product();
-        // An empty value has no layout to check.
-        if !fits || (n > 0 && !packed.data.is_contiguous(packed.shape)) {
-            return Err(Error::runtime(
+        let (offsets, total) = packed_layout(&self.dtypes, n);
+        let size = out.dtype.size();
+        let start = offsets.get(self.index).map(|o| packed.data.offset + o);
+        let fits = packed.shape == [total]
+            && packed.dtype == DType::UInt8
+            && self.dtypes.get(self.index) == Some(&out.dtype)
+            && start.is_some_and(|s| s % size == 0)
+            // An empty value has no layout to check.
+            && (n == 0 || packed.data.is_contiguous(packed.shape));
+        match start {
+            Some(start) if fits => Ok(Data {
+                storage: packed.data.storage.clone(),
+                strides: row_major_strides(out.shape),
+                offset: start / size,
+            }),
+            _ => Err(Error::runtime(
                 "fused_output",
                 format!(
-                    "output {} of shape {:?} cannot be read from a packed {:?} value",
-                    self.index, out.shape, packed.shape
+                    "output {} ({} of shape {:?}) cannot be read from a packed {} value of shape {:?}",
+                    self.index, out.dtype, out.shape, packed.dtype, packed.shape
                 ),
-            ));
+            )),
         }
-        Ok(Data {
-            storage: packed.data.storage.clone(),
-            strides: row_major_strides(out.shape),
-            offset: packed.data.offset + self.index * n,
-        })
-    }
-
-    fn output_shape(&self, input_shapes: &[&[usize]]) -> Option<Result<Vec<usize>>> {
-        let shape = input_shapes.first()?;
-        Some(
-            shape
-                .split_first()
-                .map(|(_, rest)| rest.to_vec())
-                .ok_or_else(|| {
-                    Error::runtime("fused_output", "the packed value has no output axis")
-                }),
-        )
     }
 
     crate::primitive_common!();

@@ -14,6 +14,6 @@ pub use compiled::{
     CompiledFn, cache_len, clear_compile_cache, compile, compile_shapeless, compile_with,
     disable_compile, enable_compile,
 };
-pub use fused::{Fused, FusedOutput};
+pub use fused::{Fused, FusedOutput, packed_layout};
 pub use signature::{Constant, Signature};
 pub use tape::Tape;
