@@ -138,8 +138,11 @@ fn unstash(e: Error) -> PyErr {
         .unwrap_or_else(|| to_py(e))
 }
 
-fn clear_stash() {
+/// Runs `f`, which may call Python functions, with an empty stash: a
+/// Python exception one of them raised comes back as itself.
+fn stashed<T>(f: impl FnOnce() -> ferrox::Result<T>) -> PyResult<T> {
     PY_ERR.with(|c| c.borrow_mut().take());
+    f().map_err(unstash)
 }
 
 // --------------------------------------------------- calling Python from Rust
@@ -291,8 +294,7 @@ impl GradFn {
         let call = Call::new(py, &self.fun, trees, kwargs);
         let c = call.clone();
         let vg = ferrox::value_and_grad(move |xs: &[Array]| c.run(xs), &diff);
-        clear_stash();
-        let (values, grads) = vg(&leaves).map_err(unstash)?;
+        let (values, grads) = stashed(|| vg(&leaves))?;
         // Gradients, shaped like the differentiated arguments.
         let mut g = grads.into_iter();
         let per_arg = self
@@ -409,8 +411,7 @@ fn vjp<'py>(
     let p = array_list(primals, "vjp: primals")?;
     let c = array_list(cotangents, "vjp: cotangents")?;
     let call = simple_call(py, &fun, p.len());
-    clear_stash();
-    let (outs, vjps) = ferrox::vjp(|xs| call.run(xs), &p, &c).map_err(unstash)?;
+    let (outs, vjps) = stashed(|| ferrox::vjp(|xs| call.run(xs), &p, &c))?;
     PyTuple::new(py, [pylist(py, outs)?, pylist(py, vjps)?])
 }
 
@@ -425,8 +426,7 @@ fn jvp<'py>(
     let p = array_list(primals, "jvp: primals")?;
     let t = array_list(tangents, "jvp: tangents")?;
     let call = simple_call(py, &fun, p.len());
-    clear_stash();
-    let (outs, jvps) = ferrox::jvp(|xs| call.run(xs), &p, &t).map_err(unstash)?;
+    let (outs, jvps) = stashed(|| ferrox::jvp(|xs| call.run(xs), &p, &t))?;
     PyTuple::new(py, [pylist(py, outs)?, pylist(py, jvps)?])
 }
 
@@ -518,8 +518,7 @@ impl VmapFn {
                 })
                 .collect::<ferrox::Result<Vec<_>>>()
                 .py()?;
-            clear_stash();
-            call.run(&example).map_err(unstash)?;
+            stashed(|| call.run(&example))?;
             let out_tree = call.out_tree()?;
             let mut out_axes = vec![];
             leaf_axes(&out_tree, out_spec, &mut out_axes)?;
@@ -527,8 +526,7 @@ impl VmapFn {
         };
         let c = call.clone();
         let f = ferrox::vmap(move |xs: &[Array]| c.run(xs), &in_axes, &out_axes);
-        clear_stash();
-        let outs = f(&leaves).map_err(unstash)?;
+        let outs = stashed(|| f(&leaves))?;
         unflatten(py, &*call.out_tree()?, &mut outs.into_iter())
     }
     fn __traverse__(&self, visit: PyVisit<'_>) -> Result<(), PyTraverseError> {
@@ -682,8 +680,7 @@ impl CustomFn {
                 })
             }));
         }
-        clear_stash();
-        let outs = f.call(&leaves).map_err(unstash)?;
+        let outs = stashed(|| f.call(&leaves))?;
         unflatten(py, &*call.out_tree()?, &mut outs.into_iter())
     }
     fn __traverse__(&self, visit: PyVisit<'_>) -> Result<(), PyTraverseError> {
@@ -726,8 +723,7 @@ impl CheckpointFn {
         let call = Call::new(py, &self.fun, trees, kwargs);
         let c = call.clone();
         let f = ferrox::checkpoint(move |xs: &[Array]| c.run(xs));
-        clear_stash();
-        let outs = f(&leaves).map_err(unstash)?;
+        let outs = stashed(|| f(&leaves))?;
         unflatten(py, &*call.out_tree()?, &mut outs.into_iter())
     }
     fn __traverse__(&self, visit: PyVisit<'_>) -> Result<(), PyTraverseError> {
@@ -939,12 +935,10 @@ impl Compiled {
             None => consts.push(Constant::None),
         }
         leaves.extend(implicit::input_values(py, &self.implicit)?);
-        clear_stash();
         let cf = self.cf.clone();
         // Released while tracing, replaying or waiting for another thread's
         // trace: that trace may need the GIL to run its Python function.
-        let r = py.detach(|| cf.call_with_constants(&leaves, &consts));
-        let outs = r.map_err(unstash)?;
+        let outs = stashed(|| py.detach(|| cf.call_with_constants(&leaves, &consts)))?;
         let tree = lock(&self.outs)
             .get(&out_key(&consts, &leaves, self.shapeless))
             .cloned()

@@ -9,8 +9,7 @@ import numpy as np
 import pytest
 
 import ferrox.core as fx
-
-TIMEOUT = 60
+from conftest import TIMEOUT, run_threads
 
 
 def test_the_submodule_imports_every_way():
@@ -255,25 +254,6 @@ def test_vmap_over_keys_equals_a_loop():
     batched = fx.vmap(lambda k: fx.random.uniform(shape=[5], key=k))(keys)
     looped = [fx.random.uniform(shape=[5], key=keys[i]).tolist() for i in range(4)]
     assert batched.tolist() == looped
-
-
-def run_threads(n, target):
-    errors = []
-
-    def wrap(i):
-        try:
-            target(i)
-        except BaseException as e:  # noqa: BLE001 - reported below
-            errors.append(e)
-
-    threads = [threading.Thread(target=wrap, args=(i,), daemon=True) for i in range(n)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(timeout=TIMEOUT)
-    assert not any(t.is_alive() for t in threads), "a thread did not finish (deadlock?)"
-    if errors:
-        raise errors[0]
 
 
 def draw_on_two_threads(seed):

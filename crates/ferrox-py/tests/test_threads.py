@@ -10,27 +10,7 @@ import time
 import numpy as np
 
 import ferrox.core as fx
-
-TIMEOUT = 60
-
-
-def run_threads(n, target):
-    errors = []
-
-    def wrap(i):
-        try:
-            target(i)
-        except BaseException as e:  # noqa: BLE001 - reported below
-            errors.append(e)
-
-    threads = [threading.Thread(target=wrap, args=(i,), daemon=True) for i in range(n)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(timeout=TIMEOUT)
-    assert not any(t.is_alive() for t in threads), "a thread did not finish (deadlock?)"
-    if errors:
-        raise errors[0]
+from conftest import TIMEOUT, run_threads
 
 
 def test_sixteen_threads_first_call_traces_once():

@@ -302,3 +302,55 @@ fn simplify_merges_common_subexpressions_and_constants() {
         "both operands are one merged node"
     );
 }
+
+#[test]
+fn outputs_of_one_fused_kernel_read_from_many_threads_at_once() {
+    // Contract item 1 for packed kernels: 8 threads each evaluate one of the
+    // results of one call (views of one shared node) at the same moment;
+    // the kernel runs once and every thread sees its finished row.
+    watchdog(120, || {
+        let body = |xs: &[Array]| -> Result<Vec<Array>> {
+            let e = exp(&xs[0])?;
+            let mask = greater(&e, &Array::from(1.0f32))?;
+            let t = tanh(&xs[0])?;
+            Ok(vec![e, mask, t.clone(), multiply(&t, &t)?])
+        };
+        let f = compile(body);
+        let x = input(50_000);
+        let want: Vec<Vec<u64>> = body(std::slice::from_ref(&x))
+            .unwrap()
+            .iter()
+            .map(bits_of)
+            .collect();
+        for _ in 0..20 {
+            let ys = f.call(std::slice::from_ref(&x)).unwrap();
+            let packed = ys[0].inputs()[0].id();
+            assert!(ys.iter().all(|y| y.inputs()[0].id() == packed));
+            let barrier = Arc::new(Barrier::new(8));
+            let handles: Vec<_> = (0..8)
+                .map(|i| {
+                    let (y, barrier) = (ys[i % ys.len()].clone(), barrier.clone());
+                    std::thread::spawn(move || {
+                        barrier.wait();
+                        bits_of(&y)
+                    })
+                })
+                .collect();
+            for (i, h) in handles.into_iter().enumerate() {
+                assert_eq!(join_within(60, h), want[i % want.len()]);
+            }
+        }
+        assert_eq!(f.traces(), 1);
+    });
+}
+
+/// The values of `a` as f64 bit patterns (any dtype).
+fn bits_of(a: &Array) -> Vec<u64> {
+    astype(a, DType::Float64)
+        .unwrap()
+        .to_vec::<f64>()
+        .unwrap()
+        .into_iter()
+        .map(f64::to_bits)
+        .collect()
+}

@@ -144,8 +144,7 @@ impl Fused {
         match self.outputs[..] {
             [_] => shape.to_vec(),
             _ => {
-                let n = shape.iter().product();
-                vec![packed_layout(&self.output_dtypes(), n).1]
+                vec![packed_len(&self.output_dtypes(), shape.iter().product())]
             }
         }
     }
@@ -317,14 +316,25 @@ impl Fused {
 /// assert_eq!(packed_layout(&[DType::Float32, DType::Bool], 3), (vec![0, 64], 67));
 /// ```
 pub fn packed_layout(dtypes: &[DType], n: usize) -> (Vec<usize>, usize) {
-    let mut offsets = Vec::with_capacity(dtypes.len());
-    let mut end = 0usize;
-    for d in dtypes {
+    let starts = row_spans(dtypes, n).map(|(start, _)| start).collect();
+    (starts, packed_len(dtypes, n))
+}
+
+/// The length in bytes of a packed value (see [`packed_layout`]).
+fn packed_len(dtypes: &[DType], n: usize) -> usize {
+    row_spans(dtypes, n)
+        .last()
+        .map_or(0, |(start, len)| start + len)
+}
+
+/// Each row's start and length in bytes (see [`packed_layout`]), without
+/// allocating: evaluation reads the layout on every call.
+fn row_spans(dtypes: &[DType], n: usize) -> impl Iterator<Item = (usize, usize)> + '_ {
+    dtypes.iter().scan(0usize, move |end, d| {
         let start = end.div_ceil(ALIGN) * ALIGN;
-        offsets.push(start);
-        end = start + n * d.size();
-    }
-    (offsets, end)
+        *end = start + n * d.size();
+        Some((start, n * d.size()))
+    })
 }
 
 /// The rows of a packed buffer (see [`packed_layout`]) as disjoint slices.
@@ -334,22 +344,15 @@ fn split_rows<'b>(
     shape: &[usize],
 ) -> Result<Vec<&'b mut [u8]>> {
     let n: usize = shape.iter().product();
-    let (offsets, total) = packed_layout(dtypes, n);
-    let bad = || {
-        Error::runtime(
-            "fused",
-            format!("internal error: a packed buffer is not the {total} bytes its outputs need"),
-        )
-    };
+    let bad = || Error::runtime("fused", "internal error: a packed buffer of the wrong size");
     let mut rows = Vec::with_capacity(dtypes.len());
     let mut pos = 0;
-    for (&start, d) in offsets.iter().zip(dtypes) {
-        let gap = start.checked_sub(pos).ok_or_else(bad)?;
-        let (_, rest) = bytes.split_at_mut_checked(gap).ok_or_else(bad)?;
-        let (row, rest) = rest.split_at_mut_checked(n * d.size()).ok_or_else(bad)?;
+    for (start, len) in row_spans(dtypes, n) {
+        let (_, rest) = bytes.split_at_mut_checked(start - pos).ok_or_else(bad)?;
+        let (row, rest) = rest.split_at_mut_checked(len).ok_or_else(bad)?;
         rows.push(row);
         bytes = rest;
-        pos = start + n * d.size();
+        pos = start + len;
     }
     if !bytes.is_empty() {
         return Err(bad());
@@ -440,8 +443,11 @@ impl Primitive for Fused {
         // Each output's shape: the last step's (the node's, unpacked).
         let shape = shapes.last().map(Vec::as_slice).unwrap_or(&[]);
         let n: usize = shape.iter().product();
-        let dtypes = self.output_dtypes();
-        let bytes_out: usize = dtypes.iter().map(|d| n * d.size()).sum();
+        let bytes_out: usize = self
+            .outputs
+            .iter()
+            .map(|&s| n * self.steps[s].dtype.size())
+            .sum();
         let every_step_full = shapes.iter().all(|s| s.as_slice() == shape);
         // Whole when the outputs are one chunk anyway: with one output the
         // last step's buffer is then the node's, with no chunk views and
@@ -472,6 +478,7 @@ impl Primitive for Fused {
         let rows_per_chunk = (CHUNK / row_len).max(1);
         let mut storage = out_storage(out)?;
         let stream = worth_streaming(bytes_out);
+        let dtypes = self.output_dtypes();
         // dsts[i * k + j]: chunk i of output j, so each task owns k
         // disjoint slices.
         let mut per_output: Vec<_> = split_rows(storage.as_mut_slice::<u8>(), &dtypes, shape)?
@@ -571,9 +578,11 @@ impl Primitive for FusedOutput {
             ));
         };
         let n: usize = out.shape.iter().product();
-        let (offsets, total) = packed_layout(&self.dtypes, n);
+        let total = packed_len(&self.dtypes, n);
         let size = out.dtype.size();
-        let start = offsets.get(self.index).map(|o| packed.data.offset + o);
+        let start = row_spans(&self.dtypes, n)
+            .nth(self.index)
+            .map(|(s, _)| packed.data.offset + s);
         let fits = packed.shape == [total]
             && packed.dtype == DType::UInt8
             && self.dtypes.get(self.index) == Some(&out.dtype)
