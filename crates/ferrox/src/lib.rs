@@ -12,14 +12,22 @@
 #![warn(missing_docs)]
 #![allow(clippy::too_many_arguments)]
 
+// The layers, bottom up (ARCHITECTURE.md has the rules):
+// dtype, error, sync → graph → runtime, array, backend → ops → transforms
+// → compile → the namespaces on top (contract, linalg, fft, random).
 pub mod array;
 pub mod backend;
 pub mod compile;
+pub mod contract;
 pub mod dtype;
 mod error;
-pub use primitives::fft;
+pub use ops::fft;
+pub mod graph;
 pub mod linalg;
-pub mod primitives;
+pub mod ops;
+/// The op families under their former name; [`ops`] is their home.
+#[doc(hidden)]
+pub use ops as primitives;
 pub mod random;
 pub mod runtime;
 pub mod sync;
@@ -28,21 +36,22 @@ pub mod transforms;
 /// Re-export of the `half` crate (f16, bf16 element types).
 pub use half;
 
-pub use array::Array;
 pub use compile::{
     CompiledFn, compile, compile_shapeless, compile_with, disable_compile, enable_compile,
 };
 pub use dtype::{Complex64, DType};
 pub use error::{Error, ErrorKind, Result};
-pub use runtime::device::{
+pub use graph::array::Array;
+pub use graph::stream::{
     Device, DeviceType, Stream, current_stream, default_device, default_stream, new_stream,
-    set_default_device, synchronize, synchronize_all, with_stream,
+    set_default_device, with_stream,
 };
 pub use runtime::eval::{async_eval, eval};
 pub use runtime::memory::{
     clear_cache, get_active_memory, get_cache_memory, get_peak_memory, reset_peak_memory,
     set_cache_limit, set_memory_limit,
 };
+pub use runtime::pending::{synchronize, synchronize_all};
 pub use transforms::ArrayFn;
 pub use transforms::custom::{CustomFunction, checkpoint, custom_function};
 pub use transforms::jvp::jvp;
@@ -51,39 +60,39 @@ pub use transforms::tree::{Tree, value_and_grad_tree};
 pub use transforms::vjp::{ValueAndGradFn, grad, value_and_grad, vjp};
 pub use transforms::vmap::vmap;
 
-pub use primitives::binary::{
+pub use ops::binary::{
     add, arctan2, bitwise_and, bitwise_or, bitwise_xor, divide, equal, floor_divide, greater,
     greater_equal, left_shift, less, less_equal, logaddexp, logical_and, logical_or, maximum,
     minimum, multiply, not_equal, power, remainder, right_shift, subtract,
 };
-pub use primitives::cast::{astype, view};
-pub use primitives::creation::{
+pub use ops::cast::{astype, view};
+pub use ops::creation::{
     arange, eye, full, full_like, identity, linspace, ones, ones_like, tri, zeros, zeros_like,
 };
 // One line per op family; each is edited only together with its family.
-pub use primitives::conv::{conv1d, conv2d};
-pub use primitives::indexing::{
+pub use contract::{TensordotAxes, einsum, inner, kron, outer, tensordot};
+pub use ops::conv::{conv1d, conv2d};
+pub use ops::indexing::{
     ArrayAt, gather, put_along_axis, scatter, scatter_add, scatter_max, scatter_min, scatter_prod,
     slice_update, take, take_along_axis,
 };
-pub use primitives::join::{
+pub use ops::join::{
     PadMode, Sections, concatenate, diag, meshgrid, pad, repeat, roll, split, stack, tile, tril,
     triu,
 };
-pub use primitives::linalg::{TensordotAxes, einsum, inner, kron, outer, tensordot};
-pub use primitives::matmul::{addmm, matmul};
-pub use primitives::reduce::{all, any, argmax, argmin, max, mean, min, prod, std, sum, var};
-pub use primitives::scan::{cummax, cummin, cumprod, cumsum};
-pub use primitives::softmax::{logsumexp, softmax};
-pub use primitives::sort::{argpartition, argsort, partition, sort, topk};
-pub use primitives::ternary::{allclose, array_equal, clip, isclose, nan_to_num, r#where};
-pub use primitives::unary::{
+pub use ops::matmul::{addmm, matmul};
+pub use ops::reduce::{all, any, argmax, argmin, max, mean, min, prod, std, sum, var};
+pub use ops::scan::{cummax, cummin, cumprod, cumsum};
+pub use ops::softmax::{logsumexp, softmax};
+pub use ops::sort::{argpartition, argsort, partition, sort, topk};
+pub use ops::ternary::{allclose, array_equal, clip, isclose, nan_to_num, r#where};
+pub use ops::unary::{
     abs, arccos, arccosh, arcsin, arcsinh, arctan, arctanh, bitwise_invert, ceil, conjugate, cos,
     cosh, erf, erfinv, exp, expm1, floor, imag, isfinite, isinf, isnan, log, log1p, log2, log10,
     logical_not, negative, real, reciprocal, round, rsqrt, sigmoid, sign, sin, sinh, sqrt, square,
     tan, tanh,
 };
-pub use primitives::views::{
+pub use ops::views::{
     SliceArg, broadcast_arrays, broadcast_to, contiguous, diagonal, expand_dims, flatten, moveaxis,
     reshape, slice, squeeze, swapaxes, transpose, unflatten,
 };

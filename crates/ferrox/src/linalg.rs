@@ -12,9 +12,9 @@
 //! # Ok::<(), ferrox::Error>(())
 //! ```
 
-pub use crate::primitives::cholesky::cholesky;
-pub use crate::primitives::lu::inv;
-use crate::primitives::shape_rules::normalize_axis;
+pub use crate::ops::cholesky::cholesky;
+pub use crate::ops::lu::inv;
+use crate::ops::shape_rules::normalize_axis;
 use crate::{Array, DType, Error, ErrorKind, Result};
 
 /// The `ord` of a [`norm`]: a number (`f64::INFINITY` and
@@ -314,7 +314,7 @@ pub fn cross(a: &Array, b: &Array, axis: isize) -> Result<Array> {
         }
     };
     let (a, b) = (prep(a, "a")?, prep(b, "b")?);
-    crate::primitives::shape_rules::broadcast_shapes("cross", a.shape(), b.shape())?;
+    crate::ops::shape_rules::broadcast_shapes("cross", a.shape(), b.shape())?;
     let part = |x: &Array, i: isize| -> Result<Array> {
         let nd = x.ndim();
         let mut start = vec![0isize; nd];
@@ -379,11 +379,7 @@ pub fn solve(a: &Array, b: &Array) -> Result<Array> {
         ));
     }
     if sb.len() > 1 {
-        crate::primitives::shape_rules::broadcast_shapes(
-            "solve",
-            &sa[..nd - 2],
-            &sb[..sb.len() - 2],
-        )?;
+        crate::ops::shape_rules::broadcast_shapes("solve", &sa[..nd - 2], &sb[..sb.len() - 2])?;
     }
     if a.dtype() == DType::Complex64 || b.dtype() == DType::Complex64 {
         return Err(Error::dtype("solve", "complex64 is not supported"));

@@ -2,7 +2,7 @@
 //! checkers can swap them in.
 //!
 //! Under `--cfg loom` these are loom's types, and the state machines built on
-//! them (see [`crate::runtime::cell`]) are explored exhaustively by the loom
+//! them (see [`crate::graph::cell`]) are explored exhaustively by the loom
 //! tests. Everything else uses the standard library's.
 //!
 //! ```

@@ -1,12 +1,12 @@
 //! Exhaustive model of the per-node evaluation state machine
-//! (`runtime::cell::EvalCell`) under loom: compute once, every waiter sees
+//! (`graph::cell::EvalCell`) under loom: compute once, every waiter sees
 //! the published value or error, no lost wake-up, an abandoned claim
 //! still releases its waiters.
 //!
 //! Run with: RUSTFLAGS="--cfg loom" cargo test -p ferrox --test loom_cell --release
 #![cfg(loom)]
 
-use ferrox::runtime::cell::{Claimed, EvalCell};
+use ferrox::graph::cell::{Claimed, EvalCell};
 use ferrox::{Error, ErrorKind};
 use loom::sync::Arc;
 use loom::sync::atomic::{AtomicUsize, Ordering};

@@ -13,7 +13,7 @@ mod common;
 use common::{Case, Tensor, array, assert_matches, load, tolerance};
 use ferrox::array::{Data, row_major_strides};
 use ferrox::dtype::Element;
-use ferrox::primitives::{Operand, OutSpec};
+use ferrox::graph::primitive::{Operand, OutSpec};
 use ferrox::runtime::memory::Storage;
 use ferrox::{Array, Complex64, DType, Result};
 use std::sync::Arc;

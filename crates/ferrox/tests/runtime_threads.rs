@@ -6,7 +6,7 @@ mod common;
 
 use common::{join_within, watchdog};
 use ferrox::array::Data;
-use ferrox::primitives::{Operand, OutSpec, Primitive};
+use ferrox::graph::primitive::{Operand, OutSpec, Primitive};
 use ferrox::*;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Barrier};

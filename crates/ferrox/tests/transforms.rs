@@ -7,7 +7,7 @@ mod common;
 
 use common::checks::{Rng, check_derivatives, check_vmap, check_vmap_out};
 use common::{join_within, watchdog};
-use ferrox::transforms::TraceKind;
+use ferrox::graph::trace::TraceKind;
 use ferrox::*;
 use proptest::prelude::*;
 use std::sync::{Arc, Barrier};

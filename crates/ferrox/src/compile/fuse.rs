@@ -22,10 +22,10 @@
 use super::fused::{Fused, FusedConst, FusedOutput, Reg, Step};
 use super::tape::{Instr, Ref, Tape};
 use crate::Array;
-use crate::primitives::binary::Binary;
-use crate::primitives::cast::AsType;
-use crate::primitives::ternary::Select;
-use crate::primitives::unary::Unary;
+use crate::ops::binary::Binary;
+use crate::ops::cast::AsType;
+use crate::ops::ternary::Select;
+use crate::ops::unary::Unary;
 use std::collections::HashMap;
 use std::sync::Arc;
 

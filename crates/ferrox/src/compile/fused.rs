@@ -23,11 +23,11 @@
 //! output's (possible for shapeless replays at new shapes), the steps run
 //! one after another on whole arrays instead.
 
-use crate::array::{Data, row_major_strides};
 use crate::backend::cpu::elementwise::out_storage;
 use crate::backend::cpu::parallel::worth_splitting;
 use crate::backend::cpu::stream_store::{store_fence, stream_copy, worth_streaming};
-use crate::primitives::{Operand, OutSpec, Primitive};
+use crate::graph::layout::{Data, row_major_strides};
+use crate::graph::primitive::{Operand, OutSpec, Primitive};
 use crate::runtime::memory::ALIGN;
 use crate::{DType, Error, Result};
 use rayon::prelude::*;

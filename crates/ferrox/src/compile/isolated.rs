@@ -9,8 +9,8 @@
 //! counts. It behaves exactly as the op it wraps (same name, kernel, rules,
 //! and `as_any` sees through it, so downcasts and equivalence still work).
 
-use crate::array::Data;
-use crate::primitives::{Operand, OutSpec, Primitive};
+use crate::graph::layout::Data;
+use crate::graph::primitive::{Operand, OutSpec, Primitive};
 use crate::{Array, Result};
 use std::any::Any;
 use std::fmt;

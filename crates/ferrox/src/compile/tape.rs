@@ -1,9 +1,9 @@
 //! Tapes: a traced function as a flat program over its inputs, and replay.
 
 use super::isolated::IsolatedOp;
-use crate::primitives::Primitive;
+use crate::graph::primitive::Primitive;
+use crate::graph::trace::{EndOnDrop, Trace, TraceKind};
 use crate::transforms::graph::trace_order;
-use crate::transforms::trace::{EndOnDrop, Trace, TraceKind};
 use crate::transforms::tracer::placeholder;
 use crate::{Array, DType, Error, Result};
 use std::collections::HashMap;

@@ -2,10 +2,11 @@
 //! primitive.
 
 use super::threefry::fill_bytes;
-use crate::array::{Data, checked_numel};
+use crate::array::checked_numel;
 use crate::backend::cpu::elementwise::out_storage;
 use crate::backend::cpu::parallel;
-use crate::primitives::{Operand, OutSpec, Primitive};
+use crate::graph::layout::Data;
+use crate::graph::primitive::{Operand, OutSpec, Primitive};
 use crate::transforms::rules;
 use crate::{Array, DType, Error, Result};
 use rayon::prelude::*;

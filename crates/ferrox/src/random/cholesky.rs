@@ -4,10 +4,10 @@
 //! covariances, which describe degenerate distributions; both share one
 //! factorisation kernel.
 
-use crate::array::Data;
 use crate::backend::cpu::elementwise::out_storage;
-use crate::primitives::cholesky::factor;
-use crate::primitives::{Operand, OutSpec, Primitive};
+use crate::graph::layout::Data;
+use crate::graph::primitive::{Operand, OutSpec, Primitive};
+use crate::ops::cholesky::factor;
 use crate::transforms::rules;
 use crate::{Array, DType, Error, Result};
 

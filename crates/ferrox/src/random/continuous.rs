@@ -5,7 +5,7 @@ use super::support::{
     check_broadcast, check_float, check_order, constant, prev_float, to_shape, unit_closed_open,
     unit_open, work_dtype,
 };
-use crate::primitives::shape_rules::broadcast_shapes;
+use crate::ops::shape_rules::broadcast_shapes;
 use crate::{Array, DType, Result};
 use std::f64::consts::SQRT_2;
 

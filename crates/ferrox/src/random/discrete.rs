@@ -5,7 +5,7 @@ use super::continuous::standard_gumbel;
 use super::support::{
     check_broadcast, constant, host_scalar, to_shape, unit_closed_open, work_dtype,
 };
-use crate::primitives::shape_rules::{broadcast_shapes, normalize_axis};
+use crate::ops::shape_rules::{broadcast_shapes, normalize_axis};
 use crate::{Array, DType, Error, Result};
 
 /// The range of an integer dtype, as i128.

@@ -3,7 +3,7 @@
 //! ops (so every transform composes with them).
 
 use super::bits::bits_of;
-use crate::primitives::shape_rules::broadcast_shapes;
+use crate::ops::shape_rules::broadcast_shapes;
 use crate::{Array, DType, Error, Result, with_dtype};
 
 /// A 0-d constant of `dtype` (exact for the powers of two and small

@@ -2,7 +2,7 @@
 //!
 //! `eval` runs on the calling thread: it orders the unevaluated part of the
 //! graph (iteratively, so depth is bounded only by memory) and walks it,
-//! claiming each node's [`EvalCell`](super::cell::EvalCell). A node claimed by
+//! claiming each node's [`EvalCell`](crate::graph::cell::EvalCell). A node claimed by
 //! another thread is skipped and waited on only when a later node needs it.
 //! A thread computing a node waits only on that node's inputs, which come
 //! earlier in every topological order, so two threads evaluating overlapping
@@ -11,10 +11,11 @@
 //! Running inline keeps a tiny graph at a few microseconds (no thread hop per
 //! op); large kernels parallelise internally on the rayon pool.
 
-use super::cell::Claimed;
-use super::device::pending;
-use crate::array::{Array, Node};
-use crate::primitives::{Operand, OutSpec};
+use super::pending::pending;
+use crate::graph::array::Array;
+use crate::graph::cell::Claimed;
+use crate::graph::node::Node;
+use crate::graph::primitive::{Operand, OutSpec};
 use crate::sync::read;
 use crate::{Error, Result};
 use std::collections::HashSet;
@@ -148,7 +149,7 @@ fn compute(a: &Array) -> Result<()> {
     }
 }
 
-fn run_kernel(node: &Node) -> Result<crate::array::Data> {
+fn run_kernel(node: &Node) -> Result<crate::graph::layout::Data> {
     let Some(op) = &node.op else {
         return Err(Error::runtime("eval", "a data leaf has no value"));
     };
@@ -171,7 +172,7 @@ fn run_kernel(node: &Node) -> Result<crate::array::Data> {
 }
 
 /// The value of an input that is being or has been computed.
-fn wait_for(a: &Array) -> Result<&crate::array::Data> {
+fn wait_for(a: &Array) -> Result<&crate::graph::layout::Data> {
     match a.0.cell.get_ref() {
         Some(r) => r,
         None => {

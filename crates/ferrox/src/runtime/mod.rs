@@ -1,7 +1,6 @@
-//! Evaluation, devices and streams, workers and memory.
+//! Evaluation, pending work per stream, workers and memory.
 
-pub mod cell;
-pub mod device;
 pub mod eval;
 pub mod memory;
+pub mod pending;
 mod workers;

@@ -12,10 +12,10 @@
 //! the backward pass. vmap and compile traces do follow the copies, so
 //! batching and taping see the whole computation.
 
-use super::trace::TraceSet;
 use super::tracer::Identity;
-use crate::array::Data;
-use crate::primitives::{Operand, OutSpec, Primitive};
+use crate::graph::layout::Data;
+use crate::graph::primitive::{Operand, OutSpec, Primitive};
+use crate::graph::trace::TraceSet;
 use crate::{Array, Error, Result};
 use std::any::Any;
 use std::fmt;

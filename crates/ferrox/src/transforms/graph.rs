@@ -1,7 +1,7 @@
 //! Walking the part of a graph that belongs to one trace.
 
-use super::trace;
 use crate::Array;
+use crate::graph::trace;
 use std::collections::HashSet;
 
 /// Nodes reachable from `outputs` that belong to live trace `id`, inputs

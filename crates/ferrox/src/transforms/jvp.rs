@@ -1,8 +1,8 @@
 //! Forward mode: jvp.
 
 use super::graph::trace_order;
-use super::trace::{self, EndOnDrop, Trace, TraceKind};
 use super::tracer::tracer;
+use crate::graph::trace::{self, EndOnDrop, Trace, TraceKind};
 use crate::{Array, Error, Result};
 use std::collections::HashMap;
 

@@ -3,7 +3,7 @@
 //!
 //! Every transform traces the function into the graph and interprets it
 //! with each primitive's rule (`Primitive::vjp/jvp/vmap`). The state of a
-//! running transform lives in its [`trace::Trace`], which the traced arrays
+//! running transform lives in its [`Trace`](crate::graph::trace::Trace), which the traced arrays
 //! carry; no thread-local or global mode exists (contract item 6), so
 //! transforms nest (`grad(grad(f))`, `vmap(grad(f))`) and run on many
 //! threads at once.
@@ -12,13 +12,12 @@ pub mod custom;
 pub mod graph;
 pub mod jvp;
 pub mod rules;
-pub mod trace;
 pub mod tracer;
 pub mod tree;
 pub mod vjp;
 pub mod vmap;
 
-pub use trace::TraceKind;
+pub use crate::graph::trace::TraceKind;
 
 use crate::{Array, Result};
 use std::sync::Arc;

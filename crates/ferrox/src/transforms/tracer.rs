@@ -1,9 +1,9 @@
 //! The nodes transforms insert: tracers, vmap placeholders, stop_gradient.
 
-use super::trace::{self, Trace, TraceSet};
-use crate::array::Data;
-use crate::primitives::{Operand, OutSpec, Primitive};
-use crate::{Array, Error, Result, primitive_common};
+use crate::graph::layout::Data;
+use crate::graph::primitive::{Operand, OutSpec, Primitive};
+use crate::graph::trace::{self, Trace, TraceSet};
+use crate::{Array, Error, Result};
 use std::sync::Arc;
 
 /// The identity: its output is its input (a view of the same data).
@@ -35,7 +35,7 @@ impl Primitive for Identity {
     fn vmap(&self, inputs: &[Array], axes: &[Option<usize>]) -> Result<(Array, Option<usize>)> {
         Ok((inputs[0].clone(), axes[0]))
     }
-    primitive_common!();
+    crate::primitive_common!();
 }
 
 /// A node that also belongs to `trace`: the transform's view of `primal`.
@@ -70,7 +70,7 @@ impl Primitive for Placeholder {
             "cannot evaluate an array that depends on the function's inputs while the function is traced",
         ))
     }
-    primitive_common!();
+    crate::primitive_common!();
 }
 
 pub(crate) fn placeholder(shape: Vec<usize>, dtype: crate::DType, trace: &Trace) -> Array {
@@ -102,7 +102,7 @@ impl Primitive for StopGradient {
     fn vmap(&self, inputs: &[Array], axes: &[Option<usize>]) -> Result<(Array, Option<usize>)> {
         Ok((stop_gradient(&inputs[0])?, axes[0]))
     }
-    primitive_common!();
+    crate::primitive_common!();
 }
 
 /// `a` with its derivative cut: gradients do not flow through it. It still

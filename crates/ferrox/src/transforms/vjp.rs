@@ -1,8 +1,8 @@
 //! Reverse mode: vjp, grad, value_and_grad.
 
 use super::graph::trace_order;
-use super::trace::{self, EndOnDrop, Trace, TraceKind};
 use super::tracer::tracer;
+use crate::graph::trace::{self, EndOnDrop, Trace, TraceKind};
 use crate::{Array, Error, Result};
 use std::collections::HashMap;
 use std::sync::Arc;

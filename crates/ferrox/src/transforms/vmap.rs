@@ -6,9 +6,9 @@
 //! output lies.
 
 use super::graph::trace_order;
-use super::trace::{EndOnDrop, Trace, TraceKind};
 use super::tracer::placeholder;
-use crate::primitives::shape_rules::normalize_axis;
+use crate::graph::trace::{EndOnDrop, Trace, TraceKind};
+use crate::ops::shape_rules::normalize_axis;
 use crate::{Array, Error, Result};
 use std::collections::HashMap;
 use std::sync::Arc;

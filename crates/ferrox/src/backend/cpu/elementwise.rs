@@ -9,8 +9,8 @@
 use super::parallel::{chunk_len, simd, worth_splitting};
 use super::stream_store::{fill_streaming, worth_streaming};
 use crate::Result;
-use crate::array::{Data, for_each_offset};
-use crate::primitives::{Operand, OutSpec};
+use crate::graph::layout::{Data, for_each_offset};
+use crate::graph::primitive::{Operand, OutSpec};
 use crate::runtime::memory::Pod;
 use rayon::prelude::*;
 

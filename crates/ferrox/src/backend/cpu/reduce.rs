@@ -31,7 +31,7 @@
 
 use super::parallel::{MIN_PAR_ELEMS, worth_splitting};
 use crate::dtype::Element;
-use crate::primitives::Operand;
+use crate::graph::primitive::Operand;
 use crate::runtime::memory::Pod;
 use crate::{Complex64, Error, Result};
 use half::{bf16, f16};
@@ -1652,7 +1652,7 @@ pub fn arg_reduce<T: Extremum, const MAX: bool>(
 mod tests {
     use super::*;
     use crate::DType;
-    use crate::array::{Data, row_major_strides};
+    use crate::graph::layout::{Data, row_major_strides};
     use crate::runtime::memory::Storage;
     use proptest::prelude::*;
 

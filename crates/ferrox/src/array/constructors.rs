@@ -1,0 +1,105 @@
+//! Arrays from host data: slices, typed and weakly typed scalars.
+
+use crate::dtype::{DType, Element};
+use crate::error::{Error, Result};
+use crate::graph::array::{Array, mark_weak};
+use crate::graph::layout::Data;
+use crate::runtime::memory::{Pod, Storage};
+
+impl Array {
+    /// An array holding `data` (row-major) with `shape`.
+    ///
+    /// ```
+    /// let a = ferrox::Array::from_slice(&[1i32, 2, 3, 4], &[2, 2])?;
+    /// assert_eq!(a.shape(), &[2, 2]);
+    /// assert!(ferrox::Array::from_slice(&[1i32, 2, 3], &[2, 2]).is_err());
+    /// # Ok::<(), ferrox::Error>(())
+    /// ```
+    pub fn from_slice<T: Element + Pod>(data: &[T], shape: &[usize]) -> Result<Array> {
+        let n = checked_numel("array", shape)?;
+        if n != data.len() {
+            return Err(Error::shape(
+                "array",
+                format!(
+                    "{} elements do not fill shape {:?} ({} elements)",
+                    data.len(),
+                    shape,
+                    n
+                ),
+            ));
+        }
+        let mut storage = Storage::new(std::mem::size_of_val(data), false)?;
+        storage.as_mut_slice::<T>().copy_from_slice(data);
+        Ok(Array::from_data(
+            Data::contiguous(storage, shape),
+            shape.to_vec(),
+            T::DTYPE,
+        ))
+    }
+
+    /// A 0-d array holding `value`, strongly typed as `T`.
+    ///
+    /// ```
+    /// let a = ferrox::Array::scalar(3u8);
+    /// assert_eq!(a.dtype(), ferrox::DType::UInt8);
+    /// assert_eq!(a.item::<u8>()?, 3);
+    /// # Ok::<(), ferrox::Error>(())
+    /// ```
+    pub fn scalar<T: Element + Pod>(value: T) -> Array {
+        Self::try_scalar(value, false).unwrap_or_else(|_| Self::unavailable(T::DTYPE))
+    }
+
+    /// A weakly typed scalar (MLX's Python scalars): in binary ops it adopts
+    /// the other operand's dtype when the categories allow.
+    ///
+    /// ```
+    /// use ferrox::*;
+    /// let h = ones(&[2], DType::Float16)?;
+    /// assert_eq!(multiply(&h, &Array::weak_f64(2.0))?.dtype(), DType::Float16);
+    /// # Ok::<(), ferrox::Error>(())
+    /// ```
+    pub fn weak_f64(value: f64) -> Array {
+        Self::try_scalar(value as f32, true).unwrap_or_else(|_| Self::unavailable(DType::Float32))
+    }
+    /// A weakly typed integer scalar (int32 unless combined with an array).
+    ///
+    /// ```
+    /// use ferrox::*;
+    /// let a = ones(&[2], DType::UInt8)?;
+    /// assert_eq!(add(&a, &Array::weak_i64(1))?.dtype(), DType::UInt8);
+    /// # Ok::<(), ferrox::Error>(())
+    /// ```
+    pub fn weak_i64(value: i64) -> Array {
+        Self::try_scalar(value as i32, true).unwrap_or_else(|_| Self::unavailable(DType::Int32))
+    }
+    /// A weakly typed boolean scalar.
+    ///
+    /// ```
+    /// assert!(ferrox::Array::weak_bool(true).is_weak());
+    /// ```
+    pub fn weak_bool(value: bool) -> Array {
+        Self::try_scalar(value, true).unwrap_or_else(|_| Self::unavailable(DType::Bool))
+    }
+
+    fn try_scalar<T: Element + Pod>(value: T, weak: bool) -> Result<Array> {
+        let mut storage = Storage::new(size_of::<T>(), T::DTYPE == DType::Bool)?;
+        storage.as_mut_slice::<T>()[0] = value;
+        let a = Array::from_data(Data::contiguous(storage, &[]), vec![], T::DTYPE);
+        Ok(if weak { mark_weak(a) } else { a })
+    }
+}
+
+/// Product of `shape`, or an error naming `op` if it overflows.
+///
+/// As in numpy, the product of the non-zero dimensions must fit too (with
+/// room for 16-byte elements as `isize` byte offsets), even when another
+/// dimension is 0: strides are products of dimensions and must not overflow.
+pub(crate) fn checked_numel(op: &str, shape: &[usize]) -> Result<usize> {
+    shape
+        .iter()
+        .filter(|&&d| d != 0)
+        .try_fold(1usize, |acc, &d| acc.checked_mul(d))
+        .filter(|&n| n <= isize::MAX as usize / 16)
+        .map(|n| if shape.contains(&0) { 0 } else { n })
+        .ok_or_else(|| Error::value(op, format!("shape {shape:?} has too many elements")))
+}

@@ -1,0 +1,125 @@
+//! The [`Primitive`] trait: what a graph node computes, and the kernel
+//! interface ([`Operand`] in, [`OutSpec`] out) every backend kernel sees.
+//!
+//! It lives in the graph layer because a node holds its primitive; the op
+//! families in [`crate::ops`] implement it, the runtime calls `eval_cpu`,
+//! and the transforms call the rules.
+
+use super::array::Array;
+use super::layout::Data;
+use crate::dtype::DType;
+use crate::error::{Error, ErrorKind, Result};
+use std::any::Any;
+use std::fmt;
+
+/// An evaluated input of a primitive: its data, shape and dtype.
+#[derive(Clone, Copy)]
+pub struct Operand<'a> {
+    /// The evaluated bytes and layout.
+    pub data: &'a Data,
+    /// The input's shape.
+    pub shape: &'a [usize],
+    /// The input's dtype.
+    pub dtype: DType,
+}
+
+/// The output a primitive must produce.
+#[derive(Clone, Copy)]
+pub struct OutSpec<'a> {
+    /// The output shape, inferred when the node was built.
+    pub shape: &'a [usize],
+    /// The output dtype.
+    pub dtype: DType,
+}
+
+/// A graph operation.
+///
+/// Implementations are immutable values (parameters only), shared by every
+/// node that uses them, so they are `Send + Sync`. `eval_cpu` must not panic
+/// on any input that passed the op's validation, and must not block.
+///
+/// ```
+/// let y = ferrox::exp(&ferrox::ones(&[2], ferrox::DType::Float32)?)?;
+/// assert_eq!(y.primitive().unwrap().name(), "exp");
+/// # Ok::<(), ferrox::Error>(())
+/// ```
+pub trait Primitive: Send + Sync + fmt::Debug + 'static {
+    /// The op's name, as used in error messages.
+    fn name(&self) -> &'static str;
+    /// Computes the output from evaluated inputs.
+    fn eval_cpu(&self, inputs: &[Operand<'_>], out: OutSpec<'_>) -> Result<Data>;
+    /// For downcasting in graph passes.
+    fn as_any(&self) -> &dyn Any;
+    /// True if `other` computes the same function of the same inputs (same
+    /// type and parameters); used by common-subexpression elimination.
+    fn is_equivalent(&self, _other: &dyn Primitive) -> bool {
+        false
+    }
+
+    /// Reverse-mode rule. `primals` are the node's inputs, `cotangent` has
+    /// the output's shape, `output` is the node itself (reuse its value, e.g.
+    /// for `exp`). Returns one cotangent per entry of `argnums` (indices
+    /// into `primals`), each with that primal's shape and dtype.
+    fn vjp(
+        &self,
+        _primals: &[Array],
+        _cotangent: &Array,
+        _output: &Array,
+        _argnums: &[usize],
+    ) -> Result<Vec<Array>> {
+        Err(no_rule(self.name(), "vjp"))
+    }
+
+    /// Forward-mode rule: the output's tangent given the inputs' tangents
+    /// (`None` for inputs that do not depend on the differentiated
+    /// arguments; at least one is `Some`).
+    fn jvp(
+        &self,
+        _primals: &[Array],
+        _tangents: &[Option<Array>],
+        _output: &Array,
+    ) -> Result<Array> {
+        Err(no_rule(self.name(), "jvp"))
+    }
+
+    /// Batching rule: `inputs` carry a batch dimension at `axes[i]` (`None`:
+    /// not batched). Returns the batched output and where its batch axis is
+    /// (`None` if the output is not batched).
+    fn vmap(&self, _inputs: &[Array], _axes: &[Option<usize>]) -> Result<(Array, Option<usize>)> {
+        Err(no_rule(self.name(), "vmap"))
+    }
+
+    /// The output shape for inputs of other shapes than the ones the node
+    /// was built with (same ranks): what a shapeless compiled function
+    /// needs to replay its trace. `None` when the op cannot say.
+    fn output_shape(&self, _input_shapes: &[&[usize]]) -> Option<Result<Vec<usize>>> {
+        None
+    }
+}
+
+/// The error for an op without a rule for a transform.
+///
+/// ```
+/// let e = ferrox::graph::primitive::no_rule("sort", "jvp");
+/// assert_eq!(e.to_string(), "sort: no jvp rule");
+/// ```
+pub fn no_rule(op: &str, transform: &str) -> Error {
+    Error::new(ErrorKind::Unsupported, op, format!("no {transform} rule"))
+}
+
+/// Implements `as_any` and an `is_equivalent` based on `PartialEq`.
+#[macro_export]
+#[doc(hidden)]
+macro_rules! primitive_common {
+    () => {
+        fn as_any(&self) -> &dyn std::any::Any {
+            self
+        }
+        fn is_equivalent(&self, other: &dyn $crate::graph::primitive::Primitive) -> bool {
+            other
+                .as_any()
+                .downcast_ref::<Self>()
+                .is_some_and(|o| o == self)
+        }
+    };
+}

@@ -1,0 +1,155 @@
+//! Derivatives of the binary ops (kept beside `binary.rs`; its `Binary`
+//! primitive's rules call these).
+//!
+//! Ops whose output is piecewise constant in the inputs (`floor_divide`)
+//! have zero derivatives. Ops with bool or integer outputs (comparisons,
+//! logical and bitwise ops, shifts) have zero cotangents and a zero tangent
+//! of the output's dtype, like `isclose`.
+
+use super::binary::{BinaryOp, DtypeRule};
+use crate::transforms::rules::{unbroadcast, zero_cotangents};
+use crate::{Array, Result, add, divide, multiply, negative, subtract};
+
+/// True for ops whose output is bool or integer whatever the inputs, and
+/// for integer `power` (whose derivative would need negative integer
+/// exponents): their rules are zeros.
+fn non_differentiable(op: BinaryOp, out: &Array) -> bool {
+    (op == BinaryOp::Power && !out.dtype().is_inexact())
+        || matches!(
+            op.rule(),
+            DtypeRule::Equality
+                | DtypeRule::Ordering
+                | DtypeRule::Logical
+                | DtypeRule::Bitwise
+                | DtypeRule::Shift
+        )
+}
+
+/// The partial derivatives' products with `g` for each operand:
+/// `(g * d out/d a, g * d out/d b)`, at the output's (broadcast) shape.
+fn partials(op: BinaryOp, a: &Array, b: &Array, out: &Array, g: &Array) -> Result<(Array, Array)> {
+    Ok(match op {
+        BinaryOp::Add => (g.clone(), g.clone()),
+        BinaryOp::Subtract => (g.clone(), negative(g)?),
+        BinaryOp::Multiply => (multiply(g, b)?, multiply(g, a)?),
+        BinaryOp::Divide => {
+            let ga = divide(g, b)?;
+            (ga.clone(), negative(&multiply(&ga, out)?)?)
+        }
+        BinaryOp::Maximum | BinaryOp::Minimum => {
+            // The gradient goes to the chosen operand (to `a` on ties).
+            let pick_a = if op == BinaryOp::Maximum {
+                crate::greater_equal(a, b)?
+            } else {
+                crate::less_equal(a, b)?
+            };
+            let zero = crate::zeros_like(g)?;
+            (
+                crate::r#where(&pick_a, g, &zero)?,
+                crate::r#where(&pick_a, &zero, g)?,
+            )
+        }
+        BinaryOp::Power => {
+            // d/da = b * a^(b - 1); d/db = log(a) * a^b, taken as 0 where
+            // a == 0 (the limit from the right for b > 0).
+            let da = multiply(b, &crate::power(a, &subtract(b, &Array::from(1.0))?)?)?;
+            let log_a = crate::log(a)?;
+            let zero = crate::zeros_like(out)?;
+            let db = crate::r#where(
+                &crate::equal(a, &Array::from(0.0))?,
+                &zero,
+                &multiply(&log_a, out)?,
+            )?;
+            (multiply(g, &da)?, multiply(g, &db)?)
+        }
+        BinaryOp::ArcTan2 => {
+            // atan2(a, b): d/da = b / (a^2 + b^2), d/db = -a / (a^2 + b^2).
+            let r2 = add(&multiply(a, a)?, &multiply(b, b)?)?;
+            let gr = divide(g, &r2)?;
+            (multiply(&gr, b)?, negative(&multiply(&gr, a)?)?)
+        }
+        BinaryOp::LogAddExp => {
+            // d/da = exp(a - out), d/db = exp(b - out).
+            (
+                multiply(g, &crate::exp(&subtract(a, out)?)?)?,
+                multiply(g, &crate::exp(&subtract(b, out)?)?)?,
+            )
+        }
+        BinaryOp::Remainder => {
+            // a - b * floor(a / b): d/da = 1, d/db = -floor(a / b).
+            let q = crate::floor_divide(a, b)?;
+            (g.clone(), negative(&multiply(g, &q)?)?)
+        }
+        BinaryOp::FloorDivide => {
+            let zero = crate::zeros_like(g)?;
+            (zero.clone(), zero)
+        }
+        other => return Err(crate::graph::primitive::no_rule(other.name(), "derivative")),
+    })
+}
+
+/// Cotangents of the operands at `argnums`.
+pub(super) fn vjp(
+    op: BinaryOp,
+    primals: &[Array],
+    g: &Array,
+    out: &Array,
+    argnums: &[usize],
+) -> Result<Vec<Array>> {
+    if non_differentiable(op, out) {
+        return zero_cotangents(primals, argnums);
+    }
+    let (a, b) = (&primals[0], &primals[1]);
+    let (ga, gb) = partials(op, a, b, out, g)?;
+    argnums
+        .iter()
+        .map(|&i| {
+            if i == 0 {
+                unbroadcast(&ga, a.shape())
+            } else {
+                unbroadcast(&gb, b.shape())
+            }
+        })
+        .collect()
+}
+
+/// The output tangent from the operands' tangents.
+pub(super) fn jvp(
+    op: BinaryOp,
+    primals: &[Array],
+    tangents: &[Option<Array>],
+    out: &Array,
+) -> Result<Array> {
+    if non_differentiable(op, out) {
+        return crate::zeros_like(out);
+    }
+    let (a, b) = (&primals[0], &primals[1]);
+    let mut total: Option<Array> = None;
+    for (i, t) in tangents.iter().enumerate() {
+        let Some(t) = t else { continue };
+        let t = crate::broadcast_to(t, out.shape())?;
+        let (da, db) = partials(op, a, b, out, &t)?;
+        let term = if i == 0 { da } else { db };
+        total = Some(match total {
+            Some(prev) => add(&prev, &term)?,
+            None => term,
+        });
+    }
+    match total {
+        Some(t) => Ok(t),
+        None => crate::zeros_like(out),
+    }
+}
+
+/// Applies `op` to batched operands.
+pub(super) fn vmap(
+    op: BinaryOp,
+    inputs: &[Array],
+    axes: &[Option<usize>],
+) -> Result<(Array, Option<usize>)> {
+    let (aligned, out_axis) = crate::transforms::rules::align_batch(inputs, axes)?;
+    Ok((
+        super::binary::build(op, &aligned[0], &aligned[1])?,
+        out_axis,
+    ))
+}

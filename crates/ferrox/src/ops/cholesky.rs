@@ -1,0 +1,264 @@
+//! Cholesky factorisation (`ferrox::linalg::cholesky`).
+//!
+//! Batched over the leading axes, computed in `f64` for `float32` and
+//! `float64` inputs. Only one triangle of the input is read (the lower one,
+//! or the upper one for `upper = true`), so the derivative rules are those
+//! of that function: for a symmetric input and symmetric perturbations they
+//! agree with the usual symmetric formulas.
+
+use super::lu::f64_output;
+use crate::backend::cpu::parallel::worth_splitting;
+use crate::graph::layout::Data;
+use crate::graph::primitive::{Operand, OutSpec, Primitive};
+use crate::{Array, DType, Error, Result};
+use rayon::prelude::*;
+
+/// The Cholesky factor of each matrix in the last two axes: lower
+/// triangular `L` with `A = L L^T` (`upper`: `U = L^T`, `A = U^T U`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Cholesky {
+    /// Return (and read) the upper triangle instead of the lower one.
+    pub upper: bool,
+}
+
+impl Primitive for Cholesky {
+    fn name(&self) -> &'static str {
+        "cholesky"
+    }
+
+    fn eval_cpu(&self, inputs: &[Operand<'_>], out: OutSpec<'_>) -> Result<Data> {
+        let x = &inputs[0];
+        let nd = x.shape.len();
+        let n = x.shape[nd - 1];
+        let vals: Vec<f64> = match x.dtype {
+            DType::Float32 => x
+                .data
+                .to_vec::<f32>(x.shape)
+                .into_iter()
+                .map(f64::from)
+                .collect(),
+            DType::Float64 => x.data.to_vec::<f64>(x.shape),
+            d => return Err(Error::dtype("cholesky", format!("no kernel for {d}"))),
+        };
+        let mut result = vec![0.0f64; vals.len()];
+        let mm = n * n;
+        if mm > 0 {
+            let upper = self.upper;
+            let run = |(i, (a, y)): (usize, (&[f64], &mut [f64]))| {
+                factor(a, y, n, upper, false).map_err(|_| i)
+            };
+            let failed: Option<usize> = if worth_splitting(vals.len()) {
+                vals.par_chunks(mm)
+                    .zip(result.par_chunks_mut(mm))
+                    .enumerate()
+                    .filter_map(|c| run(c).err())
+                    .min()
+            } else {
+                vals.chunks(mm)
+                    .zip(result.chunks_mut(mm))
+                    .enumerate()
+                    .filter_map(|c| run(c).err())
+                    .min()
+            };
+            if let Some(i) = failed {
+                return Err(Error::value(
+                    "cholesky",
+                    format!(
+                        "matrix {i} of the batch of shape {:?} is not positive definite",
+                        x.shape
+                    ),
+                ));
+            }
+        }
+        f64_output(&result, out)
+    }
+
+    fn output_shape(&self, input_shapes: &[&[usize]]) -> Option<Result<Vec<usize>>> {
+        input_shapes.first().map(|s| Ok(s.to_vec()))
+    }
+
+    fn vjp(
+        &self,
+        _p: &[Array],
+        g: &Array,
+        output: &Array,
+        _argnums: &[usize],
+    ) -> Result<Vec<Array>> {
+        // Lower case: G = sym(L^-T phi(L^T Lbar) L^-1), and the function
+        // reads tril(A) + tril(A, -1)^T, so Abar = tril(G + G^T) - diag(G).
+        let (l, lbar) = if self.upper {
+            (t(output)?, t(g)?)
+        } else {
+            (output.clone(), g.clone())
+        };
+        let linv = crate::linalg::inv(&l)?;
+        let p = phi(&crate::matmul(&t(&l)?, &lbar)?)?;
+        let s = crate::matmul(&crate::matmul(&t(&linv)?, &p)?, &linv)?;
+        let gsym = crate::multiply(&crate::add(&s, &t(&s)?)?, &Array::from(0.5))?;
+        let abar = crate::subtract(
+            &crate::tril(&crate::add(&gsym, &t(&gsym)?)?, 0)?,
+            &diag_part(&gsym)?,
+        )?;
+        Ok(vec![if self.upper { t(&abar)? } else { abar }])
+    }
+
+    fn jvp(&self, _p: &[Array], tangents: &[Option<Array>], output: &Array) -> Result<Array> {
+        let Some(ta) = &tangents[0] else {
+            return crate::zeros_like(output);
+        };
+        // The tangent as the function sees it: one triangle, mirrored.
+        let (l, ta) = if self.upper {
+            (t(output)?, t(ta)?)
+        } else {
+            (output.clone(), ta.clone())
+        };
+        let eff = crate::add(&crate::tril(&ta, 0)?, &t(&crate::tril(&ta, -1)?)?)?;
+        let linv = crate::linalg::inv(&l)?;
+        let inner = crate::matmul(&crate::matmul(&linv, &eff)?, &t(&linv)?)?;
+        let dl = crate::matmul(&l, &phi(&inner)?)?;
+        if self.upper { t(&dl) } else { Ok(dl) }
+    }
+
+    fn vmap(&self, inputs: &[Array], axes: &[Option<usize>]) -> Result<(Array, Option<usize>)> {
+        match axes[0] {
+            None => Ok((cholesky(&inputs[0], self.upper)?, None)),
+            Some(ax) => {
+                let x = crate::transforms::rules::batch_front(&inputs[0], Some(ax))?;
+                Ok((cholesky(&x, self.upper)?, Some(0)))
+            }
+        }
+    }
+
+    crate::primitive_common!();
+}
+
+/// The last two axes swapped.
+fn t(x: &Array) -> Result<Array> {
+    crate::swapaxes(x, -1, -2)
+}
+
+/// `x` times the identity: its diagonal as a matrix.
+fn diag_part(x: &Array) -> Result<Array> {
+    let n = x.shape()[x.ndim() - 1];
+    crate::multiply(x, &crate::eye(n, None, 0, x.dtype())?)
+}
+
+/// The lower triangle with the diagonal halved.
+fn phi(x: &Array) -> Result<Array> {
+    crate::subtract(
+        &crate::tril(x, 0)?,
+        &crate::multiply(&diag_part(x)?, &Array::from(0.5))?,
+    )
+}
+
+/// A pivot that stopped a factorisation: its column and value.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct BadPivot {
+    pub(crate) column: usize,
+    pub(crate) value: f64,
+}
+
+/// Factors the row-major `n x n` matrix `a` into `y`: the lower factor
+/// (reading the lower triangle), or with `upper` its transpose (reading
+/// the upper triangle). A pivot that is not positive fails, unless
+/// `semidefinite`: then pivots within rounding of zero (relative to the
+/// largest diagonal entry) give a zero column, so singular positive
+/// semi-definite matrices factor, and only a clearly negative pivot fails.
+pub(crate) fn factor(
+    a: &[f64],
+    y: &mut [f64],
+    n: usize,
+    upper: bool,
+    semidefinite: bool,
+) -> std::result::Result<(), BadPivot> {
+    // Element (i, j) of the lower triangle that is read.
+    let at = |i: usize, j: usize| if upper { a[j * n + i] } else { a[i * n + j] };
+    let tol = if semidefinite {
+        let scale = (0..n).map(|i| at(i, i).abs()).fold(0.0, f64::max);
+        scale * f64::EPSILON * (n as f64) * 8.0
+    } else {
+        0.0
+    };
+    y.fill(0.0);
+    let mut l = vec![0.0f64; n * n];
+    for j in 0..n {
+        let mut d = at(j, j);
+        for k in 0..j {
+            d -= l[j * n + k] * l[j * n + k];
+        }
+        let fails = if semidefinite { d < -tol } else { d <= 0.0 };
+        if fails || d.is_nan() {
+            return Err(BadPivot {
+                column: j,
+                value: d,
+            });
+        }
+        let d = if d <= tol { 0.0 } else { d.sqrt() };
+        l[j * n + j] = d;
+        for i in j + 1..n {
+            let mut s = at(i, j);
+            for k in 0..j {
+                s -= l[i * n + k] * l[j * n + k];
+            }
+            l[i * n + j] = if d == 0.0 { 0.0 } else { s / d };
+        }
+    }
+    for i in 0..n {
+        for j in 0..=i {
+            let v = l[i * n + j];
+            if upper {
+                y[j * n + i] = v;
+            } else {
+                y[i * n + j] = v;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The Cholesky factor of each symmetric positive-definite matrix in the
+/// last two axes of `a`: lower triangular `L` with `a = L @ L^T`, or with
+/// `upper`, `U = L^T` with `a = U^T @ U`.
+///
+/// Only the named triangle of `a` is read (the lower one, or the upper
+/// one with `upper`). `float32` and `float64` keep their dtype, integers
+/// and bool give `float32`, half floats compute in `float32`; complex
+/// inputs are an error. A matrix that is not positive definite is an error
+/// when the result is evaluated.
+///
+/// ```
+/// use ferrox::Array;
+/// let a = Array::from_slice(&[4.0f64, 2.0, 2.0, 5.0], &[2, 2])?;
+/// let l = ferrox::linalg::cholesky(&a, false)?.to_vec::<f64>()?;
+/// assert_eq!(l, vec![2.0, 0.0, 1.0, 2.0]);
+/// let u = ferrox::linalg::cholesky(&a, true)?.to_vec::<f64>()?;
+/// assert_eq!(u, vec![2.0, 1.0, 0.0, 2.0]);
+/// let bad = Array::from_slice(&[1.0f32, 2.0, 2.0, 1.0], &[2, 2])?;
+/// let e = ferrox::linalg::cholesky(&bad, false)?.eval().unwrap_err();
+/// assert!(e.to_string().contains("not positive definite"));
+/// # Ok::<(), ferrox::Error>(())
+/// ```
+pub fn cholesky(a: &Array, upper: bool) -> Result<Array> {
+    let shape = a.shape();
+    let nd = shape.len();
+    if nd < 2 || shape[nd - 1] != shape[nd - 2] {
+        return Err(Error::shape(
+            "cholesky",
+            format!("expected square matrices in the last two axes, got shape {shape:?}"),
+        ));
+    }
+    let dtype = match a.dtype() {
+        DType::Complex64 => {
+            return Err(Error::dtype("cholesky", "complex64 is not supported"));
+        }
+        DType::Float64 => DType::Float64,
+        _ => DType::Float32,
+    };
+    let x = a.astype(dtype)?;
+    let out = Array::from_op(shape.to_vec(), dtype, Cholesky { upper }, vec![x]);
+    if a.dtype().is_float() && a.dtype() != dtype {
+        out.astype(a.dtype())
+    } else {
+        Ok(out)
+    }
+}

@@ -1,0 +1,298 @@
+//! Creation ops: full, zeros, ones, arange, linspace, eye, identity, tri, *_like.
+
+use crate::array::checked_numel;
+use crate::backend::cpu::elementwise::out_storage;
+use crate::dtype::Element;
+use crate::graph::layout::Data;
+use crate::graph::primitive::{Operand, OutSpec, Primitive};
+use crate::{Array, DType, Error, Result, with_dtype};
+
+/// Fills the output with a value given as (re, im) in f64.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Fill {
+    /// Real part of the fill value.
+    pub re: f64,
+    /// Imaginary part (complex outputs only).
+    pub im: f64,
+}
+
+impl Primitive for Fill {
+    fn name(&self) -> &'static str {
+        "full"
+    }
+    fn eval_cpu(&self, _inputs: &[Operand<'_>], out: OutSpec<'_>) -> Result<Data> {
+        let mut st = out_storage(out)?;
+        with_dtype!(out.dtype, T => {
+            let v = T::from_c64(crate::Complex64::new(self.re as f32, self.im as f32));
+            let v = if out.dtype == DType::Complex64 { v } else { T::from_f64(self.re) };
+            st.as_mut_slice::<T>().fill(v);
+        });
+        Ok(Data::contiguous(st, out.shape))
+    }
+    /// Creation ops have no inputs: nothing to differentiate or batch.
+    fn vjp(&self, _p: &[Array], _g: &Array, _o: &Array, _argnums: &[usize]) -> Result<Vec<Array>> {
+        Ok(vec![])
+    }
+    fn jvp(&self, _p: &[Array], _t: &[Option<Array>], output: &Array) -> Result<Array> {
+        zeros_like(output)
+    }
+    crate::primitive_common!();
+}
+
+/// An array of `shape` filled with `value` cast to `dtype`.
+///
+/// ```
+/// let a = ferrox::full(&[2, 2], 7.0, ferrox::DType::Int32)?;
+/// assert_eq!(a.to_vec::<i32>()?, vec![7; 4]);
+/// # Ok::<(), ferrox::Error>(())
+/// ```
+pub fn full(shape: &[usize], value: f64, dtype: DType) -> Result<Array> {
+    fill("full", shape, value, dtype)
+}
+
+/// [`full`], with errors naming `op` (`zeros`, `ones`, ...).
+fn fill(op: &str, shape: &[usize], value: f64, dtype: DType) -> Result<Array> {
+    checked_numel(op, shape)?;
+    Ok(Array::from_op(
+        shape.to_vec(),
+        dtype,
+        Fill { re: value, im: 0.0 },
+        vec![],
+    ))
+}
+
+/// An array of zeros.
+///
+/// ```
+/// assert_eq!(ferrox::zeros(&[3], ferrox::DType::Float32)?.to_vec::<f32>()?, vec![0.0; 3]);
+/// # Ok::<(), ferrox::Error>(())
+/// ```
+pub fn zeros(shape: &[usize], dtype: DType) -> Result<Array> {
+    fill("zeros", shape, 0.0, dtype)
+}
+
+/// An array of ones.
+///
+/// ```
+/// assert_eq!(ferrox::ones(&[2], ferrox::DType::Int8)?.to_vec::<i8>()?, vec![1, 1]);
+/// # Ok::<(), ferrox::Error>(())
+/// ```
+pub fn ones(shape: &[usize], dtype: DType) -> Result<Array> {
+    fill("ones", shape, 1.0, dtype)
+}
+
+/// Zeros with the shape and dtype of `a`.
+///
+/// ```
+/// let a = ferrox::ones(&[2], ferrox::DType::Float16)?;
+/// assert_eq!(ferrox::zeros_like(&a)?.dtype(), ferrox::DType::Float16);
+/// # Ok::<(), ferrox::Error>(())
+/// ```
+pub fn zeros_like(a: &Array) -> Result<Array> {
+    fill("zeros_like", a.shape(), 0.0, a.dtype())
+}
+/// Ones with the shape and dtype of `a`.
+///
+/// ```
+/// let a = ferrox::zeros(&[2], ferrox::DType::Float32)?;
+/// assert_eq!(ferrox::ones_like(&a)?.to_vec::<f32>()?, vec![1.0, 1.0]);
+/// # Ok::<(), ferrox::Error>(())
+/// ```
+pub fn ones_like(a: &Array) -> Result<Array> {
+    fill("ones_like", a.shape(), 1.0, a.dtype())
+}
+/// `value` with the shape and dtype of `a`.
+///
+/// ```
+/// let a = ferrox::zeros(&[2], ferrox::DType::Int32)?;
+/// assert_eq!(ferrox::full_like(&a, 3.0)?.to_vec::<i32>()?, vec![3, 3]);
+/// # Ok::<(), ferrox::Error>(())
+/// ```
+pub fn full_like(a: &Array, value: f64) -> Result<Array> {
+    full(a.shape(), value, a.dtype())
+}
+
+/// `start + i * step` for each index, computed in f64 and cast (numpy's rule).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Arange {
+    /// First value.
+    pub start: f64,
+    /// Increment.
+    pub step: f64,
+}
+
+impl Primitive for Arange {
+    fn name(&self) -> &'static str {
+        "arange"
+    }
+    fn eval_cpu(&self, _inputs: &[Operand<'_>], out: OutSpec<'_>) -> Result<Data> {
+        let mut st = out_storage(out)?;
+        with_dtype!(out.dtype, T => {
+            for (i, o) in st.as_mut_slice::<T>().iter_mut().enumerate() {
+                *o = T::from_f64(self.start + i as f64 * self.step);
+            }
+        });
+        Ok(Data::contiguous(st, out.shape))
+    }
+    /// Creation ops have no inputs: nothing to differentiate or batch.
+    fn vjp(&self, _p: &[Array], _g: &Array, _o: &Array, _argnums: &[usize]) -> Result<Vec<Array>> {
+        Ok(vec![])
+    }
+    fn jvp(&self, _p: &[Array], _t: &[Option<Array>], output: &Array) -> Result<Array> {
+        zeros_like(output)
+    }
+    crate::primitive_common!();
+}
+
+/// Values from `start` (inclusive) to `stop` (exclusive) by `step`.
+///
+/// ```
+/// let a = ferrox::arange(0.0, 1.0, 0.25, ferrox::DType::Float32)?;
+/// assert_eq!(a.to_vec::<f32>()?, vec![0.0, 0.25, 0.5, 0.75]);
+/// assert!(ferrox::arange(0.0, 1.0, 0.0, ferrox::DType::Float32).is_err());
+/// # Ok::<(), ferrox::Error>(())
+/// ```
+pub fn arange(start: f64, stop: f64, step: f64, dtype: DType) -> Result<Array> {
+    if step == 0.0 || !step.is_finite() || !start.is_finite() || !stop.is_finite() {
+        return Err(Error::value(
+            "arange",
+            format!("start {start}, stop {stop} and step {step} must be finite and step non-zero"),
+        ));
+    }
+    if dtype == DType::Bool || dtype == DType::Complex64 {
+        return Err(Error::dtype(
+            "arange",
+            format!("dtype {dtype} is not supported"),
+        ));
+    }
+    let n = ((stop - start) / step).ceil().max(0.0);
+    if n > (1u64 << 48) as f64 {
+        return Err(Error::value("arange", format!("{n} elements is too many")));
+    }
+    Ok(Array::from_op(
+        vec![n as usize],
+        dtype,
+        Arange { start, step },
+        vec![],
+    ))
+}
+
+/// `num` evenly spaced values from `start` to `stop`, both included.
+///
+/// ```
+/// let a = ferrox::linspace(0.0, 1.0, 5, ferrox::DType::Float32)?;
+/// assert_eq!(a.to_vec::<f32>()?, vec![0.0, 0.25, 0.5, 0.75, 1.0]);
+/// # Ok::<(), ferrox::Error>(())
+/// ```
+pub fn linspace(start: f64, stop: f64, num: usize, dtype: DType) -> Result<Array> {
+    if !dtype.is_float() {
+        return Err(Error::dtype(
+            "linspace",
+            format!("dtype {dtype} is not a float type"),
+        ));
+    }
+    checked_numel("linspace", &[num])?;
+    let step = if num > 1 {
+        (stop - start) / (num - 1) as f64
+    } else {
+        0.0
+    };
+    Ok(Array::from_op(
+        vec![num],
+        dtype,
+        Arange { start, step },
+        vec![],
+    ))
+}
+
+/// Ones where `col - row == k` (`Eye`) or where `col - row <= k` (`Tri`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Diagonal2d {
+    /// Diagonal offset.
+    pub k: isize,
+    /// Lower-triangular fill instead of one diagonal.
+    pub lower: bool,
+}
+
+impl Primitive for Diagonal2d {
+    fn name(&self) -> &'static str {
+        if self.lower { "tri" } else { "eye" }
+    }
+    fn eval_cpu(&self, _inputs: &[Operand<'_>], out: OutSpec<'_>) -> Result<Data> {
+        let (n, m) = (out.shape[0], out.shape[1]);
+        let mut st = out_storage(out)?;
+        with_dtype!(out.dtype, T => {
+            let (one, zero) = (T::from_f64(1.0), T::from_f64(0.0));
+            let dst = st.as_mut_slice::<T>();
+            // An empty output has nothing to fill (n may be huge when m is 0).
+            let rows = if m == 0 { 0 } else { n };
+            for r in 0..rows {
+                for c in 0..m {
+                    let d = c as isize - r as isize;
+                    let on = if self.lower { d <= self.k } else { d == self.k };
+                    dst[r * m + c] = if on { one } else { zero };
+                }
+            }
+        });
+        Ok(Data::contiguous(st, out.shape))
+    }
+    /// Creation ops have no inputs: nothing to differentiate or batch.
+    fn vjp(&self, _p: &[Array], _g: &Array, _o: &Array, _argnums: &[usize]) -> Result<Vec<Array>> {
+        Ok(vec![])
+    }
+    fn jvp(&self, _p: &[Array], _t: &[Option<Array>], output: &Array) -> Result<Array> {
+        zeros_like(output)
+    }
+    crate::primitive_common!();
+}
+
+/// An `n x m` matrix with ones on diagonal `k`.
+///
+/// ```
+/// let e = ferrox::eye(2, None, 0, ferrox::DType::Float32)?;
+/// assert_eq!(e.to_vec::<f32>()?, vec![1.0, 0.0, 0.0, 1.0]);
+/// # Ok::<(), ferrox::Error>(())
+/// ```
+pub fn eye(n: usize, m: Option<usize>, k: isize, dtype: DType) -> Result<Array> {
+    eye_named("eye", n, m, k, dtype)
+}
+
+/// [`eye`], with errors naming `op`.
+fn eye_named(op: &str, n: usize, m: Option<usize>, k: isize, dtype: DType) -> Result<Array> {
+    let m = m.unwrap_or(n);
+    checked_numel(op, &[n, m])?;
+    Ok(Array::from_op(
+        vec![n, m],
+        dtype,
+        Diagonal2d { k, lower: false },
+        vec![],
+    ))
+}
+
+/// The `n x n` identity matrix.
+///
+/// ```
+/// assert_eq!(ferrox::identity(3, ferrox::DType::Int32)?.shape(), &[3, 3]);
+/// # Ok::<(), ferrox::Error>(())
+/// ```
+pub fn identity(n: usize, dtype: DType) -> Result<Array> {
+    eye_named("identity", n, None, 0, dtype)
+}
+
+/// Ones at and below diagonal `k` of an `n x m` matrix.
+///
+/// ```
+/// let t = ferrox::tri(2, None, 0, ferrox::DType::Int32)?;
+/// assert_eq!(t.to_vec::<i32>()?, vec![1, 0, 1, 1]);
+/// # Ok::<(), ferrox::Error>(())
+/// ```
+pub fn tri(n: usize, m: Option<usize>, k: isize, dtype: DType) -> Result<Array> {
+    let m = m.unwrap_or(n);
+    checked_numel("tri", &[n, m])?;
+    Ok(Array::from_op(
+        vec![n, m],
+        dtype,
+        Diagonal2d { k, lower: true },
+        vec![],
+    ))
+}

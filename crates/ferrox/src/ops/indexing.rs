@@ -1,0 +1,282 @@
+//! Indexing: [`take`], [`take_along_axis`], [`put_along_axis`], MLX's general
+//! [`gather`] and [`scatter`] family, the functional `a.at(idx)` updates
+//! ([`ArrayAt`]) and [`slice_update`].
+//!
+//! Index arrays are data. Builders check what is known when the graph is
+//! built (integer dtypes, shapes, axes); the kernels check every index value
+//! and return an [`ErrorKind::Index`](crate::ErrorKind::Index) error naming
+//! the op, the index and the axis size — never a panic, never an
+//! out-of-bounds read. Negative indices count from the end of the axis.
+//!
+//! Kernels run in two passes: index values are validated and turned into
+//! positions (one tight loop, parallel when large), then data moves. Moving
+//! data depends only on the element size, so copies are instantiated per size
+//! (1, 2, 4, 8 bytes) rather than per dtype; only the combining scatters
+//! (add, prod, max, min) are instantiated per dtype. Gathers copy contiguous
+//! inner runs as slices and split large outputs over cores; scatters run
+//! serially in index order, which makes duplicate indices well defined
+//! (accumulate for the combining modes, last write wins for `scatter`).
+
+mod at;
+mod gather;
+mod put_along_axis;
+mod scatter;
+mod slice_update;
+pub(crate) mod strided;
+mod take;
+
+pub use at::{ArrayAt, IndexArrays};
+pub use gather::{Gather, gather};
+pub use put_along_axis::{PutAlongAxis, put_along_axis};
+pub use scatter::{
+    Scatter, ScatterMode, UpdatesLayout, scatter, scatter_add, scatter_max, scatter_min,
+    scatter_prod,
+};
+pub use slice_update::{SliceUpdate, slice_update};
+pub(crate) use take::scatter_along_axis;
+pub use take::{Take, TakeAlongAxis, take, take_along_axis};
+
+use crate::dtype::Element;
+use crate::graph::primitive::Operand;
+use crate::runtime::memory::Pod;
+use crate::{Array, Error, Result, with_dtype};
+use strided::{
+    contiguous_strides_to, for_each_segment, inner_strides, numel, par_chunks, zip_strides,
+};
+
+/// Checks that `indices` can index: an integer dtype (any width/sign).
+fn require_indices(op: &str, indices: &Array) -> Result<()> {
+    if indices.dtype().is_integer() {
+        Ok(())
+    } else {
+        Err(Error::dtype(
+            op,
+            format!(
+                "indices must have an integer dtype, got {}",
+                indices.dtype()
+            ),
+        ))
+    }
+}
+
+/// What an index points into, for range checks and error messages.
+#[derive(Clone, Copy, Debug)]
+struct IndexBound {
+    op: &'static str,
+    /// The axis indexed; `None` for a flattened array.
+    axis: Option<usize>,
+    /// The axis size; negative indices count back from it.
+    size: usize,
+    /// Extent taken from each index on (gather/scatter slices); 1 otherwise.
+    slice: usize,
+}
+
+impl IndexBound {
+    fn new(op: &'static str, axis: Option<usize>, size: usize) -> IndexBound {
+        IndexBound {
+            op,
+            axis,
+            size,
+            slice: 1,
+        }
+    }
+
+    /// The position `value` denotes, if it is in range.
+    #[inline(always)]
+    fn position(&self, value: i128) -> Result<usize> {
+        let n = self.size as i128;
+        let p = if value < 0 { value + n } else { value };
+        if p >= 0 && p + (self.slice.max(1) as i128) <= n {
+            Ok(p as usize)
+        } else {
+            Err(self.out_of_bounds(value))
+        }
+    }
+
+    #[cold]
+    fn out_of_bounds(&self, value: i128) -> Error {
+        let place = match self.axis {
+            Some(axis) => format!("axis {axis} with size {}", self.size),
+            None => format!("the flattened array with size {}", self.size),
+        };
+        let slice = if self.slice == 1 {
+            String::new()
+        } else {
+            format!(" and slice size {}", self.slice)
+        };
+        Error::index(
+            self.op,
+            format!("index {value} is out of bounds for {place}{slice}"),
+        )
+    }
+}
+
+/// The positions that the values of `idx` denote, row-major over its shape.
+fn positions(idx: &Operand<'_>, bound: IndexBound) -> Result<Vec<usize>> {
+    if !idx.dtype.is_integer() {
+        return Err(Error::dtype(
+            bound.op,
+            format!("indices must have an integer dtype, got {}", idx.dtype),
+        ));
+    }
+    with_dtype!(idx.dtype, I => positions_of::<I>(idx, bound))
+}
+
+fn positions_of<I: Element + Pod>(idx: &Operand<'_>, bound: IndexBound) -> Result<Vec<usize>> {
+    let mut out = vec![0usize; numel(idx.shape)];
+    if let Some(src) = idx.data.as_contiguous::<I>(idx.shape) {
+        par_chunks(&mut out, |first, d| {
+            for (p, &v) in d.iter_mut().zip(&src[first..]) {
+                *p = bound.position(v.to_i128())?;
+            }
+            Ok(())
+        })?;
+        return Ok(out);
+    }
+    let raw = idx.data.raw::<I>();
+    let strides = zip_strides([&idx.data.strides]);
+    let [step] = inner_strides(&strides);
+    par_chunks(&mut out, |first, d| {
+        let mut k = 0;
+        for_each_segment(
+            idx.shape,
+            &strides,
+            [idx.data.offset as isize],
+            first,
+            d.len(),
+            |[o], count| {
+                for (t, p) in d[k..k + count].iter_mut().enumerate() {
+                    *p = bound.position(raw[(o + t as isize * step) as usize].to_i128())?;
+                }
+                k += count;
+                Ok(())
+            },
+        )
+    })?;
+    Ok(out)
+}
+
+/// For MLX's gather/scatter: the storage offset each index tuple selects.
+///
+/// `indices[k]` indexes axis `axes[k]` of an array of `shape` with `strides`
+/// (slices of `slice[axis]` elements must fit); the index arrays broadcast to
+/// `index_shape`. Entry `i` (row-major over `index_shape`) is
+/// `base + sum_k position_k(i) * strides[axes[k]]`.
+fn slice_starts(
+    op: &'static str,
+    indices: &[Operand<'_>],
+    axes: &[usize],
+    index_shape: &[usize],
+    shape: &[usize],
+    strides: &[isize],
+    slice: &[usize],
+    base: isize,
+) -> Result<Vec<isize>> {
+    let mut starts = vec![base; numel(index_shape)];
+    for (idx, &axis) in indices.iter().zip(axes) {
+        let bound = IndexBound {
+            op,
+            axis: Some(axis),
+            size: shape[axis],
+            slice: slice[axis],
+        };
+        let pos = positions(idx, bound)?;
+        let pos_strides = zip_strides([&contiguous_strides_to(idx.shape, index_shape)]);
+        let [step] = inner_strides(&pos_strides);
+        let stride = strides[axis];
+        par_chunks(&mut starts, |first, d| {
+            let mut k = 0;
+            for_each_segment(
+                index_shape,
+                &pos_strides,
+                [0],
+                first,
+                d.len(),
+                |[p], count| {
+                    for (t, s) in d[k..k + count].iter_mut().enumerate() {
+                        *s += pos[(p + t as isize * step) as usize] as isize * stride;
+                    }
+                    k += count;
+                    Ok(())
+                },
+            )
+        })?;
+    }
+    Ok(starts)
+}
+
+/// Broadcast shape of the index arrays (`[]` when there are none).
+fn index_shape(op: &str, indices: &[Array]) -> Result<Vec<usize>> {
+    let refs: Vec<&Array> = indices.iter().collect();
+    super::shape_rules::broadcast_many(op, &refs)
+}
+
+/// Normalises gather/scatter axes: in range, no repeats, one per index array.
+fn index_axes(op: &str, axes: &[isize], n_indices: usize, ndim: usize) -> Result<Vec<usize>> {
+    if axes.len() != n_indices {
+        return Err(Error::value(
+            op,
+            format!(
+                "{n_indices} index arrays were given for {} axes {axes:?}; they must match",
+                axes.len()
+            ),
+        ));
+    }
+    let mut out = Vec::with_capacity(axes.len());
+    for &ax in axes {
+        let a = super::shape_rules::normalize_axis(op, ax, ndim)?;
+        if out.contains(&a) {
+            return Err(Error::axis(op, format!("repeated axis {ax} in {axes:?}")));
+        }
+        out.push(a);
+    }
+    Ok(out)
+}
+
+/// Builders of strided test operands.
+#[cfg(test)]
+pub(crate) mod tests_support {
+    use crate::graph::layout::{Data, row_major_strides};
+    use crate::graph::primitive::{Operand, OutSpec, Primitive};
+    use crate::runtime::memory::{Pod, Storage};
+    use crate::{DType, Result};
+
+    /// Contiguous data holding `values`.
+    pub fn contiguous<T: Pod>(values: &[T], shape: &[usize]) -> Data {
+        let mut s = Storage::new(std::mem::size_of_val(values), false).unwrap();
+        s.as_mut_slice::<T>().copy_from_slice(values);
+        Data::contiguous(s, shape)
+    }
+
+    /// `stored` (row-major, `stored_shape`) seen with its axes permuted by
+    /// `perm`; returns the view's data and shape.
+    pub fn permuted<T: Pod>(
+        stored: &[T],
+        stored_shape: &[usize],
+        perm: &[usize],
+    ) -> (Data, Vec<usize>) {
+        let mut d = contiguous(stored, stored_shape);
+        let st = row_major_strides(stored_shape);
+        d.strides = perm.iter().map(|&p| st[p]).collect();
+        (d, perm.iter().map(|&p| stored_shape[p]).collect())
+    }
+
+    /// `stored` seen with every axis reversed (negative strides).
+    pub fn reversed<T: Pod>(stored: &[T], shape: &[usize]) -> (Data, Vec<usize>) {
+        let mut d = contiguous(stored, shape);
+        d.offset = stored.len().saturating_sub(1);
+        d.strides = d.strides.iter().map(|s| -s).collect();
+        (d, shape.to_vec())
+    }
+
+    /// Runs a primitive's kernel directly and reads the result.
+    pub fn eval_kernel<T: Pod>(
+        p: &dyn Primitive,
+        inputs: &[Operand<'_>],
+        shape: &[usize],
+        dtype: DType,
+    ) -> Result<Vec<T>> {
+        let d = p.eval_cpu(inputs, OutSpec { shape, dtype })?;
+        Ok(d.to_vec::<T>(shape))
+    }
+}

@@ -1,0 +1,305 @@
+//! `put_along_axis`: the inverse of `take_along_axis`.
+
+use super::strided::{
+    broadcast_strides_to, broadcasts_to, contiguous_strides_to, copy_into, for_each_segment,
+    inner_strides, numel, with_size, zip_strides,
+};
+use super::take;
+use super::take::along_axis_shape;
+use super::{IndexBound, positions, require_indices};
+use crate::backend::cpu::elementwise::out_storage;
+use crate::graph::layout::{Data, row_major_strides};
+use crate::graph::primitive::{Operand, OutSpec, Primitive};
+use crate::ops::shape_rules::normalize_axis;
+use crate::runtime::memory::Pod;
+use crate::transforms::rules;
+use crate::{Array, Error, Result};
+
+/// Writes `values` into a copy of `a` at `indices` along an axis.
+///
+/// ```
+/// use ferrox::{put_along_axis, zeros, Array, DType};
+/// let p = put_along_axis(&zeros(&[2], DType::Int32)?, &Array::from_slice(&[1i32], &[1])?, &Array::from(5), None)?;
+/// assert_eq!(p.primitive().unwrap().name(), "put_along_axis");
+/// # Ok::<(), ferrox::Error>(())
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+pub struct PutAlongAxis {
+    /// The axis (normalised); `None` for flattened `a` and 1-d indices.
+    pub axis: Option<usize>,
+}
+
+impl Primitive for PutAlongAxis {
+    fn name(&self) -> &'static str {
+        "put_along_axis"
+    }
+    fn eval_cpu(&self, inputs: &[Operand<'_>], out: OutSpec<'_>) -> Result<Data> {
+        let (a, idx, values) = (&inputs[0], &inputs[1], &inputs[2]);
+        let op = "put_along_axis";
+        let rows = row_major_strides(a.shape);
+        // The index grid, the output strides over it (0 along `axis`, where
+        // positions come from the indices) and the step per position.
+        let (grid, out_strides, step) = match self.axis {
+            None => (idx.shape.to_vec(), vec![0], 1),
+            Some(axis) => {
+                let grid = along_axis_shape(op, a.shape, idx.shape, axis as isize)?;
+                let mut s = broadcast_strides_to(a.shape, &rows, &grid);
+                s[axis] = 0;
+                (grid, s, rows[axis])
+            }
+        };
+        let size = match self.axis {
+            None => numel(a.shape),
+            Some(axis) => a.shape[axis],
+        };
+        let pos = positions(idx, IndexBound::new(op, self.axis, size))?;
+        let walk = Walk {
+            grid: &grid,
+            strides: zip_strides([
+                &out_strides,
+                &contiguous_strides_to(idx.shape, &grid),
+                &broadcast_strides_to(values.shape, &values.data.strides, &grid),
+            ]),
+            values_offset: values.data.offset as isize,
+            step,
+        };
+        with_size!(a.dtype.size(), T => put_along::<T>(a, values, &pos, &walk, out))
+    }
+    fn vjp(&self, p: &[Array], g: &Array, _o: &Array, argnums: &[usize]) -> Result<Vec<Array>> {
+        // Overwritten entries of `a` get no cotangent; the values get the
+        // cotangent at their positions (every duplicate gets it).
+        let (idx, axis) = (&p[1], self.axis.map(|a| a as isize));
+        argnums
+            .iter()
+            .map(|&i| match i {
+                0 => put_along_axis(g, idx, &crate::zeros(&[], g.dtype())?, axis),
+                2 => {
+                    let taken = crate::take_along_axis(g, idx, axis)?;
+                    rules::unbroadcast(&taken, p[2].shape())
+                }
+                _ => crate::zeros_like(&p[i]),
+            })
+            .collect()
+    }
+    fn jvp(&self, p: &[Array], tangents: &[Option<Array>], output: &Array) -> Result<Array> {
+        if tangents[0].is_none() && tangents[2].is_none() {
+            return crate::zeros_like(output);
+        }
+        let ta = rules::tangent_or_zeros(p, tangents, 0)?;
+        let tv = rules::tangent_or_zeros(p, tangents, 2)?;
+        put_along_axis(&ta, &p[1], &tv, self.axis.map(|a| a as isize))
+    }
+    fn vmap(&self, inputs: &[Array], axes: &[Option<usize>]) -> Result<(Array, Option<usize>)> {
+        let (a, idx, v) = (&inputs[0], &inputs[1], &inputs[2]);
+        if axes.iter().all(Option::is_none) {
+            return Ok((
+                put_along_axis(a, idx, v, self.axis.map(|x| x as isize))?,
+                None,
+            ));
+        }
+        let b = axes
+            .iter()
+            .zip(inputs)
+            .find_map(|(ax, x)| ax.map(|ax| x.shape()[ax]))
+            .unwrap_or(1);
+        let example = a.shape()[usize::from(axes[0].is_some())..].to_vec();
+        let a2 = match axes[0] {
+            Some(_) => rules::batch_front(a, axes[0])?,
+            None => {
+                let shape: Vec<usize> = std::iter::once(b).chain(example.iter().copied()).collect();
+                crate::broadcast_to(&crate::expand_dims(a, &[0])?, &shape)?
+            }
+        };
+        let i2 = take::batch_or_one(idx, axes[1])?;
+        let grid_rank = if self.axis.is_some() {
+            example.len()
+        } else {
+            1
+        };
+        let v2 = match axes[2] {
+            Some(_) => rules::pad_example_rank(&rules::batch_front(v, axes[2])?, grid_rank)?,
+            None => v.clone(),
+        };
+        let out = match self.axis {
+            Some(ax) => put_along_axis(&a2, &i2, &v2, Some(ax as isize + 1))?,
+            None => {
+                let flat = rules::reshape_to(&a2, &[b, a2.size() / b.max(1)])?;
+                let r = put_along_axis(&flat, &i2, &v2, Some(1))?;
+                rules::reshape_to(&r, a2.shape())?
+            }
+        };
+        Ok((out, Some(0)))
+    }
+    crate::primitive_common!();
+}
+
+/// The walk of `put_along_axis` over its index grid: offsets into the output
+/// (minus the indexed position), the positions, and the values.
+struct Walk<'a> {
+    grid: &'a [usize],
+    strides: Vec<[isize; 3]>,
+    values_offset: isize,
+    step: isize,
+}
+
+fn put_along<T: Pod>(
+    a: &Operand<'_>,
+    values: &Operand<'_>,
+    pos: &[usize],
+    w: &Walk<'_>,
+    out: OutSpec<'_>,
+) -> Result<Data> {
+    let mut storage = out_storage(out)?;
+    let dst = storage.as_mut_slice::<T>();
+    copy_into(a, dst)?;
+    let raw = values.data.raw::<T>();
+    let [so, sp, sv] = inner_strides(&w.strides);
+    for_each_segment(
+        w.grid,
+        &w.strides,
+        [0, 0, w.values_offset],
+        0,
+        numel(w.grid),
+        |[o, p, v], count| {
+            for t in 0..count as isize {
+                let at = o + t * so + pos[(p + t * sp) as usize] as isize * w.step;
+                dst[at as usize] = raw[(v + t * sv) as usize];
+            }
+            Ok(())
+        },
+    )?;
+    Ok(Data::contiguous(storage, out.shape))
+}
+
+/// Returns a copy of `a` with `values` written at `indices` along `axis`:
+/// the inverse of [`take_along_axis`](crate::take_along_axis) (numpy's
+/// `put_along_axis`, functional as in MLX).
+///
+/// `indices` has as many dimensions as `a` and broadcasts with it on the
+/// other axes; `values` broadcasts to that index shape and is cast to `a`'s
+/// dtype. With `axis = None`, `a` is treated as flattened and `indices`
+/// must be 1-d. Of duplicate indices the last value (row-major) wins.
+///
+/// ```
+/// use ferrox::{put_along_axis, zeros, Array, DType};
+/// let a = zeros(&[2, 3], DType::Float32)?;
+/// let idx = Array::from_slice(&[2i32, 0], &[2, 1])?;
+/// let p = put_along_axis(&a, &idx, &Array::from(1.0), Some(1))?;
+/// assert_eq!(p.to_vec::<f32>()?, vec![0.0, 0.0, 1.0, 1.0, 0.0, 0.0]);
+/// # Ok::<(), ferrox::Error>(())
+/// ```
+pub fn put_along_axis(
+    a: &Array,
+    indices: &Array,
+    values: &Array,
+    axis: Option<isize>,
+) -> Result<Array> {
+    let op = "put_along_axis";
+    require_indices(op, indices)?;
+    let (grid, axis) = match axis {
+        None if indices.ndim() != 1 => {
+            return Err(Error::shape(
+                op,
+                format!(
+                    "with axis None the indices must be 1-d, got shape {:?}",
+                    indices.shape()
+                ),
+            ));
+        }
+        None => (indices.shape().to_vec(), None),
+        Some(ax) => (
+            along_axis_shape(op, a.shape(), indices.shape(), ax)?,
+            Some(normalize_axis(op, ax, a.ndim())?),
+        ),
+    };
+    if !broadcasts_to(values.shape(), &grid) {
+        return Err(Error::shape(
+            op,
+            format!(
+                "values with shape {:?} cannot be broadcast to the index shape {grid:?}",
+                values.shape()
+            ),
+        ));
+    }
+    let values = values.astype(a.dtype())?;
+    Ok(Array::from_op(
+        a.shape().to_vec(),
+        a.dtype(),
+        PutAlongAxis { axis },
+        vec![a.clone(), indices.clone(), values],
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ops::indexing::tests_support::{contiguous, eval_kernel, permuted};
+    use crate::{DType, ErrorKind, zeros};
+
+    fn arr(v: &[i32], shape: &[usize]) -> Array {
+        Array::from_slice(v, shape).unwrap()
+    }
+
+    #[test]
+    fn put_along_axis_cases() {
+        let a = zeros(&[2, 3], DType::Int32).unwrap();
+        let idx = arr(&[0, 2, 1, 1], &[2, 2]);
+        let vals = arr(&[1, 2, 3, 4], &[2, 2]);
+        let p = put_along_axis(&a, &idx, &vals, Some(-1)).unwrap();
+        assert_eq!(p.to_vec::<i32>().unwrap(), [1, 0, 2, 0, 4, 0]);
+        let err = put_along_axis(&a, &arr(&[4, -1], &[2]), &vals, None).unwrap_err();
+        assert_eq!(
+            err.kind(),
+            ErrorKind::Shape,
+            "values [2, 2] do not broadcast to [2]"
+        );
+        let p = put_along_axis(&a, &arr(&[4, -6], &[2]), &arr(&[7, 8], &[2]), None).unwrap();
+        assert_eq!(p.to_vec::<i32>().unwrap(), [8, 0, 0, 0, 7, 0]);
+        let p = put_along_axis(&a, &arr(&[1, 1, 1], &[1, 3]), &Array::from(9), Some(0)).unwrap();
+        assert_eq!(p.to_vec::<i32>().unwrap(), [0, 0, 0, 9, 9, 9]);
+        let err = put_along_axis(&a, &arr(&[2, 0, 0], &[1, 3]), &Array::from(9), Some(0))
+            .unwrap()
+            .eval()
+            .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "put_along_axis: index 2 is out of bounds for axis 0 with size 2"
+        );
+        assert_eq!(
+            put_along_axis(&a, &arr(&[0], &[1]), &Array::from(1), Some(0))
+                .unwrap_err()
+                .kind(),
+            ErrorKind::Shape
+        );
+    }
+
+    #[test]
+    fn put_into_a_strided_operand() {
+        // a = [[0, 1, 2], [3, 4, 5]] stored column-major; values broadcast.
+        let (a_data, a_shape) = permuted(&[0i32, 3, 1, 4, 2, 5], &[3, 2], &[1, 0]);
+        let i_data = contiguous(&[2i8, -3], &[2, 1]);
+        let v_data = contiguous(&[7i32, 8], &[2, 1]);
+        let ops = [
+            Operand {
+                data: &a_data,
+                shape: &a_shape,
+                dtype: DType::Int32,
+            },
+            Operand {
+                data: &i_data,
+                shape: &[2, 1],
+                dtype: DType::Int8,
+            },
+            Operand {
+                data: &v_data,
+                shape: &[2, 1],
+                dtype: DType::Int32,
+            },
+        ];
+        let p = PutAlongAxis { axis: Some(1) };
+        assert_eq!(
+            eval_kernel::<i32>(&p, &ops, &[2, 3], DType::Int32).unwrap(),
+            [0, 1, 7, 8, 4, 5]
+        );
+    }
+}

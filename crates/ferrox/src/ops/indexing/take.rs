@@ -1,0 +1,742 @@
+//! `take` and `take_along_axis`.
+
+use super::strided::{
+    Runs, Unravel, broadcast_strides_to, contiguous_strides_to, for_each_segment, inner_strides,
+    numel, offsets, par_blocks, par_chunks, with_size, zip_strides,
+};
+use super::{IndexBound, positions, require_indices};
+use crate::array::checked_numel;
+use crate::backend::cpu::elementwise::out_storage;
+use crate::graph::layout::Data;
+use crate::graph::primitive::{Operand, OutSpec, Primitive};
+use crate::ops::shape_rules::normalize_axis;
+use crate::runtime::memory::Pod;
+use crate::transforms::rules;
+use crate::{Array, Error, Result};
+
+/// Selects entries of `a` along `axis` (or of the flattened `a` when `None`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Take {
+    /// The axis taken from (normalised); `None` takes from flattened `a`.
+    pub axis: Option<usize>,
+}
+
+impl Primitive for Take {
+    fn name(&self) -> &'static str {
+        "take"
+    }
+    fn eval_cpu(&self, inputs: &[Operand<'_>], out: OutSpec<'_>) -> Result<Data> {
+        let (a, idx) = (&inputs[0], &inputs[1]);
+        match self.axis {
+            None => {
+                let pos = positions(idx, IndexBound::new("take", None, numel(a.shape)))?;
+                with_size!(a.dtype.size(), T => take_flat::<T>(a, &pos, out))
+            }
+            Some(axis) => {
+                let pos = positions(idx, IndexBound::new("take", Some(axis), a.shape[axis]))?;
+                with_size!(a.dtype.size(), T => take_axis::<T>(a, &pos, axis, out))
+            }
+        }
+    }
+    fn vjp(&self, p: &[Array], g: &Array, _o: &Array, argnums: &[usize]) -> Result<Vec<Array>> {
+        // Cotangents of the taken entries are added back at their indices.
+        let (a, idx) = (&p[0], &p[1]);
+        argnums
+            .iter()
+            .map(|&i| {
+                if i != 0 {
+                    return crate::zeros_like(&p[i]);
+                }
+                let (g2, idx2, axis) = self.as_along_axis(a.ndim(), g, idx)?;
+                scatter_along_axis(&g2, &idx2, axis, a.shape())
+            })
+            .collect()
+    }
+    fn jvp(&self, p: &[Array], tangents: &[Option<Array>], output: &Array) -> Result<Array> {
+        match &tangents[0] {
+            Some(t) => take(t, &p[1], self.axis.map(|a| a as isize)),
+            None => crate::zeros_like(output),
+        }
+    }
+    fn vmap(&self, inputs: &[Array], axes: &[Option<usize>]) -> Result<(Array, Option<usize>)> {
+        let (a, idx) = (&inputs[0], &inputs[1]);
+        if axes[0].is_none() && axes[1].is_none() {
+            return Ok((take(a, idx, self.axis.map(|x| x as isize))?, None));
+        }
+        // With the batch axis in front of both (size 1 where unbatched),
+        // the take is a take_along_axis over flattened indices.
+        let a2 = batch_or_one(a, axes[0])?;
+        let i2 = batch_or_one(idx, axes[1])?;
+        let b = a2.shape()[0].max(i2.shape()[0]);
+        let idx_shape = i2.shape()[1..].to_vec();
+        let k: usize = idx_shape.iter().product();
+        let out = match self.axis {
+            None => {
+                let a3 =
+                    rules::reshape_to(&a2, &[a2.shape()[0], a2.size() / a2.shape()[0].max(1)])?;
+                let i3 = rules::reshape_to(&i2, &[i2.shape()[0], k])?;
+                let t = take_along_axis(&a3, &i3, Some(1))?;
+                let shape: Vec<usize> = std::iter::once(b).chain(idx_shape).collect();
+                rules::reshape_to(&t, &shape)?
+            }
+            Some(ax) => {
+                let nd = a2.ndim();
+                let mut ishape = vec![1; nd];
+                ishape[0] = i2.shape()[0];
+                ishape[ax + 1] = k;
+                let i3 = rules::reshape_to(&i2, &ishape)?;
+                let t = take_along_axis(&a2, &i3, Some(ax as isize + 1))?;
+                let mut shape = t.shape()[..ax + 1].to_vec();
+                shape.extend(&idx_shape);
+                shape.extend(&t.shape()[ax + 2..]);
+                rules::reshape_to(&t, &shape)?
+            }
+        };
+        Ok((out, Some(0)))
+    }
+    crate::primitive_common!();
+}
+
+impl Take {
+    /// The cotangent `g` and `idx` reshaped so that this take reads as a
+    /// `take_along_axis` on an input of rank `nd` (flattened indices).
+    fn as_along_axis(
+        &self,
+        nd: usize,
+        g: &Array,
+        idx: &Array,
+    ) -> Result<(Array, Array, Option<usize>)> {
+        let k = idx.size();
+        match self.axis {
+            None => Ok((
+                rules::reshape_to(g, &[k])?,
+                rules::reshape_to(idx, &[k])?,
+                None,
+            )),
+            Some(ax) => {
+                let ni = idx.ndim();
+                let mut gshape = g.shape()[..ax].to_vec();
+                gshape.push(k);
+                gshape.extend(&g.shape()[ax + ni..]);
+                let mut ishape = vec![1; nd];
+                ishape[ax] = k;
+                Ok((
+                    rules::reshape_to(g, &gshape)?,
+                    rules::reshape_to(idx, &ishape)?,
+                    Some(ax),
+                ))
+            }
+        }
+    }
+}
+
+/// `x` with its batch axis in front, or a new size-1 axis there when it is
+/// not batched (the `*_along_axis` ops broadcast it).
+pub(crate) fn batch_or_one(x: &Array, ax: Option<usize>) -> Result<Array> {
+    match ax {
+        Some(_) => rules::batch_front(x, ax),
+        None => crate::expand_dims(x, &[0]),
+    }
+}
+
+/// The transpose of `take_along_axis(a, idx, axis)` for an `a` of
+/// `a_shape`: zeros with every entry of `g` added at its index (duplicates
+/// accumulate). `g` has the shape of the take's output.
+pub(crate) fn scatter_along_axis(
+    g: &Array,
+    idx: &Array,
+    axis: Option<usize>,
+    a_shape: &[usize],
+) -> Result<Array> {
+    let zeros_flat = |n: usize| crate::zeros(&[n], g.dtype());
+    match axis {
+        None => {
+            let n: usize = a_shape.iter().product();
+            let u = crate::expand_dims(g, &[-1])?;
+            let r = crate::scatter_add(&zeros_flat(n)?, std::slice::from_ref(idx), &u, &[0])?;
+            rules::reshape_to(&r, a_shape)
+        }
+        Some(ax) => {
+            let nd = a_shape.len();
+            let mut indices = Vec::with_capacity(nd);
+            for (d, &n) in a_shape.iter().enumerate() {
+                if d == ax {
+                    indices.push(idx.clone());
+                } else {
+                    let mut shape = vec![1; nd];
+                    shape[d] = n;
+                    let r = crate::arange(0.0, n as f64, 1.0, crate::DType::Int64)?;
+                    indices.push(rules::reshape_to(&r, &shape)?);
+                }
+            }
+            let mut ushape = g.shape().to_vec();
+            ushape.extend(std::iter::repeat_n(1, nd));
+            let u = rules::reshape_to(g, &ushape)?;
+            let all: Vec<isize> = (0..nd as isize).collect();
+            crate::scatter_add(&crate::zeros(a_shape, g.dtype())?, &indices, &u, &all)
+        }
+    }
+}
+
+/// `out[j] = flat(a)[pos[j]]`.
+fn take_flat<T: Pod>(a: &Operand<'_>, pos: &[usize], out: OutSpec<'_>) -> Result<Data> {
+    let mut storage = out_storage(out)?;
+    let dst = storage.as_mut_slice::<T>();
+    if let Some(src) = a.data.as_contiguous::<T>(a.shape) {
+        par_chunks(dst, |first, d| {
+            for (x, &p) in d.iter_mut().zip(&pos[first..]) {
+                *x = src[p];
+            }
+            Ok(())
+        })?;
+    } else {
+        let raw = a.data.raw::<T>();
+        let unravel = Unravel::new(a);
+        par_chunks(dst, |first, d| {
+            for (x, &p) in d.iter_mut().zip(&pos[first..]) {
+                *x = raw[unravel.offset(p) as usize];
+            }
+            Ok(())
+        })?;
+    }
+    Ok(Data::contiguous(storage, out.shape))
+}
+
+/// `out[o, j, i] = a[o, pos[j], i]` with `o`/`i` the dimensions before and
+/// after `axis`: each `(o, j)` copies one inner block (a memcpy when `a` is
+/// contiguous there).
+fn take_axis<T: Pod>(
+    a: &Operand<'_>,
+    pos: &[usize],
+    axis: usize,
+    out: OutSpec<'_>,
+) -> Result<Data> {
+    let mut storage = out_storage(out)?;
+    let dst = storage.as_mut_slice::<T>();
+    let raw = a.data.raw::<T>();
+    let st = &a.data.strides;
+    let outer: Vec<isize> = offsets(
+        &a.shape[..axis],
+        &zip_strides([&st[..axis]]),
+        [a.data.offset as isize],
+    )
+    .into_iter()
+    .map(|[o]| o)
+    .collect();
+    let block = Runs::new(&a.shape[axis + 1..], &zip_strides([&st[axis + 1..]]));
+    let (step, n_idx) = (st[axis], pos.len());
+    let start = |b: usize| outer[b / n_idx] + pos[b % n_idx] as isize * step;
+    if block.len() == 1 {
+        par_chunks(dst, |first, d| {
+            for (b, x) in d.iter_mut().enumerate() {
+                *x = raw[(start(first + b) + block.rows[0][0]) as usize];
+            }
+            Ok(())
+        })?;
+    } else {
+        par_blocks(dst, block.len(), |first, d| {
+            for (b, chunk) in d.chunks_exact_mut(block.len()).enumerate() {
+                block.copy(raw, start(first + b), chunk);
+            }
+            Ok(())
+        })?;
+    }
+    Ok(Data::contiguous(storage, out.shape))
+}
+
+/// Takes entries of `a` at `indices` along `axis`, MLX's `take`.
+///
+/// With `axis = Some(ax)` the result has shape
+/// `a.shape[..ax] + indices.shape + a.shape[ax+1..]`; with `None`, `a` is
+/// flattened and the result has the shape of `indices`. Indices may have any
+/// integer dtype; negative ones count from the end. An index out of range
+/// makes evaluation fail with an `Index` error naming it.
+///
+/// ```
+/// use ferrox::{take, Array};
+/// let a = Array::from_slice(&[10i32, 11, 12, 13, 14, 15], &[2, 3])?;
+/// let idx = Array::from_slice(&[2i64, -3], &[2])?;
+/// assert_eq!(take(&a, &idx, Some(1))?.to_vec::<i32>()?, vec![12, 10, 15, 13]);
+/// assert_eq!(take(&a, &idx, None)?.to_vec::<i32>()?, vec![12, 13]);
+/// let bad = Array::from_slice(&[7u8], &[1])?;
+/// let err = take(&a, &bad, Some(0))?.eval().unwrap_err();
+/// assert_eq!(err.to_string(), "take: index 7 is out of bounds for axis 0 with size 2");
+/// # Ok::<(), ferrox::Error>(())
+/// ```
+pub fn take(a: &Array, indices: &Array, axis: Option<isize>) -> Result<Array> {
+    require_indices("take", indices)?;
+    let (shape, axis) = match axis {
+        None => (indices.shape().to_vec(), None),
+        Some(ax) => {
+            let ax = normalize_axis("take", ax, a.ndim())?;
+            let s = a.shape();
+            ([&s[..ax], indices.shape(), &s[ax + 1..]].concat(), Some(ax))
+        }
+    };
+    checked_numel("take", &shape)?;
+    Ok(Array::from_op(
+        shape,
+        a.dtype(),
+        Take { axis },
+        vec![a.clone(), indices.clone()],
+    ))
+}
+
+/// Picks one entry of `a` along an axis per entry of `indices`
+/// (`a` and `indices` broadcast against each other on the other axes).
+#[derive(Debug, Clone, PartialEq)]
+pub struct TakeAlongAxis {
+    /// The axis (normalised); `None` for flattened `a` and 1-d indices.
+    pub axis: Option<usize>,
+}
+
+impl Primitive for TakeAlongAxis {
+    fn name(&self) -> &'static str {
+        "take_along_axis"
+    }
+    fn eval_cpu(&self, inputs: &[Operand<'_>], out: OutSpec<'_>) -> Result<Data> {
+        let (a, idx) = (&inputs[0], &inputs[1]);
+        let op = "take_along_axis";
+        match self.axis {
+            None => {
+                let pos = positions(idx, IndexBound::new(op, None, numel(a.shape)))?;
+                with_size!(a.dtype.size(), T => take_flat::<T>(a, &pos, out))
+            }
+            Some(axis) => {
+                let pos = positions(idx, IndexBound::new(op, Some(axis), a.shape[axis]))?;
+                with_size!(a.dtype.size(), T => take_along::<T>(a, idx.shape, &pos, axis, out))
+            }
+        }
+    }
+    fn vjp(&self, p: &[Array], g: &Array, _o: &Array, argnums: &[usize]) -> Result<Vec<Array>> {
+        argnums
+            .iter()
+            .map(|&i| match i {
+                0 => scatter_along_axis(g, &p[1], self.axis, p[0].shape()),
+                _ => crate::zeros_like(&p[i]),
+            })
+            .collect()
+    }
+    fn jvp(&self, p: &[Array], tangents: &[Option<Array>], output: &Array) -> Result<Array> {
+        match &tangents[0] {
+            Some(t) => take_along_axis(t, &p[1], self.axis.map(|a| a as isize)),
+            None => crate::zeros_like(output),
+        }
+    }
+    fn vmap(&self, inputs: &[Array], axes: &[Option<usize>]) -> Result<(Array, Option<usize>)> {
+        let (a, idx) = (&inputs[0], &inputs[1]);
+        if axes[0].is_none() && axes[1].is_none() {
+            return Ok((
+                take_along_axis(a, idx, self.axis.map(|x| x as isize))?,
+                None,
+            ));
+        }
+        let a2 = batch_or_one(a, axes[0])?;
+        let i2 = batch_or_one(idx, axes[1])?;
+        let out = match self.axis {
+            None => {
+                let rows = a2.shape()[0];
+                let a3 = rules::reshape_to(&a2, &[rows, a2.size() / rows.max(1)])?;
+                take_along_axis(&a3, &i2, Some(1))?
+            }
+            Some(ax) => take_along_axis(&a2, &i2, Some(ax as isize + 1))?,
+        };
+        Ok((out, Some(0)))
+    }
+    crate::primitive_common!();
+}
+
+/// `out[.., j, ..] = a[.., pos[.., j, ..], ..]`, elementwise over the
+/// output; `a` and the positions are read through broadcast strides.
+fn take_along<T: Pod>(
+    a: &Operand<'_>,
+    idx_shape: &[usize],
+    pos: &[usize],
+    axis: usize,
+    out: OutSpec<'_>,
+) -> Result<Data> {
+    let mut storage = out_storage(out)?;
+    let dst = storage.as_mut_slice::<T>();
+    let raw = a.data.raw::<T>();
+    let mut a_strides = broadcast_strides_to(a.shape, &a.data.strides, out.shape);
+    a_strides[axis] = 0;
+    let strides = zip_strides([&a_strides, &contiguous_strides_to(idx_shape, out.shape)]);
+    let [sa, sp] = inner_strides(&strides);
+    let step = a.data.strides[axis];
+    par_chunks(dst, |first, d| {
+        let mut k = 0;
+        for_each_segment(
+            out.shape,
+            &strides,
+            [a.data.offset as isize, 0],
+            first,
+            d.len(),
+            |[oa, op], count| {
+                for (t, x) in d[k..k + count].iter_mut().enumerate() {
+                    let t = t as isize;
+                    let p = pos[(op + t * sp) as usize] as isize;
+                    *x = raw[(oa + t * sa + p * step) as usize];
+                }
+                k += count;
+                Ok(())
+            },
+        )
+    })?;
+    Ok(Data::contiguous(storage, out.shape))
+}
+
+/// Takes values from `a` at `indices` along `axis`, MLX's (and numpy's)
+/// `take_along_axis`.
+///
+/// `indices` must have as many dimensions as `a`; on every other axis the two
+/// broadcast against each other. The result has the broadcast shape with
+/// `indices.shape[axis]` along `axis`. With `axis = None`, `a` is flattened
+/// and `indices` must be 1-d. Typical use: gathering `argsort` results.
+///
+/// ```
+/// use ferrox::{take_along_axis, Array};
+/// let a = Array::from_slice(&[3.0f32, 1.0, 2.0, 9.0, 7.0, 8.0], &[2, 3])?;
+/// let idx = Array::from_slice(&[1u32, 2, 0], &[1, 3])?;
+/// let v = take_along_axis(&a, &idx, Some(-1))?;
+/// assert_eq!(v.shape(), &[2, 3]);
+/// assert_eq!(v.to_vec::<f32>()?, vec![1.0, 2.0, 3.0, 7.0, 8.0, 9.0]);
+/// # Ok::<(), ferrox::Error>(())
+/// ```
+pub fn take_along_axis(a: &Array, indices: &Array, axis: Option<isize>) -> Result<Array> {
+    let op = "take_along_axis";
+    require_indices(op, indices)?;
+    let Some(ax) = axis else {
+        if indices.ndim() != 1 {
+            return Err(Error::shape(
+                op,
+                format!(
+                    "with axis None the indices must be 1-d, got shape {:?}",
+                    indices.shape()
+                ),
+            ));
+        }
+        return Ok(Array::from_op(
+            indices.shape().to_vec(),
+            a.dtype(),
+            TakeAlongAxis { axis: None },
+            vec![a.clone(), indices.clone()],
+        ));
+    };
+    let shape = along_axis_shape(op, a.shape(), indices.shape(), ax)?;
+    let axis = normalize_axis(op, ax, a.ndim())?;
+    checked_numel(op, &shape)?;
+    Ok(Array::from_op(
+        shape,
+        a.dtype(),
+        TakeAlongAxis { axis: Some(axis) },
+        vec![a.clone(), indices.clone()],
+    ))
+}
+
+/// The index grid of `*_along_axis`: `a_shape` and `idx_shape` (of equal
+/// rank) broadcast on every axis but `axis`, where `idx_shape` counts.
+pub(super) fn along_axis_shape(
+    op: &str,
+    a_shape: &[usize],
+    idx_shape: &[usize],
+    axis: isize,
+) -> Result<Vec<usize>> {
+    if a_shape.len() != idx_shape.len() {
+        return Err(Error::shape(
+            op,
+            format!(
+                "indices have {} dimensions and a has {} ({idx_shape:?} vs {a_shape:?}); they must match",
+                idx_shape.len(),
+                a_shape.len()
+            ),
+        ));
+    }
+    let axis = normalize_axis(op, axis, a_shape.len())?;
+    a_shape
+        .iter()
+        .zip(idx_shape)
+        .enumerate()
+        .map(|(d, (&n, &m))| match (d == axis, n, m) {
+            (true, _, m) => Ok(m),
+            (false, n, m) if n == m || m == 1 => Ok(n),
+            (false, 1, m) => Ok(m),
+            _ => Err(Error::shape(
+                op,
+                format!("indices with shape {idx_shape:?} do not broadcast with a of shape {a_shape:?} (axis {d})"),
+            )),
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ops::indexing::tests_support::{contiguous, eval_kernel, permuted, reversed};
+    use crate::{DType, ErrorKind};
+    use proptest::prelude::*;
+
+    fn arr_i32(v: &[i32], shape: &[usize]) -> Array {
+        Array::from_slice(v, shape).unwrap()
+    }
+
+    #[test]
+    fn take_rows_cols_and_flat() {
+        let a = arr_i32(&(0..12).collect::<Vec<_>>(), &[3, 4]);
+        let i = arr_i32(&[2, 0, -1], &[3]);
+        assert_eq!(
+            take(&a, &i, Some(0)).unwrap().to_vec::<i32>().unwrap(),
+            [8, 9, 10, 11, 0, 1, 2, 3, 8, 9, 10, 11]
+        );
+        assert_eq!(
+            take(&a, &i, Some(-1)).unwrap().to_vec::<i32>().unwrap(),
+            [2, 0, 3, 6, 4, 7, 10, 8, 11]
+        );
+        assert_eq!(
+            take(&a, &i, None).unwrap().to_vec::<i32>().unwrap(),
+            [2, 0, 11]
+        );
+    }
+
+    #[test]
+    fn take_with_multidimensional_and_scalar_indices() {
+        let a = arr_i32(&(0..6).collect::<Vec<_>>(), &[2, 3]);
+        let i = Array::from_slice(&[1i8, 0, 2, 2], &[2, 2]).unwrap();
+        let t = take(&a, &i, Some(1)).unwrap();
+        assert_eq!(t.shape(), &[2, 2, 2]);
+        assert_eq!(t.to_vec::<i32>().unwrap(), [1, 0, 2, 2, 4, 3, 5, 5]);
+        let s = take(&a, &Array::scalar(1u16), Some(0)).unwrap();
+        assert_eq!(s.shape(), &[3]);
+        assert_eq!(s.to_vec::<i32>().unwrap(), [3, 4, 5]);
+    }
+
+    #[test]
+    fn take_validates_in_builder_and_kernel() {
+        let a = arr_i32(&[1, 2, 3], &[3]);
+        let f = Array::from_slice(&[0.0f32], &[1]).unwrap();
+        assert_eq!(take(&a, &f, None).unwrap_err().kind(), ErrorKind::Dtype);
+        assert_eq!(
+            take(&a, &arr_i32(&[0], &[1]), Some(1)).unwrap_err().kind(),
+            ErrorKind::Axis
+        );
+        for (bad, msg) in [
+            (3, "index 3 is out of bounds for axis 0 with size 3"),
+            (-4, "index -4 is out"),
+        ] {
+            let err = take(&a, &arr_i32(&[0, bad], &[2]), Some(0))
+                .unwrap()
+                .eval()
+                .unwrap_err();
+            assert_eq!(err.kind(), ErrorKind::Index);
+            assert!(
+                err.to_string().starts_with(&format!("take: {msg}")),
+                "{err}"
+            );
+        }
+        let err = take(&a, &arr_i32(&[5], &[1]), None)
+            .unwrap()
+            .eval()
+            .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "take: index 5 is out of bounds for the flattened array with size 3"
+        );
+        let big = Array::from_slice(&[u64::MAX], &[1]).unwrap();
+        assert!(take(&a, &big, None).unwrap().eval().is_err());
+        let empty = Array::from_slice::<i32>(&[], &[0]).unwrap();
+        let err = take(&empty, &arr_i32(&[0], &[1]), Some(0))
+            .unwrap()
+            .eval()
+            .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "take: index 0 is out of bounds for axis 0 with size 0"
+        );
+        assert_eq!(
+            take(
+                &empty,
+                &Array::from_slice::<i32>(&[], &[0]).unwrap(),
+                Some(0)
+            )
+            .unwrap()
+            .size(),
+            0
+        );
+    }
+
+    #[test]
+    fn take_every_element_size() {
+        let i = arr_i32(&[1, 0], &[2]);
+        for dt in [
+            DType::Bool,
+            DType::Float16,
+            DType::Float32,
+            DType::Complex64,
+        ] {
+            let a = crate::arange(0.0, 2.0, 1.0, DType::Float32)
+                .unwrap()
+                .astype(dt)
+                .unwrap();
+            let t = take(&a, &i, None).unwrap().astype(DType::Float32).unwrap();
+            assert_eq!(t.to_vec::<f32>().unwrap(), [1.0, 0.0], "{dt}");
+        }
+    }
+
+    #[test]
+    fn take_from_strided_operands() {
+        // a = [[0, 1, 2], [3, 4, 5]] stored transposed (column-major).
+        let (a_data, a_shape) = permuted(&[0i32, 3, 1, 4, 2, 5], &[3, 2], &[1, 0]);
+        let idx_data = contiguous(&[2i32, 0], &[2]);
+        let a = Operand {
+            data: &a_data,
+            shape: &a_shape,
+            dtype: DType::Int32,
+        };
+        let i = Operand {
+            data: &idx_data,
+            shape: &[2],
+            dtype: DType::Int32,
+        };
+        let got =
+            eval_kernel::<i32>(&Take { axis: Some(1) }, &[a, i], &[2, 2], DType::Int32).unwrap();
+        assert_eq!(got, [2, 0, 5, 3]);
+        let got = eval_kernel::<i32>(&Take { axis: None }, &[a, i], &[2], DType::Int32).unwrap();
+        assert_eq!(got, [2, 0]);
+        let err = eval_kernel::<i32>(&Take { axis: Some(0) }, &[a, i], &[2, 3], DType::Int32)
+            .unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::Index);
+        // Reversed indices (negative stride) along a transposed `a`.
+        let (i_data, _) = reversed(&[0i32, 2, 1], &[3]);
+        let i = Operand {
+            data: &i_data,
+            shape: &[3],
+            dtype: DType::Int32,
+        };
+        let got =
+            eval_kernel::<i32>(&TakeAlongAxis { axis: None }, &[a, i], &[3], DType::Int32).unwrap();
+        assert_eq!(got, [1, 2, 0]);
+    }
+
+    #[test]
+    fn take_along_axis_broadcasts_and_validates() {
+        let a = arr_i32(&[0, 1, 2, 3, 4, 5], &[2, 3]);
+        let i = arr_i32(&[2, 0], &[2, 1]);
+        let t = take_along_axis(&a, &i, Some(1)).unwrap();
+        assert_eq!(
+            (t.shape(), t.to_vec::<i32>().unwrap()),
+            (&[2usize, 1][..], vec![2, 3])
+        );
+        let row = arr_i32(&[1, 0, 1], &[1, 3]);
+        assert_eq!(
+            take_along_axis(&a, &row, Some(0))
+                .unwrap()
+                .to_vec::<i32>()
+                .unwrap(),
+            [3, 1, 5]
+        );
+        // `a` broadcasts too (size 1 along a non-axis dimension).
+        let col = arr_i32(&[7, 8], &[1, 2]);
+        let j = arr_i32(&[1, 0, 0, 1, 1, 1], &[3, 2]);
+        assert_eq!(
+            take_along_axis(&col, &j, Some(1))
+                .unwrap()
+                .to_vec::<i32>()
+                .unwrap(),
+            [8, 7, 7, 8, 8, 8]
+        );
+        assert_eq!(
+            take_along_axis(&a, &arr_i32(&[5, -1], &[2]), None)
+                .unwrap()
+                .to_vec::<i32>()
+                .unwrap(),
+            [5, 5]
+        );
+        assert_eq!(
+            take_along_axis(&a, &i, None).unwrap_err().kind(),
+            ErrorKind::Shape
+        );
+        assert_eq!(
+            take_along_axis(&a, &arr_i32(&[0], &[1]), Some(0))
+                .unwrap_err()
+                .kind(),
+            ErrorKind::Shape
+        );
+        assert_eq!(
+            take_along_axis(&a, &arr_i32(&[0, 0], &[1, 2]), Some(0))
+                .unwrap_err()
+                .kind(),
+            ErrorKind::Shape
+        );
+        let err = take_along_axis(&a, &arr_i32(&[0, 3], &[2, 1]), Some(1))
+            .unwrap()
+            .eval()
+            .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "take_along_axis: index 3 is out of bounds for axis 1 with size 3"
+        );
+    }
+
+    #[test]
+    fn large_take_runs_in_parallel_chunks() {
+        let n = 1 << 17;
+        let a = crate::arange(0.0, n as f64, 1.0, DType::Float32).unwrap();
+        let idx: Vec<i64> = (0..n as i64)
+            .map(|i| (i * 7919) % n as i64 - n as i64)
+            .collect();
+        let t = take(&a, &Array::from_slice(&idx, &[n]).unwrap(), Some(0))
+            .unwrap()
+            .to_vec::<f32>()
+            .unwrap();
+        assert!(
+            t.iter()
+                .zip(&idx)
+                .all(|(&v, &i)| v == (i + n as i64) as f32)
+        );
+        let rows = Array::from_slice(
+            &(0..n * 2).map(|v| v as f32).collect::<Vec<_>>(),
+            &[n / 2, 4],
+        )
+        .unwrap();
+        let r = take(&rows, &arr_i32(&[3, 0], &[2]), Some(1))
+            .unwrap()
+            .to_vec::<f32>()
+            .unwrap();
+        assert_eq!(&r[..4], &[3.0, 0.0, 7.0, 4.0]);
+        assert_eq!(r.len(), n);
+    }
+
+    /// Naive `take` along `axis` of a row-major `a`.
+    fn naive_take(a: &[i32], shape: &[usize], idx: &[i64], axis: usize) -> Vec<i32> {
+        let outer: usize = shape[..axis].iter().product();
+        let inner: usize = shape[axis + 1..].iter().product();
+        let n = shape[axis] as i64;
+        let mut out = vec![];
+        for o in 0..outer {
+            for &i in idx {
+                let p = if i < 0 { i + n } else { i } as usize;
+                for k in 0..inner {
+                    out.push(a[(o * shape[axis] + p) * inner + k]);
+                }
+            }
+        }
+        out
+    }
+
+    proptest! {
+        #[test]
+        fn take_matches_naive_loop(
+            shape in proptest::collection::vec(1usize..5, 1..4),
+            axis_seed in 0usize..3,
+            raw_idx in proptest::collection::vec(-100i64..100, 0..6),
+        ) {
+            let axis = axis_seed % shape.len();
+            let n = shape[axis] as i64;
+            let idx: Vec<i64> = raw_idx.iter().map(|i| i.rem_euclid(2 * n) - n).collect();
+            let data: Vec<i32> = (0..shape.iter().product::<usize>() as i32).collect();
+            let a = Array::from_slice(&data, &shape).unwrap();
+            let got = take(&a, &Array::from_slice(&idx, &[idx.len()]).unwrap(), Some(axis as isize))
+                .unwrap().to_vec::<i32>().unwrap();
+            prop_assert_eq!(got, naive_take(&data, &shape, &idx, axis));
+        }
+    }
+}

@@ -1,0 +1,1555 @@
+//! Matrix products: [`matmul`] (numpy semantics) and [`addmm`].
+//!
+//! Shapes follow numpy's `matmul`: the last two dimensions are the matrix
+//! dimensions and the leading ones are batch dimensions that broadcast; a 1-D
+//! left operand is a row vector and a 1-D right operand a column vector, and
+//! the dimension added for it is dropped from the result.
+//!
+//! Kernels (`MatKernel`): f32, f64, f16 and complex64 go through the `gemm`
+//! crate, which takes arbitrary positive row and column strides, so transposed
+//! inputs are multiplied without a copy. bfloat16 is widened to f32,
+//! multiplied, and rounded once. Integer and bool products use a blocked loop
+//! that accumulates (wrapping) in the output type, like numpy.
+//!
+//! Parallelism: a stack of small matrices is split over cores by batch; a
+//! large matrix is split inside gemm.
+
+use super::binary::Arith;
+use crate::array::checked_numel;
+use crate::backend::cpu::elementwise::{broadcast_strides, out_storage, walk};
+use crate::backend::cpu::parallel::{simd, worth_splitting};
+use crate::dtype::Element;
+use crate::graph::layout::{Data, for_each_offset, row_major_strides};
+use crate::graph::primitive::{Operand, OutSpec, Primitive};
+use crate::runtime::memory::Pod;
+use crate::{Array, DType, Error, Result, with_dtype};
+use half::{bf16, f16};
+use rayon::prelude::*;
+use std::borrow::Cow;
+
+// ---------------------------------------------------------------------------
+// Shape rules
+// ---------------------------------------------------------------------------
+
+/// The geometry of `a @ b`: the broadcast batch shape, the matrix sizes
+/// (`m x k` times `k x n`) and the output shape.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct MatmulShape {
+    pub batch: Vec<usize>,
+    pub m: usize,
+    pub k: usize,
+    pub n: usize,
+    pub out: Vec<usize>,
+}
+
+/// numpy's `matmul` shape rule, with errors naming `op`.
+pub(crate) fn matmul_shape(op: &str, a: &[usize], b: &[usize]) -> Result<MatmulShape> {
+    for (name, s) in [("a", a), ("b", b)] {
+        if s.is_empty() {
+            return Err(Error::shape(
+                op,
+                format!("{name} must have at least 1 dimension, got shape {s:?}"),
+            ));
+        }
+    }
+    let (m, ka) = if a.len() == 1 {
+        (1, a[0])
+    } else {
+        (a[a.len() - 2], a[a.len() - 1])
+    };
+    let (kb, n) = if b.len() == 1 {
+        (b[0], 1)
+    } else {
+        (b[b.len() - 2], b[b.len() - 1])
+    };
+    if ka != kb {
+        return Err(Error::shape(
+            op,
+            format!("a has shape {a:?} and b has shape {b:?}; {ka} != {kb}"),
+        ));
+    }
+    let batch_a = &a[..a.len().saturating_sub(2)];
+    let batch_b = &b[..b.len().saturating_sub(2)];
+    let nb = batch_a.len().max(batch_b.len());
+    let mut batch = Vec::with_capacity(nb);
+    for i in 0..nb {
+        let dim = |batch: &[usize]| {
+            if i + batch.len() >= nb {
+                batch[i + batch.len() - nb]
+            } else {
+                1
+            }
+        };
+        let (da, db) = (dim(batch_a), dim(batch_b));
+        if da != db && da != 1 && db != 1 {
+            return Err(Error::shape(
+                op,
+                format!(
+                    "a has shape {a:?} and b has shape {b:?}; batch dimensions \
+                     {batch_a:?} and {batch_b:?} cannot be broadcast together"
+                ),
+            ));
+        }
+        batch.push(if da == 1 { db } else { da });
+    }
+    let mut out = batch.clone();
+    if a.len() > 1 {
+        out.push(m);
+    }
+    if b.len() > 1 {
+        out.push(n);
+    }
+    checked_numel(op, &out)?;
+    Ok(MatmulShape {
+        batch,
+        m,
+        k: ka,
+        n,
+        out,
+    })
+}
+
+// ---------------------------------------------------------------------------
+// Ops
+// ---------------------------------------------------------------------------
+
+/// Matrix product with numpy's `matmul` semantics.
+///
+/// Both operands need at least one dimension. 2-D operands are multiplied as
+/// matrices; leading dimensions are batch dimensions and broadcast; a 1-D `a`
+/// is a row vector and a 1-D `b` a column vector, and the added dimension is
+/// removed from the result. The result dtype is the promotion of both dtypes;
+/// integer products wrap like numpy's.
+///
+/// ```
+/// use ferrox::{matmul, Array};
+/// let a = Array::from_slice(&[1.0f32, 2.0, 3.0, 4.0], &[2, 2])?;
+/// let v = Array::from_slice(&[1.0f32, 1.0], &[2])?;
+/// assert_eq!(matmul(&a, &a)?.to_vec::<f32>()?, vec![7.0, 10.0, 15.0, 22.0]);
+/// assert_eq!(matmul(&a, &v)?.shape(), &[2]);
+/// let err = matmul(&ferrox::zeros(&[3, 4], ferrox::DType::Float32)?,
+///                  &ferrox::zeros(&[5, 2], ferrox::DType::Float32)?).unwrap_err();
+/// assert_eq!(err.to_string(), "matmul: a has shape [3, 4] and b has shape [5, 2]; 4 != 5");
+/// # Ok::<(), ferrox::Error>(())
+/// ```
+pub fn matmul(a: &Array, b: &Array) -> Result<Array> {
+    let shape = matmul_shape("matmul", a.shape(), b.shape())?;
+    let dtype = DType::promote(a.dtype(), b.dtype());
+    Ok(Array::from_op(
+        shape.out,
+        dtype,
+        Matmul,
+        vec![a.astype(dtype)?, b.astype(dtype)?],
+    ))
+}
+
+/// `alpha * (a @ b) + beta * c`, with `c` broadcast to the product's shape.
+///
+/// `a` and `b` follow [`matmul`]'s shape rules. As in MLX, the result dtype
+/// is the promotion of all three dtypes and must be a floating point (or
+/// complex) type. With `beta == 0`, `c` is ignored (NaNs in it do not
+/// propagate), as in BLAS.
+///
+/// ```
+/// use ferrox::{addmm, Array};
+/// let a = Array::from_slice(&[1.0f32, 2.0, 3.0, 4.0], &[2, 2])?;
+/// let c = Array::from_slice(&[10.0f32, 20.0], &[2])?;
+/// let y = addmm(&c, &a, &a, 2.0, 0.5)?;
+/// assert_eq!(y.to_vec::<f32>()?, vec![19.0, 30.0, 35.0, 54.0]);
+/// # Ok::<(), ferrox::Error>(())
+/// ```
+pub fn addmm(c: &Array, a: &Array, b: &Array, alpha: f32, beta: f32) -> Result<Array> {
+    let shape = matmul_shape("addmm", a.shape(), b.shape())?;
+    let fits = c.ndim() <= shape.out.len()
+        && c.shape()
+            .iter()
+            .rev()
+            .zip(shape.out.iter().rev())
+            .all(|(&dc, &d)| dc == d || dc == 1);
+    if !fits {
+        return Err(Error::shape(
+            "addmm",
+            format!(
+                "c has shape {:?}, which does not broadcast to the shape {:?} of a @ b",
+                c.shape(),
+                shape.out
+            ),
+        ));
+    }
+    let ab = DType::promote(a.dtype(), b.dtype());
+    let dtype = match c.weak_kind() {
+        Some(kind) => DType::promote_weak(ab, kind),
+        None => DType::promote(ab, c.dtype()),
+    };
+    if !dtype.is_inexact() {
+        return Err(Error::dtype(
+            "addmm",
+            format!("only floating point and complex types are supported, got {dtype}"),
+        ));
+    }
+    let inputs = vec![c.astype(dtype)?, a.astype(dtype)?, b.astype(dtype)?];
+    Ok(Array::from_op(
+        shape.out,
+        dtype,
+        AddMM { alpha, beta },
+        inputs,
+    ))
+}
+
+impl Array {
+    /// Method form of [`matmul`].
+    ///
+    /// ```
+    /// let a = ferrox::ones(&[2, 3], ferrox::DType::Float32)?;
+    /// let b = ferrox::ones(&[3, 4], ferrox::DType::Float32)?;
+    /// assert_eq!(a.matmul(&b)?.to_vec::<f32>()?, vec![3.0; 8]);
+    /// # Ok::<(), ferrox::Error>(())
+    /// ```
+    pub fn matmul(&self, other: &Array) -> Result<Array> {
+        matmul(self, other)
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Primitives
+// ---------------------------------------------------------------------------
+
+/// The primitive of [`matmul`]; both inputs already have the output dtype.
+///
+/// ```
+/// let a = ferrox::ones(&[2, 2], ferrox::DType::Float32)?;
+/// assert_eq!(ferrox::matmul(&a, &a)?.primitive().unwrap().name(), "matmul");
+/// # Ok::<(), ferrox::Error>(())
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+pub struct Matmul;
+
+impl Primitive for Matmul {
+    fn name(&self) -> &'static str {
+        "matmul"
+    }
+    fn eval_cpu(&self, inputs: &[Operand<'_>], out: OutSpec<'_>) -> Result<Data> {
+        let [a, b] = inputs else {
+            return Err(Error::runtime(
+                "matmul",
+                format!("expected 2 inputs, got {}", inputs.len()),
+            ));
+        };
+        with_dtype!(out.dtype, T => eval_product::<T>("matmul", None, a, b, out, Epilogue::Store))
+    }
+    fn vjp(
+        &self,
+        primals: &[Array],
+        cotangent: &Array,
+        _output: &Array,
+        argnums: &[usize],
+    ) -> Result<Vec<Array>> {
+        let (ga, gb) = matmul_cotangents(&primals[0], &primals[1], cotangent, argnums)?;
+        Ok(argnums
+            .iter()
+            .filter_map(|&i| if i == 0 { ga.clone() } else { gb.clone() })
+            .collect())
+    }
+    fn jvp(&self, primals: &[Array], tangents: &[Option<Array>], output: &Array) -> Result<Array> {
+        match matmul_tangent(&primals[0], &primals[1], &tangents[0], &tangents[1])? {
+            Some(t) => Ok(t),
+            None => crate::zeros_like(output),
+        }
+    }
+    fn vmap(&self, inputs: &[Array], axes: &[Option<usize>]) -> Result<(Array, Option<usize>)> {
+        matmul_vmap(&inputs[0], &inputs[1], axes[0], axes[1])
+    }
+    crate::primitive_common!();
+}
+
+// ---------------------------------------------------------------------------
+// Transform rules
+// ---------------------------------------------------------------------------
+
+/// Cotangents of `a @ b` for the operands at `argnums` (`None` for the
+/// others): `g @ b^T` and `a^T @ g`, summed over broadcast batch dimensions,
+/// with 1-D operands treated as a row (`a`) or column (`b`) vector.
+fn matmul_cotangents(
+    a: &Array,
+    b: &Array,
+    g: &Array,
+    argnums: &[usize],
+) -> Result<(Option<Array>, Option<Array>)> {
+    use crate::transforms::rules::{reshape_to, unbroadcast};
+    let a2 = if a.ndim() == 1 {
+        crate::expand_dims(a, &[0])?
+    } else {
+        a.clone()
+    };
+    let b2 = if b.ndim() == 1 {
+        crate::expand_dims(b, &[-1])?
+    } else {
+        b.clone()
+    };
+    let mut g2 = g.clone();
+    if b.ndim() == 1 {
+        g2 = crate::expand_dims(&g2, &[-1])?;
+    }
+    if a.ndim() == 1 {
+        g2 = crate::expand_dims(&g2, &[-2])?;
+    }
+    let ga = if argnums.contains(&0) {
+        let full = matmul(&g2, &crate::swapaxes(&b2, -1, -2)?)?;
+        Some(reshape_to(&unbroadcast(&full, a2.shape())?, a.shape())?.astype(a.dtype())?)
+    } else {
+        None
+    };
+    let gb = if argnums.contains(&1) {
+        let full = matmul(&crate::swapaxes(&a2, -1, -2)?, &g2)?;
+        Some(reshape_to(&unbroadcast(&full, b2.shape())?, b.shape())?.astype(b.dtype())?)
+    } else {
+        None
+    };
+    Ok((ga, gb))
+}
+
+/// The tangent of `a @ b`: `ta @ b + a @ tb` (absent tangents skipped).
+fn matmul_tangent(
+    a: &Array,
+    b: &Array,
+    ta: &Option<Array>,
+    tb: &Option<Array>,
+) -> Result<Option<Array>> {
+    let left = match ta {
+        Some(t) => Some(matmul(t, b)?),
+        None => None,
+    };
+    let right = match tb {
+        Some(t) => Some(matmul(a, t)?),
+        None => None,
+    };
+    crate::transforms::rules::sum_terms([left, right])
+}
+
+/// Batched `a @ b`: batched operands get their batch axis in front (padded
+/// so that it leads the broadcast batch dimensions); batched vectors become
+/// matrices and the added axis is squeezed from the result.
+fn matmul_vmap(
+    a: &Array,
+    b: &Array,
+    ax_a: Option<usize>,
+    ax_b: Option<usize>,
+) -> Result<(Array, Option<usize>)> {
+    use crate::transforms::rules::{batch_front, pad_example_rank};
+    if ax_a.is_none() && ax_b.is_none() {
+        return Ok((matmul(a, b)?, None));
+    }
+    let rank_a = a.ndim() - usize::from(ax_a.is_some());
+    let rank_b = b.ndim() - usize::from(ax_b.is_some());
+    if rank_a == 0 || rank_b == 0 {
+        return Err(Error::shape(
+            "matmul",
+            "both operands must have at least 1 dimension per example",
+        ));
+    }
+    let (a_vec, b_vec) = (rank_a == 1, rank_b == 1);
+    let mut a2 = batch_front(a, ax_a)?;
+    if a_vec {
+        a2 = crate::expand_dims(&a2, &[-2])?;
+    }
+    let mut b2 = batch_front(b, ax_b)?;
+    if b_vec {
+        b2 = crate::expand_dims(&b2, &[-1])?;
+    }
+    let (ra, rb) = (rank_a.max(2), rank_b.max(2));
+    let rank = ra.max(rb);
+    if ax_a.is_some() {
+        a2 = pad_example_rank(&a2, rank)?;
+    }
+    if ax_b.is_some() {
+        b2 = pad_example_rank(&b2, rank)?;
+    }
+    let mut out = matmul(&a2, &b2)?;
+    if b_vec {
+        out = crate::squeeze(&out, Some(&[-1]))?;
+    }
+    if a_vec {
+        let ax = if b_vec { -1 } else { -2 };
+        out = crate::squeeze(&out, Some(&[ax]))?;
+    }
+    Ok((out, Some(0)))
+}
+
+/// The primitive of [`addmm`]: inputs `c, a, b`, all of the output dtype.
+///
+/// ```
+/// let a = ferrox::ones(&[2, 2], ferrox::DType::Float32)?;
+/// let y = ferrox::addmm(&a, &a, &a, 1.0, 1.0)?;
+/// assert_eq!(y.primitive().unwrap().name(), "addmm");
+/// # Ok::<(), ferrox::Error>(())
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+pub struct AddMM {
+    /// Scale of the product.
+    pub alpha: f32,
+    /// Scale of `c`.
+    pub beta: f32,
+}
+
+impl Primitive for AddMM {
+    fn name(&self) -> &'static str {
+        "addmm"
+    }
+    fn eval_cpu(&self, inputs: &[Operand<'_>], out: OutSpec<'_>) -> Result<Data> {
+        let [c, a, b] = inputs else {
+            return Err(Error::runtime(
+                "addmm",
+                format!("expected 3 inputs, got {}", inputs.len()),
+            ));
+        };
+        let epilogue = Epilogue::Accumulate {
+            alpha: self.alpha,
+            beta: self.beta,
+        };
+        with_dtype!(out.dtype, T => eval_product::<T>("addmm", Some(c), a, b, out, epilogue))
+    }
+    fn vjp(
+        &self,
+        primals: &[Array],
+        cotangent: &Array,
+        _output: &Array,
+        argnums: &[usize],
+    ) -> Result<Vec<Array>> {
+        use crate::transforms::rules::{scale, unbroadcast};
+        let c = &primals[0];
+        let ab: Vec<usize> = argnums.iter().filter(|&&i| i > 0).map(|i| i - 1).collect();
+        let (ga, gb) = if ab.is_empty() {
+            (None, None)
+        } else {
+            let g = scale(cotangent, self.alpha as f64)?;
+            matmul_cotangents(&primals[1], &primals[2], &g, &ab)?
+        };
+        argnums
+            .iter()
+            .map(|&i| match i {
+                0 if self.beta == 0.0 => crate::zeros_like(c),
+                0 => unbroadcast(&scale(cotangent, self.beta as f64)?, c.shape()),
+                1 => ga
+                    .clone()
+                    .ok_or_else(|| Error::runtime("addmm", "missing cotangent")),
+                _ => gb
+                    .clone()
+                    .ok_or_else(|| Error::runtime("addmm", "missing cotangent")),
+            })
+            .collect()
+    }
+    fn jvp(&self, primals: &[Array], tangents: &[Option<Array>], output: &Array) -> Result<Array> {
+        use crate::transforms::rules::{scale, sum_terms};
+        let prod = match matmul_tangent(&primals[1], &primals[2], &tangents[1], &tangents[2])? {
+            Some(t) => Some(scale(&t, self.alpha as f64)?),
+            None => None,
+        };
+        let from_c = match &tangents[0] {
+            Some(t) if self.beta != 0.0 => Some(crate::broadcast_to(
+                &scale(t, self.beta as f64)?,
+                output.shape(),
+            )?),
+            _ => None,
+        };
+        match sum_terms([prod, from_c])? {
+            Some(t) => Ok(t),
+            None => crate::zeros_like(output),
+        }
+    }
+    fn vmap(&self, inputs: &[Array], axes: &[Option<usize>]) -> Result<(Array, Option<usize>)> {
+        use crate::transforms::rules::{align_batch, scale};
+        let (ab, ab_ax) = matmul_vmap(&inputs[1], &inputs[2], axes[1], axes[2])?;
+        let ab = scale(&ab, self.alpha as f64)?;
+        if self.beta == 0.0 {
+            return Ok((ab, ab_ax));
+        }
+        let c = scale(&inputs[0], self.beta as f64)?;
+        let (aligned, out_ax) = align_batch(&[ab, c], &[ab_ax, axes[0]])?;
+        Ok((crate::add(&aligned[0], &aligned[1])?, out_ax))
+    }
+    crate::primitive_common!();
+}
+
+/// Evaluates a (batched) product into a fresh output; with `c`, the output
+/// starts as `c` broadcast and `epilogue` says how the product is added.
+fn eval_product<T: MatKernel>(
+    op: &str,
+    c: Option<&Operand<'_>>,
+    a: &Operand<'_>,
+    b: &Operand<'_>,
+    out: OutSpec<'_>,
+    epilogue: Epilogue,
+) -> Result<Data> {
+    let geo = matmul_shape(op, a.shape, b.shape)?;
+    let mut storage = out_storage(out)?;
+    let dst = storage.as_mut_slice::<T>();
+    if let Some(c) = c {
+        broadcast_into(c, out.shape, dst);
+    }
+    let lhs = MatStack::new(a, &geo.batch, Side::Left)?;
+    let rhs = MatStack::new(b, &geo.batch, Side::Right)?;
+    batched_product(dst, &lhs, &rhs, epilogue)?;
+    Ok(Data::contiguous(storage, out.shape))
+}
+
+/// Copies `c` broadcast to `shape` into the contiguous `dst`.
+fn broadcast_into<T: Pod>(c: &Operand<'_>, shape: &[usize], dst: &mut [T]) {
+    let strides = broadcast_strides(c, shape);
+    let raw = c.data.raw::<T>();
+    let mut i = 0;
+    for_each_offset(shape, &strides, c.data.offset, |o| {
+        dst[i] = raw[o];
+        i += 1;
+    });
+}
+
+// ---------------------------------------------------------------------------
+// Strided matrices
+// ---------------------------------------------------------------------------
+
+/// A strided matrix inside a slice: element `(i, j)` is
+/// `data[offset + i * rs + j * cs]`.
+///
+/// Invariant (checked by [`MatRef::new`], relied on by the gemm calls):
+/// `rs, cs >= 1`, and unless the matrix is empty every element's index is
+/// inside `data`.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct MatRef<'a, T> {
+    data: &'a [T],
+    offset: usize,
+    rows: usize,
+    cols: usize,
+    rs: usize,
+    cs: usize,
+}
+
+impl<'a, T: Pod> MatRef<'a, T> {
+    /// A checked view; errors (an internal bug, never user input) if an
+    /// element would fall outside `data`.
+    pub(crate) fn new(
+        data: &'a [T],
+        offset: usize,
+        (rows, cols): (usize, usize),
+        (rs, cs): (usize, usize),
+    ) -> Result<Self> {
+        let last = if rows == 0 || cols == 0 {
+            Some(0)
+        } else {
+            (rows - 1)
+                .checked_mul(rs)
+                .and_then(|r| (cols - 1).checked_mul(cs).and_then(|c| r.checked_add(c)))
+                .and_then(|e| e.checked_add(offset))
+        };
+        let inside = last.is_some_and(|l| rows == 0 || cols == 0 || l < data.len());
+        if rs == 0 || cs == 0 || !inside {
+            return Err(Error::runtime(
+                "matmul",
+                format!(
+                    "internal: a {rows}x{cols} matrix at offset {offset} with strides \
+                     ({rs}, {cs}) does not fit in {} elements",
+                    data.len()
+                ),
+            ));
+        }
+        Ok(MatRef {
+            data,
+            offset,
+            rows,
+            cols,
+            rs,
+            cs,
+        })
+    }
+
+    /// A contiguous row-major matrix.
+    pub(crate) fn row_major(data: &'a [T], rows: usize, cols: usize) -> Result<Self> {
+        Self::new(data, 0, (rows, cols), (cols.max(1), 1))
+    }
+
+    #[inline(always)]
+    fn at(&self, i: usize, j: usize) -> T {
+        self.data[self.offset + i * self.rs + j * self.cs]
+    }
+
+    /// The elements in row-major order.
+    fn to_row_major<U>(self, f: impl Fn(T) -> U) -> Vec<U> {
+        let mut v = Vec::with_capacity(self.rows * self.cols);
+        for i in 0..self.rows {
+            for j in 0..self.cols {
+                v.push(f(self.at(i, j)));
+            }
+        }
+        v
+    }
+}
+
+/// A row-major output matrix inside a slice: element `(i, j)` is
+/// `data[i * rs + j]`.
+///
+/// Invariant (checked by [`MatMut::new`]): rows do not overlap (`rs >= cols`)
+/// and unless the matrix is empty every element's index is inside `data`.
+#[derive(Debug)]
+pub(crate) struct MatMut<'a, T> {
+    data: &'a mut [T],
+    rows: usize,
+    cols: usize,
+    rs: usize,
+}
+
+impl<'a, T: Pod> MatMut<'a, T> {
+    /// A checked view; errors (an internal bug) if it does not fit `data`.
+    pub(crate) fn new(data: &'a mut [T], rows: usize, cols: usize, rs: usize) -> Result<Self> {
+        let fits = rows == 0
+            || cols == 0
+            || (rs >= cols
+                && (rows - 1)
+                    .checked_mul(rs)
+                    .and_then(|r| r.checked_add(cols))
+                    .is_some_and(|e| e <= data.len()));
+        if !fits {
+            return Err(Error::runtime(
+                "matmul",
+                format!(
+                    "internal: a {rows}x{cols} output with row stride {rs} does not fit in {} elements",
+                    data.len()
+                ),
+            ));
+        }
+        Ok(MatMut {
+            data,
+            rows,
+            cols,
+            rs,
+        })
+    }
+
+    /// Row `i` (the first `cols` elements of its stride).
+    #[inline(always)]
+    fn row_mut(&mut self, i: usize) -> &mut [T] {
+        &mut self.data[i * self.rs..i * self.rs + self.cols]
+    }
+
+    fn for_each_row(&mut self, mut f: impl FnMut(&mut [T])) {
+        for i in 0..self.rows {
+            f(self.row_mut(i));
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Kernels
+// ---------------------------------------------------------------------------
+
+/// How a product is combined with the destination.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) enum Epilogue {
+    /// `dst = a @ b`.
+    Store,
+    /// `dst = alpha * (a @ b) + beta * dst`; with `beta == 0` the old `dst`
+    /// is not read at all.
+    Accumulate { alpha: f32, beta: f32 },
+}
+
+/// Element types with a matrix product kernel.
+pub(crate) trait MatKernel: Element + Pod {
+    /// `dst (op)= a @ b` for one matrix; `parallel` allows splitting the
+    /// work over the rayon pool.
+    fn product(
+        dst: MatMut<'_, Self>,
+        a: MatRef<'_, Self>,
+        b: MatRef<'_, Self>,
+        epilogue: Epilogue,
+        parallel: bool,
+    ) -> Result<()>;
+}
+
+fn check_dims<T>(dst: &MatMut<'_, T>, a: &MatRef<'_, T>, b: &MatRef<'_, T>) -> Result<()> {
+    if a.cols != b.rows || dst.rows != a.rows || dst.cols != b.cols {
+        return Err(Error::runtime(
+            "matmul",
+            format!(
+                "internal: cannot store a {}x{} @ {}x{} product in a {}x{} matrix",
+                a.rows, a.cols, b.rows, b.cols, dst.rows, dst.cols
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// The element types the `gemm` crate multiplies natively.
+trait GemmNative: Element + Pod {
+    fn from_f32(v: f32) -> Self;
+    /// `self * s` in the type's own precision.
+    fn scaled(self, s: f32) -> Self;
+}
+impl GemmNative for f32 {
+    fn from_f32(v: f32) -> Self {
+        v
+    }
+    fn scaled(self, s: f32) -> Self {
+        self * s
+    }
+}
+impl GemmNative for f64 {
+    fn from_f32(v: f32) -> Self {
+        v as f64
+    }
+    fn scaled(self, s: f32) -> Self {
+        self * s as f64
+    }
+}
+impl GemmNative for f16 {
+    fn from_f32(v: f32) -> Self {
+        f16::from_f32(v)
+    }
+    fn scaled(self, s: f32) -> Self {
+        f16::from_f32(self.to_f32() * s)
+    }
+}
+impl GemmNative for crate::Complex64 {
+    fn from_f32(v: f32) -> Self {
+        crate::Complex64::new(v, 0.0)
+    }
+    fn scaled(self, s: f32) -> Self {
+        self * s
+    }
+}
+
+/// One product through `gemm::gemm`.
+fn gemm_product<T: GemmNative>(
+    mut dst: MatMut<'_, T>,
+    a: MatRef<'_, T>,
+    b: MatRef<'_, T>,
+    epilogue: Epilogue,
+    parallel: bool,
+) -> Result<()> {
+    check_dims(&dst, &a, &b)?;
+    let (m, k, n) = (a.rows, a.cols, b.cols);
+    if m == 0 || n == 0 {
+        return Ok(());
+    }
+    // gemm computes dst := dst_scale * dst + product_scale * (a @ b),
+    // reading dst only when `read_dst`.
+    let (read_dst, dst_scale, product_scale) = match epilogue {
+        Epilogue::Store => (false, 0.0, 1.0),
+        Epilogue::Accumulate { alpha, beta: 0.0 } => (false, 0.0, alpha),
+        Epilogue::Accumulate { alpha, beta } => (true, beta, alpha),
+    };
+    if k == 0 {
+        // Empty sum: dst = dst_scale * dst (or 0). Handled here so the gemm
+        // call below always has in-bounds operand pointers.
+        dst.for_each_row(|row| {
+            for x in row {
+                *x = if read_dst {
+                    x.scaled(dst_scale)
+                } else {
+                    T::from_f32(0.0)
+                };
+            }
+        });
+        return Ok(());
+    }
+    let parallelism = if parallel {
+        gemm::Parallelism::Rayon(0)
+    } else {
+        gemm::Parallelism::None
+    };
+    let dst_ptr = dst.data.as_mut_ptr();
+    let a_ptr = a.data[a.offset..].as_ptr();
+    let b_ptr = b.data[b.offset..].as_ptr();
+    // SAFETY: gemm reads lhs(i, p) at a_ptr + i*rs + p*cs for i < m, p < k,
+    // rhs(p, j) at b_ptr + p*rs + j*cs for j < n, and reads/writes dst(i, j)
+    // at dst_ptr + i*dst.rs + j. `MatRef::new` checked that every such
+    // element of `a` and `b` lies inside its slice (m, n, k >= 1 here, so the
+    // offsets themselves are in bounds, and the strides are >= 1), and
+    // `MatMut::new` checked the same for `dst` with non-overlapping rows
+    // (`rs >= cols`), so gemm's writes neither alias each other nor any read
+    // (dst is a `&mut` borrow, disjoint from the shared `a` and `b`). T is one
+    // of f32, f64, f16 (= gemm::f16) or Complex64 (= gemm::c32), the types
+    // gemm supports, so its dispatch does not panic.
+    unsafe {
+        gemm::gemm(
+            m,
+            n,
+            k,
+            dst_ptr,
+            1,
+            dst.rs as isize,
+            read_dst,
+            a_ptr,
+            a.cs as isize,
+            a.rs as isize,
+            b_ptr,
+            b.cs as isize,
+            b.rs as isize,
+            T::from_f32(dst_scale),
+            T::from_f32(product_scale),
+            false,
+            false,
+            false,
+            parallelism,
+        );
+    }
+    Ok(())
+}
+
+macro_rules! gemm_kernel {($($t:ty),*) => {$(
+    impl MatKernel for $t {
+        fn product(dst: MatMut<'_, Self>, a: MatRef<'_, Self>, b: MatRef<'_, Self>,
+                   epilogue: Epilogue, parallel: bool) -> Result<()> {
+            gemm_product(dst, a, b, epilogue, parallel)
+        }
+    }
+)*}}
+gemm_kernel!(f32, f64, f16, crate::Complex64);
+
+impl MatKernel for bf16 {
+    /// Widened to f32, multiplied by gemm, rounded once.
+    fn product(
+        mut dst: MatMut<'_, Self>,
+        a: MatRef<'_, Self>,
+        b: MatRef<'_, Self>,
+        epilogue: Epilogue,
+        parallel: bool,
+    ) -> Result<()> {
+        check_dims(&dst, &a, &b)?;
+        let (m, k, n) = (a.rows, a.cols, b.cols);
+        let wa = a.to_row_major(f32::from);
+        let wb = b.to_row_major(f32::from);
+        let mut wd = vec![0f32; m * n];
+        if matches!(epilogue, Epilogue::Accumulate { beta, .. } if beta != 0.0) {
+            for i in 0..m {
+                for (w, &x) in wd[i * n..(i + 1) * n].iter_mut().zip(dst.row_mut(i).iter()) {
+                    *w = x.to_f32();
+                }
+            }
+        }
+        gemm_product(
+            MatMut::new(&mut wd, m, n, n)?,
+            MatRef::row_major(&wa, m, k)?,
+            MatRef::row_major(&wb, k, n)?,
+            epilogue,
+            parallel,
+        )?;
+        for i in 0..m {
+            for (x, &w) in dst.row_mut(i).iter_mut().zip(&wd[i * n..(i + 1) * n]) {
+                *x = bf16::from_f32(w);
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Columns of the output handled per pass of the integer loop: a block of
+/// the output row stays in L1 while rows of `b` stream past it.
+const LOOP_COL_BLOCK: usize = 512;
+
+/// The integer and bool product: a plain loop accumulating (wrapping) in `T`.
+fn loop_product<T: Arith>(
+    mut dst: MatMut<'_, T>,
+    a: MatRef<'_, T>,
+    b: MatRef<'_, T>,
+    epilogue: Epilogue,
+    parallel: bool,
+) -> Result<()> {
+    check_dims(&dst, &a, &b)?;
+    if epilogue != Epilogue::Store {
+        return Err(Error::dtype(
+            "addmm",
+            format!("dtype {} is not supported", T::DTYPE),
+        ));
+    }
+    let (m, k, n) = (a.rows, a.cols, b.cols);
+    if m == 0 || n == 0 {
+        return Ok(());
+    }
+    // The inner loop wants contiguous rows of b; copy once if they are not.
+    let packed;
+    let b = if b.cs == 1 {
+        b
+    } else {
+        packed = b.to_row_major(|x| x);
+        MatRef::row_major(&packed, k, n)?
+    };
+    let row = |i: usize, out: &mut [T]| {
+        simd(|| {
+            out.fill(T::default());
+            for j0 in (0..n).step_by(LOOP_COL_BLOCK) {
+                let j1 = (j0 + LOOP_COL_BLOCK).min(n);
+                let out = &mut out[j0..j1];
+                for p in 0..k {
+                    let x = a.at(i, p);
+                    let start = b.offset + p * b.rs;
+                    for (o, &y) in out.iter_mut().zip(&b.data[start + j0..start + j1]) {
+                        *o = T::add(*o, T::mul(x, y));
+                    }
+                }
+            }
+        })
+    };
+    let rs = dst.rs;
+    if parallel && worth_splitting(m.saturating_mul(n).saturating_mul(k)) && m > 1 {
+        dst.data
+            .par_chunks_mut(rs)
+            .take(m)
+            .enumerate()
+            .for_each(|(i, r)| row(i, &mut r[..n]));
+    } else {
+        for i in 0..m {
+            row(i, dst.row_mut(i));
+        }
+    }
+    Ok(())
+}
+
+macro_rules! loop_kernel {($($t:ty),*) => {$(
+    impl MatKernel for $t {
+        fn product(dst: MatMut<'_, Self>, a: MatRef<'_, Self>, b: MatRef<'_, Self>,
+                   epilogue: Epilogue, parallel: bool) -> Result<()> {
+            loop_product(dst, a, b, epilogue, parallel)
+        }
+    }
+)*}}
+loop_kernel!(bool, u8, u16, u32, u64, i8, i16, i32, i64);
+
+// ---------------------------------------------------------------------------
+// Batched products
+// ---------------------------------------------------------------------------
+
+/// Which operand of `a @ b` a stack is (matters for 1-D operands).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Side {
+    Left,
+    Right,
+}
+
+/// An operand seen as one matrix per output batch (broadcast batches repeat
+/// the same offset). Its matrix strides are positive; inputs whose strides
+/// are not (broadcast or reversed matrix dimensions) are copied to a
+/// contiguous buffer first.
+struct MatStack<'a, T: Clone + 'static> {
+    data: Cow<'a, [T]>,
+    offsets: Vec<usize>,
+    rows: usize,
+    cols: usize,
+    rs: usize,
+    cs: usize,
+}
+
+impl<'a, T: Pod> MatStack<'a, T> {
+    fn new(x: &Operand<'a>, batch: &[usize], side: Side) -> Result<Self> {
+        let strided = Self::with_strides(
+            x,
+            batch,
+            side,
+            x.data.raw::<T>(),
+            &x.data.strides,
+            x.data.offset,
+        )?;
+        if let Some(stack) = strided {
+            return Ok(stack);
+        }
+        let copy = x.data.to_vec::<T>(x.shape);
+        let strides = row_major_strides(x.shape);
+        Self::with_strides(x, batch, side, copy, &strides, 0)?.ok_or_else(|| {
+            Error::runtime(
+                "matmul",
+                "internal: a contiguous copy has non-positive strides",
+            )
+        })
+    }
+
+    /// The stack over `data` with the given layout, or `None` if a matrix
+    /// stride is not positive.
+    fn with_strides(
+        x: &Operand<'_>,
+        batch: &[usize],
+        side: Side,
+        data: impl Into<Cow<'a, [T]>>,
+        strides: &[isize],
+        offset: usize,
+    ) -> Result<Option<Self>> {
+        let nd = x.shape.len();
+        let (rows, cols, rs, cs) = match (nd, side) {
+            (0, _) => return Err(Error::runtime("matmul", "internal: 0-d operand")),
+            (1, Side::Left) => (1, x.shape[0], 1, strides[0]),
+            (1, Side::Right) => (x.shape[0], 1, strides[0], 1),
+            _ => (
+                x.shape[nd - 2],
+                x.shape[nd - 1],
+                strides[nd - 2],
+                strides[nd - 1],
+            ),
+        };
+        // A dimension of size 1 is never stepped along: any stride will do.
+        let rs = if rows <= 1 { 1 } else { rs };
+        let cs = if cols <= 1 { 1 } else { cs };
+        if rs <= 0 || cs <= 0 {
+            return Ok(None);
+        }
+        let own_batch = &x.shape[..nd.saturating_sub(2)];
+        let pad = batch.len() - own_batch.len();
+        let batch_strides: Vec<[isize; 1]> = (0..batch.len())
+            .map(|d| {
+                if d < pad || own_batch[d - pad] == 1 {
+                    [0]
+                } else {
+                    [strides[d - pad]]
+                }
+            })
+            .collect();
+        let mut offsets = Vec::with_capacity(batch.iter().product());
+        let mut negative = false;
+        walk(
+            batch,
+            &batch_strides,
+            [offset as isize],
+            |[o]| match usize::try_from(o) {
+                Ok(o) => offsets.push(o),
+                Err(_) => negative = true,
+            },
+        );
+        if negative {
+            return Err(Error::runtime("matmul", "internal: negative batch offset"));
+        }
+        Ok(Some(MatStack {
+            data: data.into(),
+            offsets,
+            rows,
+            cols,
+            rs: rs as usize,
+            cs: cs as usize,
+        }))
+    }
+
+    fn len(&self) -> usize {
+        self.offsets.len()
+    }
+
+    fn matrix(&self, i: usize) -> Result<MatRef<'_, T>> {
+        let offset = *self
+            .offsets
+            .get(i)
+            .ok_or_else(|| Error::runtime("matmul", format!("internal: no batch {i}")))?;
+        MatRef::new(
+            &self.data,
+            offset,
+            (self.rows, self.cols),
+            (self.rs, self.cs),
+        )
+    }
+}
+
+/// Products below this many multiply-adds are not split inside gemm, so a
+/// stack of them is split over cores by batch instead (gemm's own
+/// threading threshold).
+const SMALL_PRODUCT: usize = 48 * 48 * 256;
+
+/// `dst[i] (op)= lhs[i] @ rhs[i]` for every batch `i`; `dst` is the
+/// contiguous output, one `m x n` matrix per batch.
+fn batched_product<T: MatKernel>(
+    dst: &mut [T],
+    lhs: &MatStack<'_, T>,
+    rhs: &MatStack<'_, T>,
+    epilogue: Epilogue,
+) -> Result<()> {
+    let (m, k, n) = (lhs.rows, lhs.cols, rhs.cols);
+    let per = m * n;
+    if per == 0 || lhs.len() != rhs.len() || dst.len() != per * lhs.len() {
+        return if dst.is_empty() {
+            Ok(())
+        } else {
+            Err(Error::runtime(
+                "matmul",
+                "internal: output does not match the batch",
+            ))
+        };
+    }
+    let one = |i: usize, d: &mut [T], parallel: bool| {
+        T::product(
+            MatMut::new(d, m, n, n)?,
+            lhs.matrix(i)?,
+            rhs.matrix(i)?,
+            epilogue,
+            parallel,
+        )
+    };
+    let work = per.saturating_mul(k.max(1));
+    if lhs.len() > 1 && work < SMALL_PRODUCT && worth_splitting(work.saturating_mul(lhs.len())) {
+        dst.par_chunks_mut(per)
+            .enumerate()
+            .try_for_each(|(i, d)| one(i, d, false))
+    } else {
+        dst.chunks_mut(per)
+            .enumerate()
+            .try_for_each(|(i, d)| one(i, d, true))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::runtime::memory::Storage;
+    use proptest::prelude::*;
+    use std::sync::Arc;
+
+    /// A leaf array over `values` laid out with arbitrary strides.
+    fn strided<T: Element + Pod>(
+        values: &[T],
+        shape: &[usize],
+        strides: &[isize],
+        offset: usize,
+    ) -> Array {
+        let mut st = Storage::new(std::mem::size_of_val(values), T::DTYPE == DType::Bool).unwrap();
+        st.as_mut_slice::<T>().copy_from_slice(values);
+        let data = Data {
+            storage: Arc::new(st),
+            strides: strides.to_vec(),
+            offset,
+        };
+        Array::from_data(data, shape.to_vec(), T::DTYPE)
+    }
+
+    /// Row-major naive product over f64 with numpy's shape rules.
+    fn naive(a: &[f64], ash: &[usize], b: &[f64], bsh: &[usize]) -> (Vec<f64>, Vec<usize>) {
+        let geo = matmul_shape("t", ash, bsh).unwrap();
+        let (m, k, n) = (geo.m, geo.k, geo.n);
+        let nb: usize = geo.batch.iter().product();
+        let bat = |sh: &[usize], i: usize| -> usize {
+            // Offset of batch i of an operand with shape sh (broadcast).
+            let own = &sh[..sh.len().saturating_sub(2)];
+            let pad = geo.batch.len() - own.len();
+            let (mut rem, mut idx) = (i, 0);
+            let mut mul = 1;
+            for d in (0..geo.batch.len()).rev() {
+                let c = rem % geo.batch[d];
+                rem /= geo.batch[d];
+                if d >= pad {
+                    let sz = own[d - pad];
+                    idx += if sz == 1 { 0 } else { c * mul };
+                    mul *= sz;
+                }
+            }
+            idx
+        };
+        let mut out = vec![0.0; nb * m * n];
+        for bi in 0..nb {
+            let (oa, ob) = (bat(ash, bi) * m * k, bat(bsh, bi) * k * n);
+            for i in 0..m {
+                for j in 0..n {
+                    out[bi * m * n + i * n + j] =
+                        (0..k).map(|p| a[oa + i * k + p] * b[ob + p * n + j]).sum();
+                }
+            }
+        }
+        (out, geo.out)
+    }
+
+    fn f32s(n: usize, seed: u64) -> Vec<f32> {
+        (0..n)
+            .map(|i| (((i as u64 * 7919 + seed * 104729) % 23) as f32 - 11.0) / 4.0)
+            .collect()
+    }
+
+    #[test]
+    fn shape_rule_matches_numpy() {
+        let s = |a: &[usize], b: &[usize]| matmul_shape("matmul", a, b).map(|g| g.out);
+        assert_eq!(s(&[3, 4], &[4, 5]).unwrap(), vec![3, 5]);
+        assert_eq!(s(&[4], &[4, 5]).unwrap(), vec![5]);
+        assert_eq!(s(&[3, 4], &[4]).unwrap(), vec![3]);
+        assert_eq!(s(&[4], &[4]).unwrap(), Vec::<usize>::new());
+        assert_eq!(s(&[2, 1, 3, 4], &[5, 4, 6]).unwrap(), vec![2, 5, 3, 6]);
+        assert_eq!(s(&[7, 3, 4], &[4]).unwrap(), vec![7, 3]);
+        assert_eq!(s(&[4], &[7, 4, 2]).unwrap(), vec![7, 2]);
+        assert_eq!(s(&[0, 3, 4], &[4, 0]).unwrap(), vec![0, 3, 0]);
+    }
+
+    #[test]
+    fn shape_errors_name_the_op_and_values() {
+        let e = matmul_shape("matmul", &[3, 4], &[5, 2]).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "matmul: a has shape [3, 4] and b has shape [5, 2]; 4 != 5"
+        );
+        let e = matmul_shape("matmul", &[], &[5, 2]).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "matmul: a must have at least 1 dimension, got shape []"
+        );
+        let e = matmul_shape("matmul", &[2, 3, 4], &[3, 4, 5]).unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("batch dimensions [2] and [3] cannot be broadcast"),
+            "{e}"
+        );
+        assert_eq!(e.kind(), crate::ErrorKind::Shape);
+        let big = usize::MAX / 2;
+        assert!(matmul_shape("matmul", &[big, 1], &[1, big]).is_err());
+    }
+
+    #[test]
+    fn matmul_rejects_scalars_without_panicking() {
+        let s = Array::scalar(2.0f32);
+        let v = crate::ones(&[2], DType::Float32).unwrap();
+        assert!(matmul(&s, &v).is_err());
+        assert!(matmul(&v, &s).is_err());
+    }
+
+    #[test]
+    fn vector_cases() {
+        let a = Array::from_slice(&[1.0f32, 2.0, 3.0], &[3]).unwrap();
+        let m = Array::from_slice(&[1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0], &[3, 2]).unwrap();
+        assert_eq!(matmul(&a, &a).unwrap().to_vec::<f32>().unwrap(), vec![14.0]);
+        assert_eq!(matmul(&a, &a).unwrap().shape(), &[] as &[usize]);
+        assert_eq!(
+            matmul(&a, &m).unwrap().to_vec::<f32>().unwrap(),
+            vec![22.0, 28.0]
+        );
+        let mt = Array::from_slice(&[1.0f32, 3.0, 5.0, 2.0, 4.0, 6.0], &[2, 3]).unwrap();
+        assert_eq!(
+            matmul(&mt, &a).unwrap().to_vec::<f32>().unwrap(),
+            vec![22.0, 28.0]
+        );
+    }
+
+    #[test]
+    fn every_dtype_matches_naive() {
+        let (ash, bsh) = ([2, 3, 5], [5, 4]);
+        // Non-negative and small: exact in every dtype, including uint8
+        // and int8 results (at most 5 * 6 * 4 = 120).
+        let av: Vec<f64> = (0..30).map(|i| (i % 7) as f64).collect();
+        let bv: Vec<f64> = (0..20).map(|i| (i % 5) as f64).collect();
+        let (want, shape) = naive(&av, &ash, &bv, &bsh);
+        for dtype in DType::ALL {
+            if dtype == DType::Bool {
+                continue;
+            }
+            let a = Array::from_slice(&av, &ash).unwrap().astype(dtype).unwrap();
+            let b = Array::from_slice(&bv, &bsh).unwrap().astype(dtype).unwrap();
+            let y = matmul(&a, &b).unwrap();
+            assert_eq!(y.dtype(), dtype);
+            assert_eq!(y.shape(), &shape[..]);
+            let got = y.astype(DType::Float64).unwrap().to_vec::<f64>().unwrap();
+            let want: Vec<f64> = want
+                .iter()
+                .map(|&w| {
+                    Array::from_slice(&[w], &[1])
+                        .unwrap()
+                        .astype(dtype)
+                        .unwrap()
+                })
+                .map(|w| w.astype(DType::Float64).unwrap().to_vec::<f64>().unwrap()[0])
+                .collect();
+            assert_eq!(got, want, "{dtype}");
+        }
+    }
+
+    #[test]
+    fn integers_wrap_like_numpy() {
+        let a = Array::from_slice(&[100i8, 100], &[1, 2]).unwrap();
+        let b = Array::from_slice(&[2i8, 1], &[2, 1]).unwrap();
+        // 200 + 100 = 300 wraps to 44 in int8.
+        assert_eq!(matmul(&a, &b).unwrap().to_vec::<i8>().unwrap(), vec![44]);
+    }
+
+    #[test]
+    fn bool_product_is_any_of_and() {
+        let a = Array::from_slice(&[true, false, false, false], &[2, 2]).unwrap();
+        let b = Array::from_slice(&[true, true, true, false], &[2, 2]).unwrap();
+        assert_eq!(
+            matmul(&a, &b).unwrap().to_vec::<bool>().unwrap(),
+            vec![true, true, false, false]
+        );
+    }
+
+    #[test]
+    fn promotes_mixed_dtypes() {
+        let a = crate::ones(&[2, 2], DType::Int32).unwrap();
+        let b = crate::ones(&[2, 2], DType::Float16).unwrap();
+        let y = matmul(&a, &b).unwrap();
+        assert_eq!(y.dtype(), DType::Float16);
+        assert_eq!(
+            y.astype(DType::Float32).unwrap().to_vec::<f32>().unwrap(),
+            vec![2.0; 4]
+        );
+    }
+
+    #[test]
+    fn empty_inner_dimension_gives_zeros() {
+        for dtype in [
+            DType::Float32,
+            DType::BFloat16,
+            DType::Int64,
+            DType::Complex64,
+        ] {
+            let a = crate::zeros(&[3, 0], dtype).unwrap();
+            let b = crate::zeros(&[0, 2], dtype).unwrap();
+            let y = matmul(&a, &b).unwrap().astype(DType::Float64).unwrap();
+            assert_eq!(y.to_vec::<f64>().unwrap(), vec![0.0; 6], "{dtype}");
+        }
+        let a = crate::zeros(&[0, 3], DType::Float32).unwrap();
+        let b = crate::zeros(&[3, 2], DType::Float32).unwrap();
+        assert_eq!(matmul(&a, &b).unwrap().shape(), &[0, 2]);
+    }
+
+    #[test]
+    fn non_contiguous_operands() {
+        // a is the transpose of a row-major 4x3, b a reversed-rows view of
+        // a 4x2, c a broadcast row (stride 0 in the row dimension).
+        let base = f32s(12, 1);
+        let a = strided(&base, &[3, 4], &[1, 3], 0);
+        let bbase = f32s(8, 2);
+        let b = strided(&bbase, &[4, 2], &[-2, 1], 6);
+        let row = f32s(4, 3);
+        let c = strided(&row, &[3, 4], &[0, 1], 0);
+        let dense = |x: &Array| {
+            x.to_vec::<f32>()
+                .unwrap()
+                .iter()
+                .map(|&v| v as f64)
+                .collect::<Vec<_>>()
+        };
+        for (l, r, lsh, rsh) in [(&a, &b, [3, 4], [4, 2]), (&c, &b, [3, 4], [4, 2])] {
+            let (want, _) = naive(&dense(l), &lsh, &dense(r), &rsh);
+            let got = matmul(l, r).unwrap().to_vec::<f32>().unwrap();
+            for (g, w) in got.iter().zip(&want) {
+                assert!((*g as f64 - w).abs() < 1e-5, "{g} {w}");
+            }
+        }
+        // Integer path with a column-strided right operand.
+        let ib: Vec<i32> = (0..12).collect();
+        let at = strided(&ib, &[4, 3], &[1, 4], 0);
+        let id = crate::identity(4, DType::Int32).unwrap();
+        assert_eq!(
+            matmul(&id, &at).unwrap().to_vec::<i32>().unwrap(),
+            at.to_vec::<i32>().unwrap()
+        );
+    }
+
+    #[test]
+    fn broadcast_batches_and_many_small_matrices() {
+        // 64 batches of 8x8 @ broadcast 8x8: the batch-parallel path.
+        let (ash, bsh) = ([64, 8, 8], [1, 8, 8]);
+        let av: Vec<f64> = f32s(64 * 64, 4).iter().map(|&v| v as f64).collect();
+        let bv: Vec<f64> = f32s(64, 5).iter().map(|&v| v as f64).collect();
+        let (want, shape) = naive(&av, &ash, &bv, &bsh);
+        let a = Array::from_slice(&av, &ash).unwrap();
+        let b = Array::from_slice(&bv, &bsh).unwrap();
+        let y = matmul(&a, &b).unwrap();
+        assert_eq!(y.shape(), &shape[..]);
+        assert_eq!(y.to_vec::<f64>().unwrap(), want);
+        // The same with integer values through the integer loop.
+        let ai: Vec<i64> = av.iter().map(|&v| (v * 4.0) as i64).collect();
+        let bi: Vec<i64> = bv.iter().map(|&v| (v * 4.0) as i64).collect();
+        let y = matmul(
+            &Array::from_slice(&ai, &ash).unwrap(),
+            &Array::from_slice(&bi, &bsh).unwrap(),
+        )
+        .unwrap();
+        let wi: Vec<i64> = want.iter().map(|&w| (w * 16.0) as i64).collect();
+        assert_eq!(y.to_vec::<i64>().unwrap(), wi);
+    }
+
+    #[test]
+    fn large_products_use_all_paths() {
+        // Big enough for gemm's internal threading and the parallel int loop.
+        let (m, k, n) = (130, 70, 90);
+        let av: Vec<f64> = (0..m * k).map(|i| ((i * 31) % 17) as f64 - 8.0).collect();
+        let bv: Vec<f64> = (0..k * n).map(|i| ((i * 13) % 11) as f64 - 5.0).collect();
+        let (want, _) = naive(&av, &[m, k], &bv, &[k, n]);
+        for dtype in [DType::Float32, DType::Float64, DType::Int32, DType::Int64] {
+            let a = Array::from_slice(&av, &[m, k])
+                .unwrap()
+                .astype(dtype)
+                .unwrap();
+            let b = Array::from_slice(&bv, &[k, n])
+                .unwrap()
+                .astype(dtype)
+                .unwrap();
+            let got = matmul(&a, &b)
+                .unwrap()
+                .astype(DType::Float64)
+                .unwrap()
+                .to_vec::<f64>()
+                .unwrap();
+            assert_eq!(got, want, "{dtype}");
+        }
+    }
+
+    #[test]
+    fn addmm_scales_and_broadcasts() {
+        let a = Array::from_slice(&[1.0f64, 2.0, 3.0, 4.0], &[2, 2]).unwrap();
+        let c = Array::from_slice(&[1.0f64, -1.0], &[2]).unwrap();
+        let y = addmm(&c, &a, &a, 0.5, 3.0).unwrap();
+        assert_eq!(y.to_vec::<f64>().unwrap(), vec![6.5, 2.0, 10.5, 8.0]);
+        // beta == 0 ignores NaNs in c.
+        let nan = Array::from_slice(&[f64::NAN], &[1]).unwrap();
+        let y = addmm(&nan, &a, &a, 1.0, 0.0).unwrap();
+        assert_eq!(y.to_vec::<f64>().unwrap(), vec![7.0, 10.0, 15.0, 22.0]);
+        for dtype in [
+            DType::Float16,
+            DType::BFloat16,
+            DType::Float32,
+            DType::Complex64,
+        ] {
+            let y = addmm(
+                &c.astype(dtype).unwrap(),
+                &a.astype(dtype).unwrap(),
+                &a.astype(dtype).unwrap(),
+                0.5,
+                3.0,
+            )
+            .unwrap();
+            let y = y.astype(DType::Float64).unwrap().to_vec::<f64>().unwrap();
+            assert_eq!(y, vec![6.5, 2.0, 10.5, 8.0], "{dtype}");
+        }
+        // Weak scalar c keeps the dtype.
+        let h = a.astype(DType::Float16).unwrap();
+        assert_eq!(
+            addmm(&Array::from(1.0), &h, &h, 1.0, 1.0).unwrap().dtype(),
+            DType::Float16
+        );
+        // k == 0 with accumulation scales c.
+        let e = crate::zeros(&[2, 0], DType::Float32).unwrap();
+        let et = crate::zeros(&[0, 2], DType::Float32).unwrap();
+        let c2 = crate::ones(&[2, 2], DType::Float32).unwrap();
+        assert_eq!(
+            addmm(&c2, &e, &et, 1.0, 2.0)
+                .unwrap()
+                .to_vec::<f32>()
+                .unwrap(),
+            vec![2.0; 4]
+        );
+    }
+
+    #[test]
+    fn addmm_with_empty_inner_dimension_scales_c_in_its_precision() {
+        let c = Array::from_slice(&[0.1f64, 0.7], &[2]).unwrap();
+        let a = crate::zeros(&[2, 0], DType::Float64).unwrap();
+        let b = crate::zeros(&[0, 2], DType::Float64).unwrap();
+        let y = addmm(&c, &a, &b, 1.0, 3.0)
+            .unwrap()
+            .to_vec::<f64>()
+            .unwrap();
+        assert_eq!(y, vec![0.1 * 3.0, 0.7 * 3.0, 0.1 * 3.0, 0.7 * 3.0]);
+    }
+
+    #[test]
+    fn addmm_errors() {
+        let a = crate::ones(&[2, 3], DType::Float32).unwrap();
+        let b = crate::ones(&[3, 4], DType::Float32).unwrap();
+        let e = addmm(
+            &crate::ones(&[3], DType::Float32).unwrap(),
+            &a,
+            &b,
+            1.0,
+            1.0,
+        )
+        .unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "addmm: c has shape [3], which does not broadcast to the shape [2, 4] of a @ b"
+        );
+        let e = addmm(
+            &crate::ones(&[1, 2, 4], DType::Float32).unwrap(),
+            &a,
+            &b,
+            1.0,
+            1.0,
+        )
+        .unwrap_err();
+        assert!(e.to_string().starts_with("addmm: c has shape [1, 2, 4]"));
+        let i = crate::ones(&[2, 2], DType::Int32).unwrap();
+        let e = addmm(&i, &i, &i, 1.0, 1.0).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "addmm: only floating point and complex types are supported, got int32"
+        );
+        let e = addmm(&a, &a, &a, 1.0, 1.0).unwrap_err();
+        assert!(
+            e.to_string()
+                .starts_with("addmm: a has shape [2, 3] and b has shape [2, 3]; 3 != 2")
+        );
+    }
+
+    #[test]
+    fn checked_views_reject_out_of_range_layouts() {
+        let v = [0f32; 6];
+        assert!(MatRef::new(&v, 0, (2, 3), (3, 1)).is_ok());
+        assert!(MatRef::new(&v, 1, (2, 3), (3, 1)).is_err());
+        assert!(MatRef::new(&v, 0, (2, 3), (0, 1)).is_err());
+        assert!(MatRef::new(&v, 0, (usize::MAX, 3), (usize::MAX, 1)).is_err());
+        let mut w = [0f32; 6];
+        assert!(MatMut::new(&mut w, 2, 3, 3).is_ok());
+        assert!(MatMut::new(&mut w, 2, 3, 2).is_err());
+        assert!(MatMut::new(&mut w, 3, 3, 3).is_err());
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+        #[test]
+        fn matmul_matches_naive_triple_loop(
+            m in 0usize..9, k in 0usize..9, n in 0usize..9, batch in 1usize..4,
+            transpose_a in any::<bool>(), seed in 0u64..1000,
+        ) {
+            let av: Vec<f64> = (0..batch * m * k).map(|i| ((i as u64 * 37 + seed) % 19) as f64 - 9.0).collect();
+            let bv: Vec<f64> = (0..k * n).map(|i| ((i as u64 * 53 + seed) % 13) as f64 - 6.0).collect();
+            let (want, shape) = naive(&av, &[batch, m, k], &bv, &[k, n]);
+            // Optionally present a as the transpose of a [batch, k, m] buffer.
+            let a = if transpose_a {
+                let mut t = vec![0.0; av.len()];
+                for b in 0..batch { for i in 0..m { for p in 0..k {
+                    t[b * m * k + p * m + i] = av[b * m * k + i * k + p];
+                }}}
+                strided(&t, &[batch, m, k], &[(m * k) as isize, 1, m as isize], 0)
+            } else {
+                Array::from_slice(&av, &[batch, m, k]).unwrap()
+            };
+            let b = Array::from_slice(&bv, &[k, n]).unwrap();
+            for dtype in [DType::Float32, DType::Float64, DType::Int32] {
+                let y = matmul(&a.astype(dtype).unwrap(), &b.astype(dtype).unwrap()).unwrap();
+                prop_assert_eq!(y.shape(), &shape[..]);
+                let got = y.astype(DType::Float64).unwrap().to_vec::<f64>().unwrap();
+                prop_assert_eq!(&got, &want);
+            }
+        }
+    }
+
+    /// Best wall time of `reps` evaluations of `f()`, after one warm-up.
+    fn best_seconds(reps: usize, f: impl Fn() -> Array) -> f64 {
+        f().eval().unwrap();
+        (0..reps)
+            .map(|_| {
+                let t = std::time::Instant::now();
+                f().eval().unwrap();
+                t.elapsed().as_secs_f64()
+            })
+            .fold(f64::MAX, f64::min)
+    }
+
+    /// f32 GFLOP/s at 1024 and 2048, contiguous and with a transposed
+    /// right operand (run with --release --ignored --nocapture).
+    #[test]
+    #[ignore]
+    fn bench_matmul_f32() {
+        for n in [1024usize, 2048] {
+            let a = Array::from_slice(&f32s(n * n, 1), &[n, n]).unwrap();
+            let b = Array::from_slice(&f32s(n * n, 2), &[n, n]).unwrap();
+            let bt = crate::transpose(&b, None).unwrap();
+            let reps = if n == 1024 { 20 } else { 5 };
+            let flops = 2.0 * (n as f64).powi(3);
+            let t = best_seconds(reps, || matmul(&a, &b).unwrap());
+            println!(
+                "matmul f32 {n}x{n}: best {:.3} ms, {:.1} GFLOP/s",
+                t * 1e3,
+                flops / t / 1e9
+            );
+            let t = best_seconds(reps, || matmul(&a, &bt).unwrap());
+            println!(
+                "matmul f32 {n}x{n} (b transposed view): best {:.3} ms, {:.1} GFLOP/s",
+                t * 1e3,
+                flops / t / 1e9
+            );
+        }
+    }
+}

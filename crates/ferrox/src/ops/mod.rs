@@ -1,0 +1,25 @@
+//! Ops: one family per file or folder. Each family holds its builders
+//! (validation, dtype and shape rules, `Array` methods), its primitive (the
+//! node type, whose `eval_cpu` calls into [`crate::backend`]), its
+//! derivative and batching rules, and its tests.
+
+pub mod binary;
+mod binary_derivatives;
+pub mod cast;
+pub mod cholesky;
+pub mod conv;
+mod conv_rules;
+pub mod creation;
+pub mod fft;
+pub mod indexing;
+pub mod join;
+pub mod lu;
+pub mod matmul;
+pub mod reduce;
+pub mod scan;
+pub mod shape_rules;
+pub mod softmax;
+pub mod sort;
+pub mod ternary;
+pub mod unary;
+pub mod views;

@@ -1,0 +1,1043 @@
+//! Cumulative scans: cumsum, cumprod, cummax, cummin.
+//!
+//! MLX semantics: `axis: None` scans the flattened array; `reverse` scans
+//! from the end; `inclusive: false` shifts by one so each output combines
+//! only the elements before it (the first output is the identity: 0, 1, the
+//! lowest or the highest value). cumsum/cumprod of bool give `int32`, every
+//! other dtype is kept (integers wrap); half floats accumulate in `f32` and
+//! round each output once. cummax/cummin propagate NaN.
+
+use super::shape_rules::normalize_axis;
+use crate::backend::cpu::elementwise::out_storage;
+use crate::backend::cpu::parallel::{MIN_PAR_ELEMS, worth_splitting};
+use crate::backend::cpu::reduce::{
+    AccNum, Cursor, Dim, MaxReducer, MinReducer, Reducer, dispatch, lanes, merge_dims, offset_of,
+};
+use crate::dtype::Element;
+use crate::graph::layout::Data;
+use crate::graph::primitive::{Operand, OutSpec, Primitive};
+use crate::runtime::memory::{Pod, Storage};
+use crate::transforms::rules;
+use crate::{Array, Complex64, DType, Error, Result, with_dtype};
+use half::{bf16, f16};
+use pulp::{Simd, WithSimd};
+use rayon::prelude::*;
+
+/// The scans computed by [`Scan`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ScanOp {
+    /// Running sum.
+    Sum,
+    /// Running product.
+    Prod,
+    /// Running maximum.
+    Max,
+    /// Running minimum.
+    Min,
+}
+
+impl ScanOp {
+    /// The op's public name.
+    pub fn name(self) -> &'static str {
+        match self {
+            ScanOp::Sum => "cumsum",
+            ScanOp::Prod => "cumprod",
+            ScanOp::Max => "cummax",
+            ScanOp::Min => "cummin",
+        }
+    }
+
+    /// The output dtype for an input of `dtype`.
+    ///
+    /// ```
+    /// use ferrox::{ops::scan::ScanOp, DType};
+    /// assert_eq!(ScanOp::Sum.out_dtype(DType::Bool), DType::Int32);
+    /// assert_eq!(ScanOp::Sum.out_dtype(DType::Int8), DType::Int8);
+    /// assert_eq!(ScanOp::Max.out_dtype(DType::Bool), DType::Bool);
+    /// ```
+    pub fn out_dtype(self, dtype: DType) -> DType {
+        match (self, dtype) {
+            (ScanOp::Sum | ScanOp::Prod, DType::Bool) => DType::Int32,
+            (_, d) => d,
+        }
+    }
+}
+
+/// A cumulative scan along `axis` (or the flattened array for `None`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Scan {
+    /// What to accumulate.
+    pub op: ScanOp,
+    /// The scanned axis; `None` for the flattened array.
+    pub axis: Option<usize>,
+    /// Scan from the last element to the first.
+    pub reverse: bool,
+    /// Include each element in its own output.
+    pub inclusive: bool,
+}
+
+impl Primitive for Scan {
+    fn name(&self) -> &'static str {
+        self.op.name()
+    }
+    fn eval_cpu(&self, inputs: &[Operand<'_>], out: OutSpec<'_>) -> Result<Data> {
+        let x = &inputs[0];
+        let mut st = out_storage(out)?;
+        with_dtype!(x.dtype, T => match self.op {
+            ScanOp::Sum => self.run::<T, _>(x, &CumSum, &mut st, out),
+            ScanOp::Prod => self.run::<T, _>(x, &CumProd, &mut st, out),
+            ScanOp::Max => self.run::<T, _>(x, &MaxReducer, &mut st, out),
+            ScanOp::Min => self.run::<T, _>(x, &MinReducer, &mut st, out),
+        })?;
+        Ok(Data::contiguous(st, out.shape))
+    }
+    fn output_shape(&self, input_shapes: &[&[usize]]) -> Option<Result<Vec<usize>>> {
+        let shape = input_shapes.first()?;
+        match self.axis {
+            None => Some(Ok(vec![shape.iter().product()])),
+            Some(a) => (a < shape.len()).then(|| Ok(shape.to_vec())),
+        }
+    }
+    /// cumsum: the reverse scan of the cotangent. cumprod: the reverse
+    /// scan of `g * out`, divided by the input (not defined where the input
+    /// is 0). cummax/cummin (inclusive only): the cotangent goes to the
+    /// element holding the running extremum (the latest one on ties).
+    fn vjp(
+        &self,
+        p: &[Array],
+        g: &Array,
+        output: &Array,
+        _argnums: &[usize],
+    ) -> Result<Vec<Array>> {
+        let x = &p[0];
+        let (xf, axis) = self.flat(x)?;
+        let gx = match self.op {
+            ScanOp::Sum => self.rescan(ScanOp::Sum, g, axis, !self.reverse)?,
+            ScanOp::Prod => {
+                let s = self.rescan(
+                    ScanOp::Sum,
+                    &crate::multiply(g, output)?,
+                    axis,
+                    !self.reverse,
+                )?;
+                crate::divide(&s, &xf)?
+            }
+            ScanOp::Max | ScanOp::Min => {
+                let (h, valid) = self.holders(&xf, output, axis)?;
+                let g = match valid {
+                    Some(v) => crate::r#where(&v, g, &crate::zeros_like(g)?)?,
+                    None => g.clone(),
+                };
+                crate::ops::indexing::scatter_along_axis(&g, &h, Some(axis), xf.shape())?
+            }
+        };
+        Ok(vec![rules::reshape_to(&gx, x.shape())?.astype(x.dtype())?])
+    }
+    fn jvp(&self, p: &[Array], tangents: &[Option<Array>], output: &Array) -> Result<Array> {
+        let Some(t) = &tangents[0] else {
+            return crate::zeros_like(output);
+        };
+        let (tf, axis) = self.flat(t)?;
+        match self.op {
+            ScanOp::Sum => self.rescan(ScanOp::Sum, &tf, axis, self.reverse),
+            ScanOp::Prod => {
+                let (xf, _) = self.flat(&p[0])?;
+                let s = self.rescan(ScanOp::Sum, &crate::divide(&tf, &xf)?, axis, self.reverse)?;
+                crate::multiply(&s, output)
+            }
+            ScanOp::Max | ScanOp::Min => {
+                let (xf, _) = self.flat(&p[0])?;
+                let (h, valid) = self.holders(&xf, output, axis)?;
+                let t = crate::take_along_axis(&tf, &h, Some(axis as isize))?;
+                match valid {
+                    Some(v) => crate::r#where(&v, &t, &crate::zeros_like(&t)?),
+                    None => Ok(t),
+                }
+            }
+        }
+    }
+    fn vmap(&self, inputs: &[Array], axes: &[Option<usize>]) -> Result<(Array, Option<usize>)> {
+        let Some(ax) = axes[0] else {
+            let axis = self.axis.map(|a| a as isize);
+            let y = scan_op(self.op, &inputs[0], axis, self.reverse, self.inclusive)?;
+            return Ok((y, None));
+        };
+        let x = rules::batch_front(&inputs[0], Some(ax))?;
+        let y = match self.axis {
+            Some(a) => scan_op(
+                self.op,
+                &x,
+                Some(a as isize + 1),
+                self.reverse,
+                self.inclusive,
+            )?,
+            None => {
+                let b = x.shape()[0];
+                let flat = rules::reshape_to(&x, &[b, x.size() / b.max(1)])?;
+                scan_op(self.op, &flat, Some(1), self.reverse, self.inclusive)?
+            }
+        };
+        Ok((y, Some(0)))
+    }
+    crate::primitive_common!();
+}
+
+impl Scan {
+    /// `x` as the scan reads it (flattened for `axis: None`) and the axis.
+    fn flat(&self, x: &Array) -> Result<(Array, usize)> {
+        match self.axis {
+            Some(a) => Ok((x.clone(), a)),
+            None => Ok((rules::reshape_to(x, &[x.size()])?, 0)),
+        }
+    }
+
+    /// A scan of `op` along `axis` of `v` in direction `reverse`, with this
+    /// scan's inclusiveness.
+    fn rescan(&self, op: ScanOp, v: &Array, axis: usize, reverse: bool) -> Result<Array> {
+        scan_op(op, v, Some(axis as isize), reverse, self.inclusive)
+    }
+
+    /// For each output of a cummax/cummin, the index (int64) along `axis`
+    /// of the element it came from (`out = take_along_axis(x, holders)`),
+    /// and for an exclusive scan a mask of the outputs that came from an
+    /// element at all (the first in scan order is the op's identity).
+    fn holders(&self, x: &Array, out: &Array, axis: usize) -> Result<(Array, Option<Array>)> {
+        let n = x.shape()[axis];
+        if self.inclusive || n == 0 {
+            return Ok((Self::inclusive_holders(x, out, axis, self.reverse)?, None));
+        }
+        // An exclusive output is the inclusive one shifted by one step in
+        // scan order: its holder is the inclusive holder one step back.
+        let incl = scan_op(self.op, x, Some(axis as isize), self.reverse, true)?;
+        let h = Self::inclusive_holders(x, &incl, axis, self.reverse)?;
+        let part = |lo: usize, hi: usize| {
+            let mut start = vec![0isize; x.ndim()];
+            let mut stop: Vec<isize> = x.shape().iter().map(|&d| d as isize).collect();
+            start[axis] = lo as isize;
+            stop[axis] = hi as isize;
+            crate::slice(&h, &start, &stop, &vec![1; x.ndim()])
+        };
+        let pos = crate::arange(0.0, n as f64, 1.0, DType::Int64)?;
+        let mut shape = vec![1; x.ndim()];
+        shape[axis] = n;
+        let pos = rules::reshape_to(&pos, &shape)?;
+        let ax = axis as isize;
+        let (shifted, valid) = if self.reverse {
+            (
+                crate::concatenate(&[part(1, n)?, part(n - 1, n)?], ax)?,
+                crate::less(&pos, &Array::from(n as i64 - 1))?,
+            )
+        } else {
+            (
+                crate::concatenate(&[part(0, 1)?, part(0, n - 1)?], ax)?,
+                crate::greater(&pos, &Array::from(0i64))?,
+            )
+        };
+        Ok((shifted, Some(crate::broadcast_to(&valid, x.shape())?)))
+    }
+
+    /// The holders of an inclusive scan's outputs `out` (see `holders`).
+    fn inclusive_holders(x: &Array, out: &Array, axis: usize, reverse: bool) -> Result<Array> {
+        let n = x.shape()[axis];
+        let mut shape = vec![1; x.ndim()];
+        shape[axis] = n;
+        let idx = rules::reshape_to(&crate::arange(0.0, n as f64, 1.0, DType::Int64)?, &shape)?;
+        let holds = crate::equal(x, out)?;
+        let ax = Some(axis as isize);
+        // The latest holder at or before each position (scan order).
+        if reverse {
+            let none = Array::from(n as i64);
+            let marked = crate::r#where(&holds, &idx, &none)?.astype(DType::Int64)?;
+            crate::cummin(&marked, ax, true, true)
+        } else {
+            let none = Array::from(-1i64);
+            let marked = crate::r#where(&holds, &idx, &none)?.astype(DType::Int64)?;
+            crate::cummax(&marked, ax, false, true)
+        }
+    }
+}
+
+impl Scan {
+    fn run<T: Pod, C: Reducer<T>>(
+        &self,
+        x: &Operand<'_>,
+        c: &C,
+        st: &mut Storage,
+        out: OutSpec<'_>,
+    ) -> Result<()>
+    where
+        C::Out: Pod + Element,
+    {
+        if C::Out::DTYPE != out.dtype {
+            return Err(Error::runtime(
+                self.name(),
+                format!(
+                    "kernel for {} produces {} but the node is {}",
+                    x.dtype,
+                    C::Out::DTYPE,
+                    out.dtype
+                ),
+            ));
+        }
+        let dir = Dir {
+            reverse: self.reverse,
+            inclusive: self.inclusive,
+        };
+        scan(
+            self.name(),
+            x,
+            self.axis,
+            dir,
+            c,
+            st.as_mut_slice::<C::Out>(),
+        )
+    }
+}
+
+/// An element type's running-sum/product accumulator: like the input
+/// (bool: `int32`; half floats: `f32`).
+pub trait ScanInput: Pod {
+    /// The accumulator.
+    type Acc: AccNum;
+    /// The output element.
+    type Out: Pod;
+    /// Converts an element to the accumulator type.
+    fn widen(self) -> Self::Acc;
+    /// Converts the accumulator to the output type.
+    fn narrow(acc: Self::Acc) -> Self::Out;
+}
+
+macro_rules! scan_same {($($t:ty),*) => {$(
+    impl ScanInput for $t {
+        type Acc = $t;
+        type Out = $t;
+        #[inline(always)] fn widen(self) -> $t { self }
+        #[inline(always)] fn narrow(acc: $t) -> $t { acc }
+    }
+)*}}
+scan_same!(u8, u16, u32, u64, i8, i16, i32, i64, f32, f64, Complex64);
+
+macro_rules! scan_half {($($t:ty),*) => {$(
+    impl ScanInput for $t {
+        type Acc = f32;
+        type Out = $t;
+        #[inline(always)] fn widen(self) -> f32 { self.to_f32() }
+        #[inline(always)] fn narrow(acc: f32) -> $t { <$t>::from_f32(acc) }
+    }
+)*}}
+scan_half!(f16, bf16);
+
+impl ScanInput for bool {
+    type Acc = i32;
+    type Out = i32;
+    #[inline(always)]
+    fn widen(self) -> i32 {
+        self as i32
+    }
+    #[inline(always)]
+    fn narrow(acc: i32) -> i32 {
+        acc
+    }
+}
+
+/// Running sum with [`ScanInput`]'s accumulator.
+#[derive(Debug, Clone, Copy)]
+pub struct CumSum;
+
+impl<T: ScanInput> Reducer<T> for CumSum {
+    type Acc = T::Acc;
+    type Out = T::Out;
+    #[inline(always)]
+    fn init(&self) -> T::Acc {
+        T::Acc::ZERO
+    }
+    #[inline(always)]
+    fn step(&self, acc: T::Acc, x: T) -> T::Acc {
+        acc.add(x.widen())
+    }
+    #[inline(always)]
+    fn merge(&self, a: T::Acc, b: T::Acc) -> T::Acc {
+        a.add(b)
+    }
+    #[inline(always)]
+    fn finish(&self, acc: T::Acc, _count: usize) -> T::Out {
+        T::narrow(acc)
+    }
+}
+
+/// Running product with [`ScanInput`]'s accumulator.
+#[derive(Debug, Clone, Copy)]
+pub struct CumProd;
+
+impl<T: ScanInput> Reducer<T> for CumProd {
+    type Acc = T::Acc;
+    type Out = T::Out;
+    #[inline(always)]
+    fn init(&self) -> T::Acc {
+        T::Acc::ONE
+    }
+    #[inline(always)]
+    fn step(&self, acc: T::Acc, x: T) -> T::Acc {
+        acc.mul(x.widen())
+    }
+    #[inline(always)]
+    fn merge(&self, a: T::Acc, b: T::Acc) -> T::Acc {
+        a.mul(b)
+    }
+    #[inline(always)]
+    fn finish(&self, acc: T::Acc, _count: usize) -> T::Out {
+        T::narrow(acc)
+    }
+}
+
+/// Scan direction and inclusiveness.
+#[derive(Debug, Clone, Copy)]
+struct Dir {
+    reverse: bool,
+    inclusive: bool,
+}
+
+/// Elements per chunk of the parallel scan of one long line. Fixed (not
+/// derived from the thread count) so results do not depend on it.
+const SCAN_CHUNK: usize = 1 << 16;
+
+/// Scans `x` into `out` (row-major, the input's shape; flattened for
+/// `axis: None`).
+fn scan<T: Pod, C: Reducer<T>>(
+    name: &str,
+    x: &Operand<'_>,
+    axis: Option<usize>,
+    dir: Dir,
+    c: &C,
+    out: &mut [C::Out],
+) -> Result<()> {
+    let total: usize = x.shape.iter().product();
+    if out.len() != total {
+        return Err(Error::runtime(
+            name,
+            format!("output has {} elements, input {total}", out.len()),
+        ));
+    }
+    if total == 0 {
+        return Ok(());
+    }
+    let Some(axis) = axis else {
+        match x.data.as_contiguous::<T>(x.shape) {
+            Some(xs) => scan_long(c, xs, out, dir),
+            None => scan_long(c, &x.data.to_vec::<T>(x.shape), out, dir),
+        }
+        return Ok(());
+    };
+    let (n, s) = (x.shape[axis], x.data.strides[axis]);
+    let dims = |r: std::ops::Range<usize>| -> Vec<Dim> {
+        x.shape[r.clone()]
+            .iter()
+            .zip(&x.data.strides[r])
+            .map(|(&n, &s)| Dim { n, s })
+            .collect()
+    };
+    let pre = dims(0..axis);
+    let post = dims(axis + 1..x.shape.len());
+    let merged_post = merge_dims(post.iter().copied().filter(|d| d.n != 1).collect());
+    let p: usize = post.iter().map(|d| d.n).product();
+    let block = n * p;
+    let raw = x.data.raw::<T>();
+    let offset = x.data.offset as isize;
+    if block == total && p == 1 && s == 1 {
+        let start = offset as usize;
+        scan_long(c, &raw[start..start + n], out, dir);
+        return Ok(());
+    }
+    let rows_contiguous = merged_post.len() == 1 && merged_post[0].s == 1;
+    let task = |first: usize, dst: &mut [C::Out]| {
+        for (k, blk) in dst.chunks_mut(block).enumerate() {
+            let base = offset_of(&pre, offset, first + k);
+            if p > 1 && rows_contiguous {
+                dispatch(ScanRows {
+                    c,
+                    raw,
+                    base,
+                    s,
+                    n,
+                    block: blk,
+                    dir,
+                });
+            } else {
+                // One strided line per post index.
+                let mut cur = Cursor::new(&post, base, 0);
+                for j in 0..p {
+                    let line = Line {
+                        start: cur.offset() as isize,
+                        stride: s,
+                        n,
+                    };
+                    dispatch(ScanLine {
+                        c,
+                        raw,
+                        line,
+                        out: &mut blk[j..],
+                        out_stride: p,
+                        dir,
+                    });
+                    cur.advance();
+                }
+            }
+        }
+    };
+    if worth_splitting(total) && total / block > 1 {
+        let per_task = MIN_PAR_ELEMS.div_ceil(block).max(1);
+        out.par_chunks_mut(block * per_task)
+            .enumerate()
+            .for_each(|(t, d)| task(t * per_task, d));
+    } else {
+        task(0, out);
+    }
+    Ok(())
+}
+
+/// A strided line of the input.
+#[derive(Clone, Copy)]
+struct Line {
+    start: isize,
+    stride: isize,
+    n: usize,
+}
+
+/// Scans one strided line into `out[0], out[out_stride], ...`.
+#[inline(always)]
+fn scan_line<T: Pod, C: Reducer<T>>(
+    c: &C,
+    raw: &[T],
+    line: Line,
+    out: &mut [C::Out],
+    out_stride: usize,
+    dir: Dir,
+) {
+    let mut acc = c.init();
+    for k in 0..line.n {
+        let i = if dir.reverse { line.n - 1 - k } else { k };
+        let x = raw[(line.start + i as isize * line.stride) as usize];
+        let o = &mut out[i * out_stride];
+        if dir.inclusive {
+            acc = c.step(acc, x);
+            *o = c.finish(acc, 0);
+        } else {
+            *o = c.finish(acc, 0);
+            acc = c.step(acc, x);
+        }
+    }
+}
+
+/// Scans `n` contiguous rows of `block.len() / n` elements (row `i` at
+/// `base + i * s`) with a vectorised accumulator row.
+#[inline(always)]
+fn scan_rows<T: Pod, C: Reducer<T>>(
+    c: &C,
+    raw: &[T],
+    base: isize,
+    s: isize,
+    n: usize,
+    block: &mut [C::Out],
+    dir: Dir,
+) {
+    let p = block.len() / n;
+    let mut acc = vec![c.init(); p];
+    for k in 0..n {
+        let i = if dir.reverse { n - 1 - k } else { k };
+        let start = (base + i as isize * s) as usize;
+        let row = &raw[start..start + p];
+        let dst = &mut block[i * p..(i + 1) * p];
+        if dir.inclusive {
+            for ((a, &x), o) in acc.iter_mut().zip(row).zip(dst) {
+                *a = c.step(*a, x);
+                *o = c.finish(*a, 0);
+            }
+        } else {
+            for ((a, &x), o) in acc.iter_mut().zip(row).zip(dst) {
+                *o = c.finish(*a, 0);
+                *a = c.step(*a, x);
+            }
+        }
+    }
+}
+
+/// Scans a contiguous slice starting from `acc`.
+#[inline(always)]
+fn scan_slice<T: Pod, C: Reducer<T>>(
+    c: &C,
+    xs: &[T],
+    out: &mut [C::Out],
+    mut acc: C::Acc,
+    dir: Dir,
+) {
+    match (dir.reverse, dir.inclusive) {
+        (false, true) => {
+            for (o, &x) in out.iter_mut().zip(xs) {
+                acc = c.step(acc, x);
+                *o = c.finish(acc, 0);
+            }
+        }
+        (false, false) => {
+            for (o, &x) in out.iter_mut().zip(xs) {
+                *o = c.finish(acc, 0);
+                acc = c.step(acc, x);
+            }
+        }
+        (true, true) => {
+            for (o, &x) in out.iter_mut().zip(xs).rev() {
+                acc = c.step(acc, x);
+                *o = c.finish(acc, 0);
+            }
+        }
+        (true, false) => {
+            for (o, &x) in out.iter_mut().zip(xs).rev() {
+                *o = c.finish(acc, 0);
+                acc = c.step(acc, x);
+            }
+        }
+    }
+}
+
+/// Scans one long contiguous line: above [`MIN_PAR_ELEMS`] in chunks, with
+/// chunk totals (vectorised) combined into each chunk's carry-in first, so
+/// the chunks scan in parallel.
+fn scan_long<T: Pod, C: Reducer<T>>(c: &C, xs: &[T], out: &mut [C::Out], dir: Dir) {
+    if xs.len() < 2 * MIN_PAR_ELEMS {
+        dispatch(ScanSlice {
+            c,
+            xs,
+            out,
+            acc: c.init(),
+            dir,
+        });
+        return;
+    }
+    let totals: Vec<C::Acc> = xs
+        .par_chunks(SCAN_CHUNK)
+        .map(|ch| dispatch(Lanes { c, xs: ch }))
+        .collect();
+    // Carry into each chunk: everything before it in scan order.
+    let mut carries = vec![c.init(); totals.len()];
+    let mut acc = c.init();
+    let order: Box<dyn Iterator<Item = usize>> = if dir.reverse {
+        Box::new((0..totals.len()).rev())
+    } else {
+        Box::new(0..totals.len())
+    };
+    for i in order {
+        carries[i] = acc;
+        acc = c.merge(acc, totals[i]);
+    }
+    out.par_chunks_mut(SCAN_CHUNK)
+        .zip(xs.par_chunks(SCAN_CHUNK))
+        .zip(carries)
+        .for_each(|((o, x), carry)| {
+            dispatch(ScanSlice {
+                c,
+                xs: x,
+                out: o,
+                acc: carry,
+                dir,
+            })
+        });
+}
+
+// Dispatched kernel bodies (see `backend::cpu::reduce::dispatch` for why
+// these are structs rather than closures).
+
+struct ScanRows<'a, T: Copy, C: Reducer<T>> {
+    c: &'a C,
+    raw: &'a [T],
+    base: isize,
+    s: isize,
+    n: usize,
+    block: &'a mut [C::Out],
+    dir: Dir,
+}
+
+impl<T: Pod, C: Reducer<T>> WithSimd for ScanRows<'_, T, C> {
+    type Output = ();
+    #[inline(always)]
+    fn with_simd<S: Simd>(self, _: S) {
+        scan_rows(
+            self.c, self.raw, self.base, self.s, self.n, self.block, self.dir,
+        )
+    }
+}
+
+struct ScanLine<'a, T: Copy, C: Reducer<T>> {
+    c: &'a C,
+    raw: &'a [T],
+    line: Line,
+    out: &'a mut [C::Out],
+    out_stride: usize,
+    dir: Dir,
+}
+
+impl<T: Pod, C: Reducer<T>> WithSimd for ScanLine<'_, T, C> {
+    type Output = ();
+    #[inline(always)]
+    fn with_simd<S: Simd>(self, _: S) {
+        scan_line(
+            self.c,
+            self.raw,
+            self.line,
+            self.out,
+            self.out_stride,
+            self.dir,
+        )
+    }
+}
+
+struct ScanSlice<'a, T: Copy, C: Reducer<T>> {
+    c: &'a C,
+    xs: &'a [T],
+    out: &'a mut [C::Out],
+    acc: C::Acc,
+    dir: Dir,
+}
+
+impl<T: Pod, C: Reducer<T>> WithSimd for ScanSlice<'_, T, C> {
+    type Output = ();
+    #[inline(always)]
+    fn with_simd<S: Simd>(self, _: S) {
+        scan_slice(self.c, self.xs, self.out, self.acc, self.dir)
+    }
+}
+
+struct Lanes<'a, T, C> {
+    c: &'a C,
+    xs: &'a [T],
+}
+
+impl<T: Pod, C: Reducer<T>> WithSimd for Lanes<'_, T, C> {
+    type Output = C::Acc;
+    #[inline(always)]
+    fn with_simd<S: Simd>(self, _: S) -> C::Acc {
+        lanes(self.c, self.xs)
+    }
+}
+
+fn scan_op(
+    op: ScanOp,
+    a: &Array,
+    axis: Option<isize>,
+    reverse: bool,
+    inclusive: bool,
+) -> Result<Array> {
+    let (axis, shape) = match axis {
+        None => (None, vec![a.size()]),
+        Some(ax) => (
+            Some(normalize_axis(op.name(), ax, a.ndim())?),
+            a.shape().to_vec(),
+        ),
+    };
+    Ok(Array::from_op(
+        shape,
+        op.out_dtype(a.dtype()),
+        Scan {
+            op,
+            axis,
+            reverse,
+            inclusive,
+        },
+        vec![a.clone()],
+    ))
+}
+
+/// Cumulative sum along `axis` (`None`: the flattened array).
+///
+/// `reverse` scans from the end; `inclusive: false` excludes each element
+/// from its own output (the first output is 0). bool gives `int32`.
+///
+/// ```
+/// let a = ferrox::Array::from_slice(&[1i32, 2, 3, 4], &[2, 2])?;
+/// assert_eq!(ferrox::cumsum(&a, Some(1), false, true)?.to_vec::<i32>()?, vec![1, 3, 3, 7]);
+/// assert_eq!(ferrox::cumsum(&a, None, false, true)?.to_vec::<i32>()?, vec![1, 3, 6, 10]);
+/// assert_eq!(ferrox::cumsum(&a, None, true, false)?.to_vec::<i32>()?, vec![9, 7, 4, 0]);
+/// # Ok::<(), ferrox::Error>(())
+/// ```
+pub fn cumsum(a: &Array, axis: Option<isize>, reverse: bool, inclusive: bool) -> Result<Array> {
+    scan_op(ScanOp::Sum, a, axis, reverse, inclusive)
+}
+
+/// Cumulative product; see [`cumsum`] (the first exclusive output is 1).
+///
+/// ```
+/// let a = ferrox::Array::from_slice(&[1.0f32, 2.0, 3.0, 4.0], &[4])?;
+/// assert_eq!(ferrox::cumprod(&a, Some(0), false, true)?.to_vec::<f32>()?, vec![1.0, 2.0, 6.0, 24.0]);
+/// assert_eq!(ferrox::cumprod(&a, Some(-1), false, false)?.to_vec::<f32>()?, vec![1.0, 1.0, 2.0, 6.0]);
+/// # Ok::<(), ferrox::Error>(())
+/// ```
+pub fn cumprod(a: &Array, axis: Option<isize>, reverse: bool, inclusive: bool) -> Result<Array> {
+    scan_op(ScanOp::Prod, a, axis, reverse, inclusive)
+}
+
+/// Cumulative maximum; see [`cumsum`]. NaN propagates; the first exclusive
+/// output is the dtype's lowest value (`-inf` for floats).
+///
+/// ```
+/// let a = ferrox::Array::from_slice(&[2i8, 1, 5, 3], &[4])?;
+/// assert_eq!(ferrox::cummax(&a, None, false, true)?.to_vec::<i8>()?, vec![2, 2, 5, 5]);
+/// assert_eq!(ferrox::cummax(&a, None, true, true)?.to_vec::<i8>()?, vec![5, 5, 5, 3]);
+/// # Ok::<(), ferrox::Error>(())
+/// ```
+pub fn cummax(a: &Array, axis: Option<isize>, reverse: bool, inclusive: bool) -> Result<Array> {
+    scan_op(ScanOp::Max, a, axis, reverse, inclusive)
+}
+
+/// Cumulative minimum; see [`cummax`] (the first exclusive output is the
+/// highest value, `+inf` for floats).
+///
+/// ```
+/// let a = ferrox::Array::from_slice(&[2.0f32, 1.0, 5.0], &[3])?;
+/// assert_eq!(ferrox::cummin(&a, None, false, false)?.to_vec::<f32>()?, vec![f32::INFINITY, 2.0, 1.0]);
+/// # Ok::<(), ferrox::Error>(())
+/// ```
+pub fn cummin(a: &Array, axis: Option<isize>, reverse: bool, inclusive: bool) -> Result<Array> {
+    scan_op(ScanOp::Min, a, axis, reverse, inclusive)
+}
+
+impl Array {
+    /// Method form of [`cumsum`].
+    ///
+    /// ```
+    /// let a = ferrox::ones(&[3], ferrox::DType::Bool)?;
+    /// assert_eq!(a.cumsum(None, false, true)?.to_vec::<i32>()?, vec![1, 2, 3]);
+    /// # Ok::<(), ferrox::Error>(())
+    /// ```
+    pub fn cumsum(&self, axis: Option<isize>, reverse: bool, inclusive: bool) -> Result<Array> {
+        cumsum(self, axis, reverse, inclusive)
+    }
+    /// Method form of [`cumprod`].
+    ///
+    /// ```
+    /// let a = ferrox::full(&[3], 2.0, ferrox::DType::UInt8)?;
+    /// assert_eq!(a.cumprod(None, false, true)?.to_vec::<u8>()?, vec![2, 4, 8]);
+    /// # Ok::<(), ferrox::Error>(())
+    /// ```
+    pub fn cumprod(&self, axis: Option<isize>, reverse: bool, inclusive: bool) -> Result<Array> {
+        cumprod(self, axis, reverse, inclusive)
+    }
+    /// Method form of [`cummax`].
+    ///
+    /// ```
+    /// let a = ferrox::Array::from_slice(&[1.0f64, 3.0, 2.0], &[3])?;
+    /// assert_eq!(a.cummax(Some(0), false, true)?.to_vec::<f64>()?, vec![1.0, 3.0, 3.0]);
+    /// # Ok::<(), ferrox::Error>(())
+    /// ```
+    pub fn cummax(&self, axis: Option<isize>, reverse: bool, inclusive: bool) -> Result<Array> {
+        cummax(self, axis, reverse, inclusive)
+    }
+    /// Method form of [`cummin`].
+    ///
+    /// ```
+    /// let a = ferrox::Array::from_slice(&[3i64, 1, 2], &[3])?;
+    /// assert_eq!(a.cummin(Some(0), false, true)?.to_vec::<i64>()?, vec![3, 1, 1]);
+    /// # Ok::<(), ferrox::Error>(())
+    /// ```
+    pub fn cummin(&self, axis: Option<isize>, reverse: bool, inclusive: bool) -> Result<Array> {
+        cummin(self, axis, reverse, inclusive)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ErrorKind;
+    use crate::graph::layout::row_major_strides;
+    use proptest::prelude::*;
+
+    /// Naive scan of `values` (row-major over `shape`) along `axis`.
+    fn naive(values: &[i64], shape: &[usize], axis: usize, op: ScanOp, dir: Dir) -> Vec<i64> {
+        let n = shape[axis];
+        let p: usize = shape[axis + 1..].iter().product();
+        let mut out = vec![0; values.len()];
+        for pre in 0..values.len() / (n * p) {
+            for j in 0..p {
+                let mut acc: Option<i64> = None;
+                let order: Vec<usize> = if dir.reverse {
+                    (0..n).rev().collect()
+                } else {
+                    (0..n).collect()
+                };
+                for i in order {
+                    let at = pre * n * p + i * p + j;
+                    let x = values[at];
+                    let combined = match (acc, op) {
+                        (None, _) => x,
+                        (Some(a), ScanOp::Sum) => a.wrapping_add(x),
+                        (Some(a), ScanOp::Prod) => a.wrapping_mul(x),
+                        (Some(a), ScanOp::Max) => a.max(x),
+                        (Some(a), ScanOp::Min) => a.min(x),
+                    };
+                    let identity = match op {
+                        ScanOp::Sum => 0,
+                        ScanOp::Prod => 1,
+                        ScanOp::Max => i64::MIN,
+                        ScanOp::Min => i64::MAX,
+                    };
+                    out[at] = if dir.inclusive {
+                        combined
+                    } else {
+                        acc.unwrap_or(identity)
+                    };
+                    acc = Some(combined);
+                }
+            }
+        }
+        out
+    }
+
+    fn eval_view(prim: &Scan, values: &[i64], shape: &[usize], strides: Vec<isize>) -> Vec<i64> {
+        let mut st = Storage::new(std::mem::size_of_val(values), false).unwrap();
+        st.as_mut_slice::<i64>().copy_from_slice(values);
+        let data = Data {
+            storage: std::sync::Arc::new(st),
+            strides,
+            offset: 0,
+        };
+        let x = Operand {
+            data: &data,
+            shape,
+            dtype: DType::Int64,
+        };
+        let out_shape = if prim.axis.is_some() {
+            shape.to_vec()
+        } else {
+            vec![values.len()]
+        };
+        let d = prim
+            .eval_cpu(
+                &[x],
+                OutSpec {
+                    shape: &out_shape,
+                    dtype: DType::Int64,
+                },
+            )
+            .unwrap();
+        d.to_vec::<i64>(&out_shape)
+    }
+
+    #[test]
+    fn dtypes_and_validation() {
+        let b = Array::from_slice(&[true, false, true], &[3]).unwrap();
+        assert_eq!(
+            cumsum(&b, None, false, true)
+                .unwrap()
+                .to_vec::<i32>()
+                .unwrap(),
+            vec![1, 1, 2]
+        );
+        assert_eq!(cummax(&b, None, false, true).unwrap().dtype(), DType::Bool);
+        let i = Array::from_slice(&[100i8, 100], &[2]).unwrap();
+        assert_eq!(
+            cumsum(&i, None, false, true)
+                .unwrap()
+                .to_vec::<i8>()
+                .unwrap(),
+            vec![100, -56]
+        );
+        let e = cumsum(&i, Some(1), false, true).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::Axis);
+        assert!(e.to_string().starts_with("cumsum: axis 1"), "{e}");
+        let s = Array::scalar(3.0f32);
+        assert_eq!(cumsum(&s, None, false, true).unwrap().shape(), &[1]);
+        let z = crate::zeros(&[0, 2], DType::Float32).unwrap();
+        assert_eq!(cumprod(&z, Some(0), false, true).unwrap().shape(), &[0, 2]);
+    }
+
+    #[test]
+    fn nan_and_half_floats() {
+        let a = Array::from_slice(&[1.0f32, f32::NAN, 3.0], &[3]).unwrap();
+        let m = cummax(&a, None, false, true)
+            .unwrap()
+            .to_vec::<f32>()
+            .unwrap();
+        assert!(m[0] == 1.0 && m[1].is_nan() && m[2].is_nan());
+        let h = crate::ones(&[4096], DType::Float16).unwrap();
+        let c = cumsum(&h, None, false, true)
+            .unwrap()
+            .to_vec::<f16>()
+            .unwrap();
+        assert_eq!(c[4095], f16::from_f32(4096.0));
+        let e = cummin(&a, None, true, false)
+            .unwrap()
+            .to_vec::<f32>()
+            .unwrap();
+        assert!(e[2] == f32::INFINITY && e[1] == 3.0 && e[0].is_nan());
+    }
+
+    #[test]
+    fn long_lines_scan_in_chunks() {
+        let n = 5 * SCAN_CHUNK + 123;
+        let a = crate::ones(&[n], DType::Int32).unwrap();
+        for (rev, inc) in [(false, true), (false, false), (true, true), (true, false)] {
+            let c = cumsum(&a, Some(0), rev, inc)
+                .unwrap()
+                .to_vec::<i32>()
+                .unwrap();
+            for (i, &v) in c.iter().enumerate() {
+                let before = if rev { n - 1 - i } else { i } as i32;
+                assert_eq!(v, before + inc as i32, "rev {rev} inc {inc} at {i}");
+            }
+        }
+        let f = crate::full(&[n], 0.5, DType::Float32).unwrap();
+        let c = cumsum(&f, None, false, true)
+            .unwrap()
+            .to_vec::<f32>()
+            .unwrap();
+        assert_eq!(c[n - 1], n as f32 * 0.5);
+    }
+
+    fn case() -> impl Strategy<Value = (Vec<usize>, usize, Vec<usize>, bool, bool, usize)> {
+        prop::collection::vec(1usize..7, 1..4).prop_flat_map(|shape| {
+            let nd = shape.len();
+            (
+                Just(shape),
+                0..nd,
+                Just((0..nd).collect::<Vec<usize>>()).prop_shuffle(),
+                any::<bool>(),
+                any::<bool>(),
+                0usize..4,
+            )
+        })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(200))]
+
+        #[test]
+        fn scans_match_naive_loops((shape, axis, perm, reverse, inclusive, op_pick) in case(), big in any::<bool>()) {
+            let mut shape = shape;
+            if big {
+                shape[axis] *= 1500; // long lines: parallel paths
+            }
+            let op = [ScanOp::Sum, ScanOp::Prod, ScanOp::Max, ScanOp::Min][op_pick];
+            let n: usize = shape.iter().product();
+            let values: Vec<i64> = (0..n).map(|i| ((i * 7919) % 13) as i64 - 6).collect();
+            let dir = Dir { reverse, inclusive };
+            let want = naive(&values, &shape, axis, op, dir);
+            let prim = Scan { op, axis: Some(axis), reverse, inclusive };
+            prop_assert_eq!(eval_view(&prim, &values, &shape, row_major_strides(&shape)), want.clone());
+            // The same logical array stored in permuted order.
+            let pshape: Vec<usize> = perm.iter().map(|&p| shape[p]).collect();
+            let pstrides = row_major_strides(&pshape);
+            let mut strides = vec![0isize; shape.len()];
+            for (i, &p) in perm.iter().enumerate() {
+                strides[p] = pstrides[i];
+            }
+            let mut store = vec![0i64; n];
+            let lstrides = row_major_strides(&shape);
+            for (lin, &v) in values.iter().enumerate() {
+                let off: isize = (0..shape.len()).map(|d| (lin as isize / lstrides[d]) % shape[d] as isize * strides[d]).sum();
+                store[off as usize] = v;
+            }
+            prop_assert_eq!(eval_view(&prim, &store, &shape, strides.clone()), want);
+            // Flattened: a scan of the row-major order.
+            let flat = Scan { op, axis: None, reverse, inclusive };
+            let want_flat = naive(&values, &[n], 0, op, dir);
+            prop_assert_eq!(eval_view(&flat, &store, &shape, strides), want_flat);
+        }
+    }
+}

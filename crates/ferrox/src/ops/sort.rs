@@ -1,0 +1,857 @@
+//! Sorting along an axis: [`sort`], [`argsort`], [`partition`],
+//! [`argpartition`], [`topk`].
+//!
+//! The order is numpy's: NaNs sort last (all NaNs are equal), `-0.0` equals
+//! `0.0`, `false < true`, and complex64 sorts lexicographically — by real
+//! part, then imaginary part, each with NaNs last — as numpy does. Every
+//! dtype is supported. Index results are uint32, as in MLX.
+//!
+//! Kernel: a *row* is the run of elements along the axis for one position of
+//! the other axes (with `axis = None`, the whole flattened array). Rows are
+//! gathered into a contiguous scratch buffer — strided and transposed inputs
+//! are read in place, no copy first — processed there, and the needed part
+//! written to the output in row-major order. Rows are independent: large
+//! inputs split over cores in groups of rows, and a single huge row uses
+//! rayon's parallel sort. Argsorts break ties by position, which makes them
+//! stable while using the faster unstable sort.
+
+use super::indexing::strided::{
+    for_each_segment, inner_strides, numel, par_blocks, par_chunks, zip_strides,
+};
+use super::shape_rules::normalize_axis;
+use crate::backend::cpu::elementwise::out_storage;
+use crate::backend::cpu::parallel::worth_splitting;
+use crate::dtype::Element;
+use crate::graph::layout::Data;
+use crate::graph::primitive::{Operand, OutSpec, Primitive};
+use crate::runtime::memory::Pod;
+use crate::transforms::rules;
+use crate::{Array, Complex64, DType, Error, Result, with_dtype};
+use rayon::slice::ParallelSliceMut;
+use std::cmp::Ordering;
+
+/// Element types in sort order (see the module docs).
+pub(crate) trait SortKey: Element + Pod {
+    /// The total order sorts use.
+    fn sort_cmp(a: &Self, b: &Self) -> Ordering;
+}
+
+macro_rules! sort_key_ord {($($t:ty),*) => {$(
+    impl SortKey for $t {
+        #[inline(always)]
+        fn sort_cmp(a: &Self, b: &Self) -> Ordering { a.cmp(b) }
+    }
+)*}}
+sort_key_ord!(bool, u8, u16, u32, u64, i8, i16, i32, i64);
+
+macro_rules! sort_key_float {($($t:ty),*) => {$(
+    impl SortKey for $t {
+        #[inline(always)]
+        fn sort_cmp(a: &Self, b: &Self) -> Ordering {
+            // Incomparable only with a NaN: the NaN is the larger one.
+            a.partial_cmp(b).unwrap_or_else(|| a.is_nan().cmp(&b.is_nan()))
+        }
+    }
+)*}}
+sort_key_float!(f32, f64, half::f16, half::bf16);
+
+impl SortKey for Complex64 {
+    #[inline(always)]
+    fn sort_cmp(a: &Self, b: &Self) -> Ordering {
+        f32::sort_cmp(&a.re, &b.re).then_with(|| f32::sort_cmp(&a.im, &b.im))
+    }
+}
+
+/// What a [`Sort`] computes for each row.
+///
+/// ```
+/// use ferrox::ops::sort::SortKind;
+/// assert_eq!(SortKind::TopK { k: 2 }.name(), "topk");
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum SortKind {
+    /// The sorted values.
+    Sort,
+    /// The (stable) sorting permutation, as uint32.
+    ArgSort,
+    /// The values, partitioned around position `kth` (normalised).
+    Partition {
+        /// The position that holds its sorted value.
+        kth: usize,
+    },
+    /// The partitioning permutation, as uint32.
+    ArgPartition {
+        /// The position that holds its sorted value.
+        kth: usize,
+    },
+    /// The `k` largest values, in ascending order.
+    TopK {
+        /// How many values.
+        k: usize,
+    },
+}
+
+impl SortKind {
+    /// The op's public name.
+    pub fn name(self) -> &'static str {
+        match self {
+            SortKind::Sort => "sort",
+            SortKind::ArgSort => "argsort",
+            SortKind::Partition { .. } => "partition",
+            SortKind::ArgPartition { .. } => "argpartition",
+            SortKind::TopK { .. } => "topk",
+        }
+    }
+}
+
+/// Sorts, partitions or selects along an axis.
+///
+/// ```
+/// let a = ferrox::Array::from_slice(&[2.0f32, 1.0], &[2])?;
+/// assert_eq!(ferrox::sort(&a, None)?.primitive().unwrap().name(), "sort");
+/// # Ok::<(), ferrox::Error>(())
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+pub struct Sort {
+    /// What is computed per row.
+    pub kind: SortKind,
+    /// The axis (normalised); `None` works on the flattened input.
+    pub axis: Option<usize>,
+}
+
+impl Primitive for Sort {
+    fn name(&self) -> &'static str {
+        self.kind.name()
+    }
+    fn eval_cpu(&self, inputs: &[Operand<'_>], out: OutSpec<'_>) -> Result<Data> {
+        let a = &inputs[0];
+        let rows = Rows::of(a, self.axis);
+        with_dtype!(a.dtype, T => kernel::<T>(self.kind, a, &rows, out))
+    }
+    /// Values (sort, partition, topk): the cotangent goes back through the
+    /// permutation (`argsort` / `argpartition`, scatter-added). Indices:
+    /// zero.
+    fn vjp(&self, p: &[Array], g: &Array, _o: &Array, argnums: &[usize]) -> Result<Vec<Array>> {
+        let x = &p[0];
+        match self.permutation(x)? {
+            Some(idx) => Ok(vec![crate::ops::indexing::scatter_along_axis(
+                g,
+                &idx,
+                self.axis,
+                x.shape(),
+            )?]),
+            None => rules::zero_cotangents(p, argnums),
+        }
+    }
+    fn jvp(&self, p: &[Array], tangents: &[Option<Array>], output: &Array) -> Result<Array> {
+        let (Some(t), Some(idx)) = (&tangents[0], self.permutation(&p[0])?) else {
+            return crate::zeros_like(output);
+        };
+        crate::take_along_axis(t, &idx, self.axis.map(|a| a as isize))
+    }
+    fn vmap(&self, inputs: &[Array], axes: &[Option<usize>]) -> Result<(Array, Option<usize>)> {
+        let Some(ax) = axes[0] else {
+            return Ok((self.apply(&inputs[0], self.axis)?, None));
+        };
+        let x = rules::batch_front(&inputs[0], Some(ax))?;
+        let y = match self.axis {
+            Some(a) => self.apply(&x, Some(a + 1))?,
+            None => {
+                let b = x.shape()[0];
+                let flat = rules::reshape_to(&x, &[b, x.size() / b.max(1)])?;
+                self.apply(&flat, Some(1))?
+            }
+        };
+        Ok((y, Some(0)))
+    }
+    crate::primitive_common!();
+}
+
+impl Sort {
+    /// This op on `a` along `axis`.
+    fn apply(&self, a: &Array, axis: Option<usize>) -> Result<Array> {
+        let ax = axis.map(|a| a as isize);
+        match self.kind {
+            SortKind::Sort => sort(a, ax),
+            SortKind::ArgSort => argsort(a, ax),
+            SortKind::Partition { kth } => partition(a, kth as isize, ax),
+            SortKind::ArgPartition { kth } => argpartition(a, kth as isize, ax),
+            SortKind::TopK { k } => topk(a, k, ax),
+        }
+    }
+
+    /// For the value-returning kinds, the indices with `out =
+    /// take_along_axis(x, indices, axis)`; `None` for the index kinds.
+    fn permutation(&self, x: &Array) -> Result<Option<Array>> {
+        let ax = self.axis.map(|a| a as isize);
+        Ok(Some(match self.kind {
+            SortKind::Sort => argsort(x, ax)?,
+            SortKind::Partition { kth } => argpartition(x, kth as isize, ax)?,
+            SortKind::TopK { k } => {
+                // The k largest in ascending order: the end of the argsort.
+                let order = argsort(x, ax)?;
+                let d = self.axis.unwrap_or(0);
+                let n = order.shape()[d] as isize;
+                let mut start = vec![0isize; order.ndim()];
+                let stop: Vec<isize> = order.shape().iter().map(|&s| s as isize).collect();
+                start[d] = n - k as isize;
+                crate::slice(&order, &start, &stop, &vec![1; order.ndim()])?
+            }
+            SortKind::ArgSort | SortKind::ArgPartition { .. } => return Ok(None),
+        }))
+    }
+}
+
+/// The rows of an operand: a walk over its elements in row order (the
+/// axis moved last), and how rows map onto the output.
+struct Rows {
+    /// The walk: the other axes in order, then the axis.
+    shape: Vec<usize>,
+    strides: Vec<[isize; 1]>,
+    /// Elements per row.
+    n: usize,
+    /// Rows (`outer * inner`).
+    count: usize,
+    /// Product of the dimensions before / after the axis.
+    outer: usize,
+    inner: usize,
+}
+
+impl Rows {
+    fn of(a: &Operand<'_>, axis: Option<usize>) -> Rows {
+        let Some(axis) = axis else {
+            let n = numel(a.shape);
+            let strides = zip_strides([&a.data.strides]);
+            return Rows {
+                shape: a.shape.to_vec(),
+                strides,
+                n,
+                count: 1,
+                outer: 1,
+                inner: 1,
+            };
+        };
+        let order: Vec<usize> = (0..a.shape.len())
+            .filter(|&d| d != axis)
+            .chain([axis])
+            .collect();
+        Rows {
+            shape: order.iter().map(|&d| a.shape[d]).collect(),
+            strides: order.iter().map(|&d| [a.data.strides[d]]).collect(),
+            n: a.shape[axis],
+            count: numel(a.shape) / a.shape[axis].max(1),
+            outer: numel(&a.shape[..axis]),
+            inner: numel(&a.shape[axis + 1..]),
+        }
+    }
+}
+
+fn kernel<T: SortKey>(
+    kind: SortKind,
+    a: &Operand<'_>,
+    rows: &Rows,
+    out: OutSpec<'_>,
+) -> Result<Data> {
+    let by_value = |x: &T, y: &T| T::sort_cmp(x, y);
+    // Ties broken by position: a stable order from an unstable sort.
+    let by_pair = |x: &(T, u32), y: &(T, u32)| T::sort_cmp(&x.0, &y.0).then(x.1.cmp(&y.1));
+    let value = |x: T, _| x;
+    let pair = |x: T, i: u32| (x, i);
+    let n = rows.n;
+    match kind {
+        SortKind::Sort => run_rows(
+            a,
+            rows,
+            n,
+            out,
+            value,
+            |r, par| sort_row(r, par, by_value),
+            |x| x,
+        ),
+        SortKind::ArgSort => run_rows(
+            a,
+            rows,
+            n,
+            out,
+            pair,
+            |r, par| sort_row(r, par, by_pair),
+            |x| x.1,
+        ),
+        SortKind::Partition { kth } => run_rows(
+            a,
+            rows,
+            n,
+            out,
+            value,
+            |r, _| select(r, kth, by_value),
+            |x| x,
+        ),
+        SortKind::ArgPartition { kth } => run_rows(
+            a,
+            rows,
+            n,
+            out,
+            pair,
+            |r, _| select(r, kth, by_pair),
+            |x| x.1,
+        ),
+        SortKind::TopK { k } => run_rows(
+            a,
+            rows,
+            k,
+            out,
+            value,
+            |r, par| top_k(r, k, par, by_value),
+            |x| x,
+        ),
+    }
+}
+
+fn sort_row<S: Send>(row: &mut [S], parallel: bool, cmp: impl Fn(&S, &S) -> Ordering + Sync) {
+    if parallel {
+        row.par_sort_unstable_by(cmp);
+    } else {
+        row.sort_unstable_by(cmp);
+    }
+}
+
+/// Puts the `kth` smallest value of `row` at `kth`, smaller ones before it.
+fn select<S>(row: &mut [S], kth: usize, cmp: impl Fn(&S, &S) -> Ordering) {
+    row.select_nth_unstable_by(kth, cmp);
+}
+
+/// Moves the `k` largest values to the end of `row`, in ascending order.
+fn top_k<S: Send>(
+    row: &mut [S],
+    k: usize,
+    parallel: bool,
+    cmp: impl Fn(&S, &S) -> Ordering + Sync,
+) {
+    let n = row.len();
+    if k == 0 {
+        return;
+    }
+    if k < n {
+        row.select_nth_unstable_by(n - k, &cmp);
+    }
+    sort_row(&mut row[n - k..], parallel, cmp);
+}
+
+/// Loads every row into scratch (`load(value, position in row)`), runs
+/// `work(row, parallel)` on it and writes `emit` of the last `k_out`
+/// elements of each row to the output, axis back in place.
+fn run_rows<T: SortKey, S: Copy + Send + Sync, O: Pod>(
+    a: &Operand<'_>,
+    rows: &Rows,
+    k_out: usize,
+    out: OutSpec<'_>,
+    load: impl Fn(T, u32) -> S + Sync + Send,
+    work: impl Fn(&mut [S], bool) + Sync + Send,
+    emit: impl Fn(S) -> O + Sync + Send,
+) -> Result<Data> {
+    let mut storage = out_storage(out)?;
+    let n = rows.n;
+    if rows.count * k_out == 0 {
+        return Ok(Data::contiguous(storage, out.shape));
+    }
+    let raw = a.data.raw::<T>();
+    let [step] = inner_strides(&rows.strides);
+    let mut scratch = vec![load(T::default(), 0); rows.count * n];
+    let fill_and_work = |first_row: usize, chunk: &mut [S], parallel: bool| {
+        let (mut k, mut pos) = (0, 0u32);
+        for_each_segment(
+            &rows.shape,
+            &rows.strides,
+            [a.data.offset as isize],
+            first_row * n,
+            chunk.len(),
+            |[o], count| {
+                for (t, s) in chunk[k..k + count].iter_mut().enumerate() {
+                    *s = load(raw[(o + t as isize * step) as usize], pos);
+                    // Chunks start at a row boundary; `n - 1` fits u32 (builder).
+                    pos = if pos as usize + 1 == n { 0 } else { pos + 1 };
+                }
+                k += count;
+                Ok(())
+            },
+        )?;
+        chunk
+            .chunks_exact_mut(n)
+            .for_each(|row| work(row, parallel));
+        Ok(())
+    };
+    if rows.count == 1 {
+        fill_and_work(0, &mut scratch, worth_splitting(n))?;
+    } else {
+        par_blocks(&mut scratch, n, |first_row, chunk| {
+            fill_and_work(first_row, chunk, false)
+        })?;
+    }
+    // out[o, j, i] = scratch[(o * inner + i) * n + (n - k_out) + j].
+    let (shape, strides) = if rows.inner == 1 {
+        (vec![rows.outer, k_out], vec![[n as isize], [1]])
+    } else {
+        (
+            vec![rows.outer, k_out, rows.inner],
+            vec![[(rows.inner * n) as isize], [1], [n as isize]],
+        )
+    };
+    let [sstep] = inner_strides(&strides);
+    let dst = storage.as_mut_slice::<O>();
+    let scratch = &scratch;
+    par_chunks(dst, |first, d| {
+        let mut k = 0;
+        for_each_segment(
+            &shape,
+            &strides,
+            [(n - k_out) as isize],
+            first,
+            d.len(),
+            |[o], count| {
+                for (t, x) in d[k..k + count].iter_mut().enumerate() {
+                    *x = emit(scratch[(o + t as isize * sstep) as usize]);
+                }
+                k += count;
+                Ok(())
+            },
+        )
+    })?;
+    Ok(Data::contiguous(storage, out.shape))
+}
+
+/// The normalised axis (`None`: flattened) and its length.
+fn sort_axis(op: &str, a: &Array, axis: Option<isize>) -> Result<(Option<usize>, usize)> {
+    match axis {
+        None => Ok((None, a.size())),
+        Some(ax) => {
+            let ax = normalize_axis(op, ax, a.ndim())?;
+            Ok((Some(ax), a.shape()[ax]))
+        }
+    }
+}
+
+/// Builds the node; the axis keeps its place with `len` elements.
+fn sort_node(kind: SortKind, a: &Array, axis: Option<usize>, len: usize, dtype: DType) -> Array {
+    let shape = match axis {
+        None => vec![len],
+        Some(ax) => {
+            let mut s = a.shape().to_vec();
+            s[ax] = len;
+            s
+        }
+    };
+    Array::from_op(shape, dtype, Sort { kind, axis }, vec![a.clone()])
+}
+
+/// uint32 results must hold every position along the axis.
+fn check_index_range(op: &str, n: usize) -> Result<()> {
+    if n as u64 > 1u64 << 32 {
+        return Err(Error::value(
+            op,
+            format!("an axis of {n} elements exceeds the range of uint32 indices"),
+        ));
+    }
+    Ok(())
+}
+
+fn normalize_kth(op: &str, kth: isize, n: usize) -> Result<usize> {
+    let k = if kth < 0 {
+        kth as i128 + n as i128
+    } else {
+        kth as i128
+    };
+    if k < 0 || k >= n as i128 {
+        return Err(Error::value(
+            op,
+            format!("kth {kth} is out of bounds for an axis of size {n}"),
+        ));
+    }
+    Ok(k as usize)
+}
+
+/// The values of `a` sorted along `axis` (`None`: the flattened array).
+///
+/// NaNs sort last; complex numbers sort lexicographically (see the
+/// [module docs](self)).
+///
+/// ```
+/// use ferrox::{sort, Array};
+/// let a = Array::from_slice(&[3.0f32, f32::NAN, -1.0, 2.0, 0.5, 1.0], &[2, 3])?;
+/// let s = sort(&a, Some(-1))?.to_vec::<f32>()?;
+/// assert_eq!(&s[..2], &[-1.0, 3.0]);
+/// assert!(s[2].is_nan());
+/// assert_eq!(&s[3..], &[0.5, 1.0, 2.0]);
+/// assert_eq!(sort(&a, None)?.shape(), &[6]);
+/// # Ok::<(), ferrox::Error>(())
+/// ```
+pub fn sort(a: &Array, axis: Option<isize>) -> Result<Array> {
+    let (axis, n) = sort_axis("sort", a, axis)?;
+    Ok(sort_node(SortKind::Sort, a, axis, n, a.dtype()))
+}
+
+/// The uint32 indices that sort `a` along `axis` (`None`: flattened).
+///
+/// The sort is stable: equal values keep their order. Use
+/// [`take_along_axis`](crate::take_along_axis) to apply the permutation.
+///
+/// ```
+/// use ferrox::{argsort, Array};
+/// let a = Array::from_slice(&[2i32, 1, 2, 0], &[4])?;
+/// assert_eq!(argsort(&a, Some(0))?.to_vec::<u32>()?, vec![3, 1, 0, 2]);
+/// # Ok::<(), ferrox::Error>(())
+/// ```
+pub fn argsort(a: &Array, axis: Option<isize>) -> Result<Array> {
+    let (axis, n) = sort_axis("argsort", a, axis)?;
+    check_index_range("argsort", n)?;
+    Ok(sort_node(SortKind::ArgSort, a, axis, n, DType::UInt32))
+}
+
+/// `a` rearranged along `axis` so that position `kth` holds the value it
+/// would have after sorting, smaller-or-equal values before it and
+/// greater-or-equal values after (each side in no particular order).
+///
+/// `kth` may be negative (counts from the end); `axis = None` partitions the
+/// flattened array.
+///
+/// ```
+/// use ferrox::{partition, Array};
+/// let a = Array::from_slice(&[5i32, 1, 4, 2, 3], &[5])?;
+/// let p = partition(&a, 2, Some(0))?.to_vec::<i32>()?;
+/// assert_eq!(p[2], 3);
+/// assert!(p[..2].iter().all(|&v| v <= 3) && p[3..].iter().all(|&v| v >= 3));
+/// # Ok::<(), ferrox::Error>(())
+/// ```
+pub fn partition(a: &Array, kth: isize, axis: Option<isize>) -> Result<Array> {
+    let (axis, n) = sort_axis("partition", a, axis)?;
+    let kth = normalize_kth("partition", kth, n)?;
+    Ok(sort_node(
+        SortKind::Partition { kth },
+        a,
+        axis,
+        n,
+        a.dtype(),
+    ))
+}
+
+/// The uint32 indices that [`partition`] `a` along `axis`.
+///
+/// ```
+/// use ferrox::{argpartition, Array};
+/// let a = Array::from_slice(&[5i32, 1, 4, 2, 3], &[5])?;
+/// let p = argpartition(&a, -1, None)?.to_vec::<u32>()?;
+/// assert_eq!(p[4], 0); // the largest value, 5, is at index 0
+/// # Ok::<(), ferrox::Error>(())
+/// ```
+pub fn argpartition(a: &Array, kth: isize, axis: Option<isize>) -> Result<Array> {
+    let (axis, n) = sort_axis("argpartition", a, axis)?;
+    check_index_range("argpartition", n)?;
+    let kth = normalize_kth("argpartition", kth, n)?;
+    Ok(sort_node(
+        SortKind::ArgPartition { kth },
+        a,
+        axis,
+        n,
+        DType::UInt32,
+    ))
+}
+
+/// The `k` largest values of `a` along `axis` (`None`: flattened).
+///
+/// MLX only promises the set of the top `k`; ferrox returns them in
+/// ascending order, i.e. exactly the last `k` entries of [`sort`] (NaNs
+/// count as the largest values). `0 <= k <= axis size`.
+///
+/// ```
+/// use ferrox::{topk, Array};
+/// let a = Array::from_slice(&[4.0f32, 9.0, 1.0, 7.0, 3.0, 8.0], &[2, 3])?;
+/// let t = topk(&a, 2, Some(1))?;
+/// assert_eq!(t.shape(), &[2, 2]);
+/// assert_eq!(t.to_vec::<f32>()?, vec![4.0, 9.0, 7.0, 8.0]);
+/// # Ok::<(), ferrox::Error>(())
+/// ```
+pub fn topk(a: &Array, k: usize, axis: Option<isize>) -> Result<Array> {
+    let (axis, n) = sort_axis("topk", a, axis)?;
+    if k > n {
+        return Err(Error::value(
+            "topk",
+            format!(
+                "k {k} is larger than the axis size {n} (shape {:?})",
+                a.shape()
+            ),
+        ));
+    }
+    Ok(sort_node(SortKind::TopK { k }, a, axis, k, a.dtype()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ErrorKind;
+    use crate::ops::indexing::tests_support::{eval_kernel, permuted, reversed};
+    use proptest::prelude::*;
+
+    fn f32s(a: &Array) -> Vec<f32> {
+        a.to_vec::<f32>().unwrap()
+    }
+
+    #[test]
+    fn sort_along_each_axis() {
+        let a = Array::from_slice(&[3i32, 1, 2, 0, 5, 4], &[2, 3]).unwrap();
+        assert_eq!(
+            sort(&a, Some(1)).unwrap().to_vec::<i32>().unwrap(),
+            [1, 2, 3, 0, 4, 5]
+        );
+        assert_eq!(
+            sort(&a, Some(0)).unwrap().to_vec::<i32>().unwrap(),
+            [0, 1, 2, 3, 5, 4]
+        );
+        assert_eq!(
+            sort(&a, None).unwrap().to_vec::<i32>().unwrap(),
+            [0, 1, 2, 3, 4, 5]
+        );
+        assert_eq!(
+            argsort(&a, Some(0)).unwrap().to_vec::<u32>().unwrap(),
+            [1, 0, 0, 0, 1, 1]
+        );
+        assert_eq!(
+            argsort(&a, None).unwrap().to_vec::<u32>().unwrap(),
+            [3, 1, 2, 0, 5, 4]
+        );
+    }
+
+    #[test]
+    fn nan_and_signed_zero_order() {
+        let a = Array::from_slice(
+            &[f32::NAN, 1.0, -0.0, f32::NEG_INFINITY, -f32::NAN, 0.0],
+            &[6],
+        )
+        .unwrap();
+        let s = f32s(&sort(&a, None).unwrap());
+        assert_eq!(&s[..4], &[f32::NEG_INFINITY, -0.0, 0.0, 1.0]);
+        assert!(s[4].is_nan() && s[5].is_nan());
+        // Stable: -0.0 (index 2) before 0.0 (index 5); NaNs in input order.
+        assert_eq!(
+            argsort(&a, None).unwrap().to_vec::<u32>().unwrap(),
+            [3, 2, 5, 1, 0, 4]
+        );
+        let t = f32s(&topk(&a, 3, None).unwrap());
+        assert_eq!(t[0], 1.0);
+        assert!(t[1].is_nan() && t[2].is_nan());
+    }
+
+    #[test]
+    fn complex_bool_and_half_order() {
+        let c = |re, im| Complex64::new(re, im);
+        let a = Array::from_slice(
+            &[c(1.0, f32::NAN), c(1.0, 2.0), c(f32::NAN, 0.0), c(0.0, 9.0)],
+            &[4],
+        )
+        .unwrap();
+        assert_eq!(
+            argsort(&a, None).unwrap().to_vec::<u32>().unwrap(),
+            [3, 1, 0, 2]
+        );
+        let b = Array::from_slice(&[true, false, true, false], &[4]).unwrap();
+        assert_eq!(
+            argsort(&b, None).unwrap().to_vec::<u32>().unwrap(),
+            [1, 3, 0, 2]
+        );
+        let h = Array::from_slice(&[3.0f32, -1.0, 2.0], &[3])
+            .unwrap()
+            .astype(DType::BFloat16)
+            .unwrap();
+        let s = sort(&h, Some(0)).unwrap().astype(DType::Float32).unwrap();
+        assert_eq!(f32s(&s), [-1.0, 2.0, 3.0]);
+    }
+
+    #[test]
+    fn partition_and_topk() {
+        let a = Array::from_slice(&[9i64, 3, 7, 1, 8, 2, 6, 4, 5, 0], &[2, 5]).unwrap();
+        let p = partition(&a, -2, Some(-1))
+            .unwrap()
+            .to_vec::<i64>()
+            .unwrap();
+        for row in p.chunks(5) {
+            let mut sorted = row.to_vec();
+            sorted.sort();
+            assert_eq!(row[3], sorted[3]);
+            assert!(row[..3].iter().all(|&v| v <= row[3]) && row[4] >= row[3]);
+        }
+        let ap = argpartition(&a, 0, Some(0)).unwrap();
+        assert_eq!(ap.to_vec::<u32>().unwrap()[..5], [1, 0, 1, 0, 1]);
+        // k equal to the axis size: every column, sorted.
+        assert_eq!(
+            topk(&a, 2, Some(0)).unwrap().to_vec::<i64>().unwrap(),
+            [2, 3, 4, 1, 0, 9, 6, 7, 5, 8]
+        );
+        assert_eq!(
+            topk(&a, 3, None).unwrap().to_vec::<i64>().unwrap(),
+            [7, 8, 9]
+        );
+        assert_eq!(topk(&a, 0, Some(1)).unwrap().shape(), &[2, 0]);
+        assert_eq!(
+            topk(&a, 5, Some(1)).unwrap().to_vec::<i64>().unwrap(),
+            [1, 3, 7, 8, 9, 0, 2, 4, 5, 6]
+        );
+    }
+
+    #[test]
+    fn validation() {
+        let a = Array::from_slice(&[1.0f32, 2.0, 3.0], &[3]).unwrap();
+        assert_eq!(sort(&a, Some(1)).unwrap_err().kind(), ErrorKind::Axis);
+        assert_eq!(
+            argsort(&Array::scalar(1.0f32), Some(-1))
+                .unwrap_err()
+                .kind(),
+            ErrorKind::Axis
+        );
+        let e = partition(&a, 3, Some(0)).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "partition: kth 3 is out of bounds for an axis of size 3"
+        );
+        assert!(argpartition(&a, -4, None).is_err());
+        assert!(argpartition(&a, -3, None).is_ok());
+        let e = topk(&a, 4, Some(0)).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "topk: k 4 is larger than the axis size 3 (shape [3])"
+        );
+        assert!(check_index_range("argsort", (1 << 32) + 1).is_err());
+        assert!(check_index_range("argsort", 1 << 32).is_ok());
+    }
+
+    #[test]
+    fn empty_and_scalar_inputs() {
+        let e = Array::from_slice::<f32>(&[], &[0, 3]).unwrap();
+        assert_eq!(sort(&e, Some(0)).unwrap().shape(), &[0, 3]);
+        assert_eq!(
+            argsort(&e, Some(1)).unwrap().to_vec::<u32>().unwrap(),
+            Vec::<u32>::new()
+        );
+        assert_eq!(sort(&e, None).unwrap().shape(), &[0]);
+        assert!(partition(&e, 0, Some(0)).is_err());
+        assert_eq!(
+            argsort(&Array::scalar(4i8), None)
+                .unwrap()
+                .to_vec::<u32>()
+                .unwrap(),
+            [0]
+        );
+    }
+
+    #[test]
+    fn strided_operands() {
+        // a = [[3, 1, 2], [0, 5, 4]] stored column-major.
+        let (data, shape) = permuted(&[3i32, 0, 1, 5, 2, 4], &[3, 2], &[1, 0]);
+        let a = Operand {
+            data: &data,
+            shape: &shape,
+            dtype: DType::Int32,
+        };
+        let s = Sort {
+            kind: SortKind::Sort,
+            axis: Some(1),
+        };
+        assert_eq!(
+            eval_kernel::<i32>(&s, &[a], &[2, 3], DType::Int32).unwrap(),
+            [1, 2, 3, 0, 4, 5]
+        );
+        let s = Sort {
+            kind: SortKind::ArgSort,
+            axis: Some(0),
+        };
+        assert_eq!(
+            eval_kernel::<u32>(&s, &[a], &[2, 3], DType::UInt32).unwrap(),
+            [1, 0, 0, 0, 1, 1]
+        );
+        let s = Sort {
+            kind: SortKind::TopK { k: 2 },
+            axis: None,
+        };
+        assert_eq!(
+            eval_kernel::<i32>(&s, &[a], &[2], DType::Int32).unwrap(),
+            [4, 5]
+        );
+        // [2.0, 3.0, 1.0] stored reversed.
+        let (data, shape) = reversed(&[1.0f64, 3.0, 2.0], &[3]);
+        let r = Operand {
+            data: &data,
+            shape: &shape,
+            dtype: DType::Float64,
+        };
+        let s = Sort {
+            kind: SortKind::ArgSort,
+            axis: Some(0),
+        };
+        assert_eq!(
+            eval_kernel::<u32>(&s, &[r], &[3], DType::UInt32).unwrap(),
+            [2, 0, 1]
+        );
+    }
+
+    #[test]
+    fn large_inputs_split_over_cores() {
+        let n = 1usize << 17;
+        let v: Vec<f32> = (0..n).map(|i| ((i * 7919) % 1000) as f32).collect();
+        let a = Array::from_slice(&v, &[n]).unwrap();
+        let idx = argsort(&a, None).unwrap().to_vec::<u32>().unwrap();
+        assert!(
+            idx.windows(2)
+                .all(|w| (v[w[0] as usize], w[0]) < (v[w[1] as usize], w[1]))
+        );
+        let m = Array::from_slice(&v, &[n / 64, 64]).unwrap();
+        let s = sort(&m, Some(0)).unwrap().to_vec::<f32>().unwrap();
+        for c in 0..64 {
+            assert!((1..n / 64).all(|r| s[(r - 1) * 64 + c] <= s[r * 64 + c]));
+        }
+        let t = topk(&m, 3, Some(1)).unwrap().to_vec::<f32>().unwrap();
+        for (r, top) in t.chunks(3).enumerate() {
+            let mut row = v[r * 64..(r + 1) * 64].to_vec();
+            row.sort_by(|x, y| x.partial_cmp(y).unwrap());
+            assert_eq!(top, &row[61..]);
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn argsort_sorts_and_is_stable(v in proptest::collection::vec(-3i32..3, 0..40)) {
+            let a = Array::from_slice(&v, &[v.len()]).unwrap();
+            let idx = argsort(&a, Some(0)).unwrap().to_vec::<u32>().unwrap();
+            let mut want: Vec<u32> = (0..v.len() as u32).collect();
+            want.sort_by_key(|&i| v[i as usize]); // std's stable sort
+            prop_assert_eq!(idx, want);
+        }
+
+        #[test]
+        fn partition_invariant(
+            v in proptest::collection::vec(proptest::num::f32::ANY, 1..40),
+            kth_seed in 0usize..100,
+        ) {
+            let kth = kth_seed % v.len();
+            let a = Array::from_slice(&v, &[v.len()]).unwrap();
+            let p = partition(&a, kth as isize, None).unwrap().to_vec::<f32>().unwrap();
+            let mut sorted = v.clone();
+            sorted.sort_by(f32::sort_cmp);
+            prop_assert_eq!(f32::sort_cmp(&p[kth], &sorted[kth]), Ordering::Equal);
+            prop_assert!(p[..kth].iter().all(|x| f32::sort_cmp(x, &p[kth]) != Ordering::Greater));
+            prop_assert!(p[kth + 1..].iter().all(|x| f32::sort_cmp(x, &p[kth]) != Ordering::Less));
+            let ap = argpartition(&a, kth as isize, None).unwrap().to_vec::<u32>().unwrap();
+            prop_assert_eq!(f32::sort_cmp(&v[ap[kth] as usize], &sorted[kth]), Ordering::Equal);
+        }
+
+        #[test]
+        fn topk_is_the_sorted_tail(
+            rows in 1usize..4, n in 1usize..20, k_seed in 0usize..100,
+            seed in proptest::collection::vec(-50i16..50, 80),
+        ) {
+            let k = k_seed % (n + 1);
+            let v: Vec<i16> = seed.iter().cycle().take(rows * n).copied().collect();
+            let a = Array::from_slice(&v, &[rows, n]).unwrap();
+            let t = topk(&a, k, Some(1)).unwrap().to_vec::<i16>().unwrap();
+            let s = sort(&a, Some(1)).unwrap().to_vec::<i16>().unwrap();
+            let want: Vec<i16> = s.chunks(n).flat_map(|r| r[n - k..].to_vec()).collect();
+            prop_assert_eq!(t, want);
+        }
+    }
+}

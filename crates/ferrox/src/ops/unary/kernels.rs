@@ -1,0 +1,261 @@
+//! CPU kernels of the unary ops: per-dtype dispatch and the mapping loop.
+//!
+//! The loop is this file's own rather than `elementwise::unary`: that
+//! engine runs its loop in a plain closure under `parallel::simd`, and a
+//! closure that big (the math functions are inlined into it) is not
+//! inlined into pulp's AVX2+FMA function, so it is compiled for the
+//! baseline target: no vectors, and every `mul_add` a call to `fmaf`
+//! (measured: `sin` 35 ns/element against 2 ns here). Marking the closure
+//! `#[inline(always)]` fixes that. Non-contiguous inputs are first gathered
+//! into a contiguous buffer (one memory-bound pass) so that they take the
+//! same vectorised loop.
+
+use super::UnaryOp;
+use super::element::{FloatElement, IntElement, round_decimals, round_int_decimals};
+use crate::backend::cpu::elementwise::out_storage;
+use crate::backend::cpu::parallel::{chunk_len, simd, worth_splitting};
+use crate::graph::layout::Data;
+use crate::graph::primitive::{Operand, OutSpec};
+use crate::runtime::memory::Pod;
+use crate::{Complex64, DType, Error, Result};
+use half::{bf16, f16};
+use rayon::prelude::*;
+use std::borrow::Cow;
+
+/// Evaluates `op` on `x` into a new array described by `out`.
+pub(super) fn eval(op: UnaryOp, x: &Operand<'_>, out: OutSpec<'_>) -> Result<Data> {
+    let want = super::rules::output_dtype(op, x.dtype);
+    if want != Some(out.dtype) {
+        return Err(Error::runtime(
+            op.name(),
+            format!(
+                "cannot compute a {} output from a {} input",
+                out.dtype, x.dtype
+            ),
+        ));
+    }
+    match x.dtype {
+        DType::Float32 => float::<f32>(op, x, out),
+        DType::Float64 => float::<f64>(op, x, out),
+        DType::Float16 => float::<f16>(op, x, out),
+        DType::BFloat16 => float::<bf16>(op, x, out),
+        DType::Complex64 => complex(op, x, out),
+        DType::Bool => boolean(op, x, out),
+        DType::UInt8 => integer::<u8>(op, x, out),
+        DType::UInt16 => integer::<u16>(op, x, out),
+        DType::UInt32 => integer::<u32>(op, x, out),
+        DType::UInt64 => integer::<u64>(op, x, out),
+        DType::Int8 => integer::<i8>(op, x, out),
+        DType::Int16 => integer::<i16>(op, x, out),
+        DType::Int32 => integer::<i32>(op, x, out),
+        DType::Int64 => integer::<i64>(op, x, out),
+    }
+}
+
+fn unsupported(op: UnaryOp, dtype: DType) -> Error {
+    Error::dtype(op.name(), format!("dtype {dtype} is not supported"))
+}
+
+/// The input's elements in row-major order, borrowed when contiguous.
+fn elements<'a, T: Pod>(x: &'a Operand<'_>) -> Cow<'a, [T]> {
+    match x.data.as_contiguous::<T>(x.shape) {
+        Some(s) => Cow::Borrowed(s),
+        None => Cow::Owned(x.data.to_vec::<T>(x.shape)),
+    }
+}
+
+/// `dst[i] = f(src[i])`: vectorised for the best instruction set and split
+/// over cores when large.
+fn map_slices<I: Pod, O: Pod>(src: &[I], dst: &mut [O], f: impl Fn(I) -> O + Sync + Send + Copy) {
+    let body = |s: &[I], d: &mut [O]| {
+        simd(
+            #[inline(always)]
+            || {
+                for (o, &i) in d.iter_mut().zip(s) {
+                    *o = f(i);
+                }
+            },
+        )
+    };
+    if worth_splitting(dst.len()) {
+        let c = chunk_len(dst.len());
+        dst.par_chunks_mut(c)
+            .zip(src.par_chunks(c))
+            .for_each(|(d, s)| body(s, d));
+    } else {
+        body(src, dst);
+    }
+}
+
+/// Maps `f` over the elements of `x` into a new contiguous array.
+fn map<I: Pod, O: Pod>(
+    x: &Operand<'_>,
+    out: OutSpec<'_>,
+    f: impl Fn(I) -> O + Sync + Send + Copy,
+) -> Result<Data> {
+    let mut storage = out_storage(out)?;
+    map_slices(&elements::<I>(x), storage.as_mut_slice::<O>(), f);
+    Ok(Data::contiguous(storage, out.shape))
+}
+
+/// `sin`/`cos`/`tan`: the medium-range reduction for every element (cheap,
+/// vectorised), then, only if some `|x| >= 2^28` (or inf/NaN) is present,
+/// those elements again through the full-range function (its Payne–Hanek
+/// path costs several times the rest).
+fn trig<T: FloatElement>(
+    x: &Operand<'_>,
+    out: OutSpec<'_>,
+    full: impl Fn(T) -> T + Sync + Send + Copy,
+    medium: impl Fn(T) -> T + Sync + Send + Copy,
+) -> Result<Data> {
+    let src = elements::<T>(x);
+    let mut storage = out_storage(out)?;
+    let dst = storage.as_mut_slice::<T>();
+    map_slices(&src, dst, medium);
+    let beyond = simd(
+        #[inline(always)]
+        || {
+            src.iter()
+                .fold(false, |acc, &v| acc | v.beyond_trig_medium())
+        },
+    );
+    if beyond {
+        simd(
+            #[inline(always)]
+            || {
+                for (o, &v) in dst.iter_mut().zip(src.iter()) {
+                    if v.beyond_trig_medium() {
+                        *o = full(v);
+                    }
+                }
+            },
+        );
+    }
+    Ok(Data::contiguous(storage, out.shape))
+}
+
+fn float<T: FloatElement>(op: UnaryOp, x: &Operand<'_>, out: OutSpec<'_>) -> Result<Data> {
+    use UnaryOp::*;
+    match op {
+        Abs => map(x, out, T::abs),
+        Negative => map(x, out, T::neg),
+        Sign => map(x, out, T::sign),
+        Square => map(x, out, T::square),
+        Sqrt => map(x, out, T::sqrt),
+        Rsqrt => map(x, out, T::rsqrt),
+        Reciprocal => map(x, out, T::recip),
+        Exp => map(x, out, T::exp),
+        Expm1 => map(x, out, T::expm1),
+        Log => map(x, out, T::ln),
+        Log1p => map(x, out, T::ln_1p),
+        Log2 => map(x, out, T::log2),
+        Log10 => map(x, out, T::log10),
+        Sin => trig(x, out, T::sin, T::sin_medium),
+        Cos => trig(x, out, T::cos, T::cos_medium),
+        Tan => trig(x, out, T::tan, T::tan_medium),
+        ArcSin => map(x, out, T::asin),
+        ArcCos => map(x, out, T::acos),
+        ArcTan => map(x, out, T::atan),
+        Sinh => map(x, out, T::sinh),
+        Cosh => map(x, out, T::cosh),
+        Tanh => map(x, out, T::tanh),
+        ArcSinh => map(x, out, T::asinh),
+        ArcCosh => map(x, out, T::acosh),
+        ArcTanh => map(x, out, T::atanh),
+        Sigmoid => map(x, out, T::sigmoid),
+        Erf => map(x, out, T::erf),
+        ErfInv => map(x, out, T::erfinv),
+        Floor => map(x, out, T::floor),
+        Ceil => map(x, out, T::ceil),
+        Round(0) => map(x, out, T::rint),
+        Round(d) => map(x, out, move |v: T| round_decimals(v, d)),
+        LogicalNot => map(x, out, |v: T| v.is_zero()),
+        IsNan => map(x, out, T::is_nan),
+        IsInf => map(x, out, T::is_inf),
+        IsFinite => map(x, out, T::is_finite),
+        Real | Conjugate => map(x, out, |v: T| v),
+        Imag => map(x, out, |_: T| T::narrow(0.0)),
+        BitwiseInvert => Err(unsupported(op, x.dtype)),
+    }
+}
+
+fn integer<T: IntElement>(op: UnaryOp, x: &Operand<'_>, out: OutSpec<'_>) -> Result<Data> {
+    use UnaryOp::*;
+    match op {
+        Abs => map(x, out, T::abs),
+        Negative => map(x, out, T::neg),
+        Sign => map(x, out, T::sign),
+        Square => map(x, out, T::square),
+        BitwiseInvert => map(x, out, T::not),
+        LogicalNot => map(x, out, |v: T| v.is_zero()),
+        Round(d) if d < 0 => map(x, out, move |v: T| round_int_decimals(v, d)),
+        // Identities and constants (the builders normally short-cut these).
+        Floor | Ceil | Round(_) | Real | Conjugate => map(x, out, |v: T| v),
+        Imag => map(x, out, |_: T| T::from_i128(0)),
+        IsNan | IsInf => map(x, out, |_: T| false),
+        IsFinite => map(x, out, |_: T| true),
+        _ => Err(unsupported(op, x.dtype)),
+    }
+}
+
+fn boolean(op: UnaryOp, x: &Operand<'_>, out: OutSpec<'_>) -> Result<Data> {
+    use UnaryOp::*;
+    match op {
+        LogicalNot | BitwiseInvert => map(x, out, |v: bool| !v),
+        Abs | Sign | Square | Floor | Ceil | Round(_) | Real | Conjugate => {
+            map(x, out, |v: bool| v)
+        }
+        Imag | IsNan | IsInf => map(x, out, |_: bool| false),
+        IsFinite => map(x, out, |_: bool| true),
+        _ => Err(unsupported(op, x.dtype)),
+    }
+}
+
+/// numpy's complex sign: `z / |z|`, 0 for 0.
+fn complex_sign(z: Complex64) -> Complex64 {
+    if z.re == 0.0 && z.im == 0.0 {
+        Complex64::new(0.0, 0.0)
+    } else {
+        z.unscale(z.norm())
+    }
+}
+
+fn complex(op: UnaryOp, x: &Operand<'_>, out: OutSpec<'_>) -> Result<Data> {
+    use UnaryOp::*;
+    type C = Complex64;
+    match op {
+        Abs => map(x, out, |z: C| z.norm()),
+        Negative => map(x, out, |z: C| -z),
+        Sign => map(x, out, complex_sign),
+        Square => map(x, out, |z: C| z * z),
+        Sqrt => map(x, out, |z: C| z.sqrt()),
+        Rsqrt => map(x, out, |z: C| z.sqrt().finv()),
+        Reciprocal => map(x, out, |z: C| z.finv()),
+        Exp => map(x, out, |z: C| z.exp()),
+        Log => map(x, out, |z: C| z.ln()),
+        Log2 => map(x, out, |z: C| z.log2()),
+        Log10 => map(x, out, |z: C| z.log10()),
+        Sin => map(x, out, |z: C| z.sin()),
+        Cos => map(x, out, |z: C| z.cos()),
+        Tan => map(x, out, |z: C| z.tan()),
+        ArcSin => map(x, out, |z: C| z.asin()),
+        ArcCos => map(x, out, |z: C| z.acos()),
+        ArcTan => map(x, out, |z: C| z.atan()),
+        Sinh => map(x, out, |z: C| z.sinh()),
+        Cosh => map(x, out, |z: C| z.cosh()),
+        Tanh => map(x, out, |z: C| z.tanh()),
+        ArcSinh => map(x, out, |z: C| z.asinh()),
+        ArcCosh => map(x, out, |z: C| z.acosh()),
+        ArcTanh => map(x, out, |z: C| z.atanh()),
+        LogicalNot => map(x, out, |z: C| z.re == 0.0 && z.im == 0.0),
+        IsNan => map(x, out, |z: C| z.re.is_nan() || z.im.is_nan()),
+        IsInf => map(x, out, |z: C| z.re.is_infinite() || z.im.is_infinite()),
+        IsFinite => map(x, out, |z: C| z.re.is_finite() && z.im.is_finite()),
+        Real => map(x, out, |z: C| z.re),
+        Imag => map(x, out, |z: C| z.im),
+        Conjugate => map(x, out, |z: C| z.conj()),
+        Expm1 | Log1p | Sigmoid | Erf | ErfInv | Floor | Ceil | Round(_) | BitwiseInvert => {
+            Err(unsupported(op, x.dtype))
+        }
+    }
+}
