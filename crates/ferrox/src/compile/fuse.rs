@@ -19,9 +19,9 @@
 //! may give a group's outputs different broadcast shapes, which one packed
 //! buffer cannot hold.
 
-use super::fused::{Fused, FusedConst, FusedOutput, Reg, Step};
 use super::tape::{Instr, Ref, Tape};
 use crate::Array;
+use crate::backend::cpu::fused::{Fused, FusedConst, FusedOutput, Reg, Step};
 use crate::ops::binary::Binary;
 use crate::ops::cast::AsType;
 use crate::ops::ternary::Select;

@@ -4,7 +4,6 @@
 pub mod cache;
 mod compiled;
 mod fuse;
-mod fused;
 mod isolated;
 mod signature;
 mod simplify;
@@ -14,6 +13,7 @@ pub use compiled::{
     CompiledFn, cache_len, clear_compile_cache, compile, compile_shapeless, compile_with,
     disable_compile, enable_compile,
 };
-pub use fused::{Fused, FusedOutput, packed_layout};
+// Public paths kept: the fused chunk engine lives in the backend.
+pub use crate::backend::cpu::fused::{Fused, FusedOutput, packed_layout};
 pub use signature::{Constant, Signature};
 pub use tape::Tape;

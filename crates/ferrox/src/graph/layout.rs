@@ -3,6 +3,7 @@
 //! Views (reshape of contiguous data, transpose, slicing, broadcasting) are
 //! new [`Data`] values over the same storage: zero-copy by construction.
 
+use super::walk::{walk, zip_strides};
 use crate::runtime::memory::{Pod, Storage};
 use crate::{DType, Result};
 use std::sync::Arc;
@@ -101,48 +102,16 @@ impl Data {
 }
 
 /// Calls `f` with the storage offset of each element of a strided array,
-/// in row-major order of `shape`.
+/// in row-major order of `shape` (the one-operand case of [`walk`]).
 pub fn for_each_offset(
     shape: &[usize],
     strides: &[isize],
     offset: usize,
     mut f: impl FnMut(usize),
 ) {
-    let n: usize = shape.iter().product();
-    if n == 0 {
-        return;
-    }
-    let nd = shape.len();
-    if nd == 0 {
-        f(offset);
-        return;
-    }
-    let mut idx = vec![0usize; nd];
-    let mut off = offset as isize;
-    let inner = shape[nd - 1];
-    let inner_stride = strides[nd - 1];
-    loop {
-        let mut o = off;
-        for _ in 0..inner {
-            f(o as usize);
-            o += inner_stride;
-        }
-        // Advance the outer index (all dims but the last).
-        let mut d = nd - 1;
-        loop {
-            if d == 0 {
-                return;
-            }
-            d -= 1;
-            idx[d] += 1;
-            off += strides[d];
-            if idx[d] < shape[d] {
-                break;
-            }
-            off -= strides[d] * shape[d] as isize;
-            idx[d] = 0;
-        }
-    }
+    walk(shape, &zip_strides([strides]), [offset as isize], |[o]| {
+        f(o as usize)
+    });
 }
 
 #[cfg(test)]

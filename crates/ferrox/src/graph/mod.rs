@@ -14,3 +14,4 @@ pub(crate) mod node;
 pub mod primitive;
 pub mod stream;
 pub mod trace;
+pub mod walk;

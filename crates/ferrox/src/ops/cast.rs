@@ -1,7 +1,7 @@
 //! Dtype conversion: `astype` (value conversion) and `view` (bit reinterpretation).
 
-use super::binary::HalfBlock;
 use crate::array::checked_numel;
+use crate::backend::cpu::binary::HalfBlock;
 use crate::backend::cpu::elementwise::{map_slices, out_storage, unary};
 use crate::backend::cpu::parallel::{chunk_len, worth_splitting};
 use crate::dtype::Element;

@@ -22,7 +22,6 @@ mod gather;
 mod put_along_axis;
 mod scatter;
 mod slice_update;
-pub(crate) mod strided;
 mod take;
 
 pub use at::{ArrayAt, IndexArrays};
@@ -36,13 +35,12 @@ pub use slice_update::{SliceUpdate, slice_update};
 pub(crate) use take::scatter_along_axis;
 pub use take::{Take, TakeAlongAxis, take, take_along_axis};
 
+use crate::backend::cpu::strided::{contiguous_strides_to, numel, par_chunks};
 use crate::dtype::Element;
 use crate::graph::primitive::Operand;
+use crate::graph::walk::{for_each_segment, inner_strides, zip_strides};
 use crate::runtime::memory::Pod;
 use crate::{Array, Error, Result, with_dtype};
-use strided::{
-    contiguous_strides_to, for_each_segment, inner_strides, numel, par_chunks, zip_strides,
-};
 
 /// Checks that `indices` can index: an integer dtype (any width/sign).
 fn require_indices(op: &str, indices: &Array) -> Result<()> {

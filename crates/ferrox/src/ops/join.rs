@@ -10,11 +10,9 @@
 //! Compositions need no kernels and will get their derivatives from the
 //! parts.
 
-use super::views::{
-    Strided, broadcast_to, diagonal, flatten, place, reshape_to, slice_axis, slice_parts,
-    with_elem_size,
-};
+use super::views::{broadcast_to, diagonal, flatten, reshape_to, slice_axis, slice_parts};
 use crate::array::checked_numel;
+use crate::backend::cpu::copy::{Strided, place, with_elem_size};
 use crate::backend::cpu::elementwise::out_storage;
 use crate::backend::cpu::parallel::{chunk_len, worth_splitting};
 use crate::dtype::Element;
@@ -722,7 +720,7 @@ impl Primitive for Triangle {
     }
     fn eval_cpu(&self, inputs: &[Operand<'_>], out: OutSpec<'_>) -> Result<Data> {
         let x = &inputs[0];
-        let mut st: Storage = crate::ops::views::copy_to_storage(x)?;
+        let mut st: Storage = crate::backend::cpu::copy::copy_to_storage(x)?;
         let nd = out.shape.len();
         let (rows, cols) = (out.shape[nd - 2], out.shape[nd - 1]);
         if rows * cols > 0 {

@@ -14,13 +14,14 @@
 //! Parallelism: a stack of small matrices is split over cores by batch; a
 //! large matrix is split inside gemm.
 
-use super::binary::Arith;
 use crate::array::checked_numel;
-use crate::backend::cpu::elementwise::{broadcast_strides, out_storage, walk};
+use crate::backend::cpu::binary::Arith;
+use crate::backend::cpu::elementwise::{broadcast_strides, out_storage};
 use crate::backend::cpu::parallel::{simd, worth_splitting};
 use crate::dtype::Element;
 use crate::graph::layout::{Data, for_each_offset, row_major_strides};
 use crate::graph::primitive::{Operand, OutSpec, Primitive};
+use crate::graph::walk::walk;
 use crate::runtime::memory::Pod;
 use crate::{Array, DType, Error, Result, with_dtype};
 use half::{bf16, f16};

@@ -15,15 +15,14 @@
 //! rayon's parallel sort. Argsorts break ties by position, which makes them
 //! stable while using the faster unstable sort.
 
-use super::indexing::strided::{
-    for_each_segment, inner_strides, numel, par_blocks, par_chunks, zip_strides,
-};
 use super::shape_rules::normalize_axis;
 use crate::backend::cpu::elementwise::out_storage;
 use crate::backend::cpu::parallel::worth_splitting;
+use crate::backend::cpu::strided::{numel, par_blocks, par_chunks};
 use crate::dtype::Element;
 use crate::graph::layout::Data;
 use crate::graph::primitive::{Operand, OutSpec, Primitive};
+use crate::graph::walk::{for_each_segment, inner_strides, zip_strides};
 use crate::runtime::memory::Pod;
 use crate::transforms::rules;
 use crate::{Array, Complex64, DType, Error, Result, with_dtype};

@@ -12,8 +12,6 @@
 //! `f16`/`bf16` through `f32`); `f64` uses the standard library.
 
 mod derivatives;
-mod element;
-mod kernels;
 mod methods;
 mod ops;
 mod rules;
@@ -21,109 +19,14 @@ mod rules;
 mod tests;
 
 pub use ops::*;
+// The selector of the elementwise function is the kernel's vocabulary; its
+// public path stays here, beside the builders.
+pub use crate::backend::cpu::unary::UnaryOp;
 
+use crate::backend::cpu::unary;
 use crate::graph::layout::Data;
 use crate::graph::primitive::{Operand, OutSpec, Primitive};
 use crate::{Error, Result};
-
-/// The unary elementwise operations.
-#[allow(missing_docs)] // each variant is named after what it denotes
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum UnaryOp {
-    Abs,
-    Negative,
-    Sign,
-    Square,
-    Sqrt,
-    Rsqrt,
-    Reciprocal,
-    Exp,
-    Expm1,
-    Log,
-    Log1p,
-    Log2,
-    Log10,
-    Sin,
-    Cos,
-    Tan,
-    ArcSin,
-    ArcCos,
-    ArcTan,
-    Sinh,
-    Cosh,
-    Tanh,
-    ArcSinh,
-    ArcCosh,
-    ArcTanh,
-    Sigmoid,
-    Erf,
-    ErfInv,
-    Floor,
-    Ceil,
-    /// Round half to even to this many decimal places (negative: tens,
-    /// hundreds, ...).
-    Round(i32),
-    LogicalNot,
-    BitwiseInvert,
-    IsNan,
-    IsInf,
-    IsFinite,
-    Real,
-    Imag,
-    Conjugate,
-}
-
-impl UnaryOp {
-    /// The op's public name (MLX's).
-    ///
-    /// ```
-    /// assert_eq!(ferrox::ops::unary::UnaryOp::ArcTanh.name(), "arctanh");
-    /// ```
-    pub fn name(self) -> &'static str {
-        use UnaryOp::*;
-        match self {
-            Abs => "abs",
-            Negative => "negative",
-            Sign => "sign",
-            Square => "square",
-            Sqrt => "sqrt",
-            Rsqrt => "rsqrt",
-            Reciprocal => "reciprocal",
-            Exp => "exp",
-            Expm1 => "expm1",
-            Log => "log",
-            Log1p => "log1p",
-            Log2 => "log2",
-            Log10 => "log10",
-            Sin => "sin",
-            Cos => "cos",
-            Tan => "tan",
-            ArcSin => "arcsin",
-            ArcCos => "arccos",
-            ArcTan => "arctan",
-            Sinh => "sinh",
-            Cosh => "cosh",
-            Tanh => "tanh",
-            ArcSinh => "arcsinh",
-            ArcCosh => "arccosh",
-            ArcTanh => "arctanh",
-            Sigmoid => "sigmoid",
-            Erf => "erf",
-            ErfInv => "erfinv",
-            Floor => "floor",
-            Ceil => "ceil",
-            Round(_) => "round",
-            LogicalNot => "logical_not",
-            BitwiseInvert => "bitwise_invert",
-            IsNan => "isnan",
-            IsInf => "isinf",
-            IsFinite => "isfinite",
-            Real => "real",
-            Imag => "imag",
-            Conjugate => "conjugate",
-        }
-    }
-}
 
 /// A unary elementwise primitive. Its input already has the dtype the op
 /// computes in (the builders cast bool and integer inputs of float ops).
@@ -149,7 +52,16 @@ impl Primitive for Unary {
                 format!("expected 1 input, got {}", inputs.len()),
             ));
         };
-        kernels::eval(self.0, x, out)
+        if rules::output_dtype(self.0, x.dtype) != Some(out.dtype) {
+            return Err(Error::runtime(
+                self.name(),
+                format!(
+                    "cannot compute a {} output from a {} input",
+                    out.dtype, x.dtype
+                ),
+            ));
+        }
+        unary::eval(self.0, x, out)
     }
     fn output_shape(&self, input_shapes: &[&[usize]]) -> Option<Result<Vec<usize>>> {
         input_shapes.first().map(|s| Ok(s.to_vec()))

@@ -9,14 +9,14 @@
 //! at the view's first element). `reshape` is a view whenever the input's
 //! strides allow it (numpy's rule) and copies otherwise.
 
-mod copy;
 mod index;
 mod strides;
 #[cfg(test)]
 mod tests;
 
-pub(crate) use copy::{Strided, copy_to_storage, place, with_elem_size};
-pub use copy::{copy_to_contiguous, ensure_contiguous};
+// Public paths kept: the copy kernels live in the backend.
+use crate::backend::cpu::copy::copy_to_storage;
+pub use crate::backend::cpu::copy::{copy_to_contiguous, ensure_contiguous};
 pub use index::SliceArg;
 pub(crate) use strides::slice_axis;
 

@@ -11,6 +11,7 @@ use super::stream_store::{fill_streaming, worth_streaming};
 use crate::Result;
 use crate::graph::layout::{Data, for_each_offset};
 use crate::graph::primitive::{Operand, OutSpec};
+use crate::graph::walk::walk;
 use crate::runtime::memory::Pod;
 use rayon::prelude::*;
 
@@ -139,55 +140,6 @@ pub fn for_each_offset2(
     walk(shape, &strides, [oa as isize, ob as isize], |o| {
         f(o[0] as usize, o[1] as usize)
     });
-}
-
-/// Row-major walk of `shape` advancing K offsets with K stride sets.
-pub fn walk<const K: usize>(
-    shape: &[usize],
-    strides: &[[isize; K]],
-    start: [isize; K],
-    mut f: impl FnMut([isize; K]),
-) {
-    let n: usize = shape.iter().product();
-    if n == 0 {
-        return;
-    }
-    let nd = shape.len();
-    if nd == 0 {
-        f(start);
-        return;
-    }
-    let mut idx = vec![0usize; nd];
-    let mut off = start;
-    let inner = shape[nd - 1];
-    let inner_s = strides[nd - 1];
-    loop {
-        let mut o = off;
-        for _ in 0..inner {
-            f(o);
-            for k in 0..K {
-                o[k] += inner_s[k];
-            }
-        }
-        let mut d = nd - 1;
-        loop {
-            if d == 0 {
-                return;
-            }
-            d -= 1;
-            idx[d] += 1;
-            for k in 0..K {
-                off[k] += strides[d][k];
-            }
-            if idx[d] < shape[d] {
-                break;
-            }
-            for k in 0..K {
-                off[k] -= strides[d][k] * shape[d] as isize;
-            }
-            idx[d] = 0;
-        }
-    }
 }
 
 /// `dst[i] = f(src[i])`, vectorised and split over cores when large.

@@ -1,8 +1,8 @@
 //! `a.at(indices)`: MLX's `x.at[idx]` functional updates.
 
 use super::scatter::{ScatterMode, UpdatesLayout, scatter_node};
-use super::strided::broadcasts_to;
 use super::{index_shape, require_indices};
+use crate::backend::cpu::strided::broadcasts_to;
 use crate::{Array, DType, Error, Result, multiply};
 
 /// Index arrays for [`Array::at`]: one array, or several (one per leading

@@ -1,11 +1,13 @@
 //! MLX's general `gather`.
 
-use super::strided::{Runs, par_blocks, par_chunks, with_size, zip_strides};
 use super::{index_axes, index_shape, require_indices, slice_starts};
 use crate::array::checked_numel;
+use crate::backend::cpu::copy::with_elem_size;
 use crate::backend::cpu::elementwise::out_storage;
+use crate::backend::cpu::strided::{Runs, par_blocks, par_chunks};
 use crate::graph::layout::Data;
 use crate::graph::primitive::{Operand, OutSpec, Primitive};
+use crate::graph::walk::zip_strides;
 use crate::runtime::memory::Pod;
 use crate::transforms::rules;
 use crate::{Array, Error, Result};
@@ -46,7 +48,7 @@ impl Primitive for Gather {
             &self.slice_sizes,
             a.data.offset as isize,
         )?;
-        with_size!(a.dtype.size(), T => gather_slices::<T>(a, &starts, &self.slice_sizes, out))
+        with_elem_size!(a.dtype.size(), T => gather_slices::<T>(a, &starts, &self.slice_sizes, out))
     }
     fn vjp(&self, p: &[Array], g: &Array, _o: &Array, argnums: &[usize]) -> Result<Vec<Array>> {
         // Gathered slices are scatter-added back; indices get zeros.

@@ -1,15 +1,16 @@
 //! `put_along_axis`: the inverse of `take_along_axis`.
 
-use super::strided::{
-    broadcast_strides_to, broadcasts_to, contiguous_strides_to, copy_into, for_each_segment,
-    inner_strides, numel, with_size, zip_strides,
-};
 use super::take;
 use super::take::along_axis_shape;
 use super::{IndexBound, positions, require_indices};
+use crate::backend::cpu::copy::with_elem_size;
 use crate::backend::cpu::elementwise::out_storage;
+use crate::backend::cpu::strided::{
+    broadcast_strides_to, broadcasts_to, contiguous_strides_to, copy_into, numel,
+};
 use crate::graph::layout::{Data, row_major_strides};
 use crate::graph::primitive::{Operand, OutSpec, Primitive};
+use crate::graph::walk::{for_each_segment, inner_strides, zip_strides};
 use crate::ops::shape_rules::normalize_axis;
 use crate::runtime::memory::Pod;
 use crate::transforms::rules;
@@ -63,7 +64,7 @@ impl Primitive for PutAlongAxis {
             values_offset: values.data.offset as isize,
             step,
         };
-        with_size!(a.dtype.size(), T => put_along::<T>(a, values, &pos, &walk, out))
+        with_elem_size!(a.dtype.size(), T => put_along::<T>(a, values, &pos, &walk, out))
     }
     fn vjp(&self, p: &[Array], g: &Array, _o: &Array, argnums: &[usize]) -> Result<Vec<Array>> {
         // Overwritten entries of `a` get no cotangent; the values get the

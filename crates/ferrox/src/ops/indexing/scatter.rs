@@ -7,12 +7,14 @@
 //! keeps the last one. (Splitting over cores would need the destination
 //! partitioned by position, which duplicate and overlapping slices defeat.)
 
-use super::strided::{Runs, broadcast_strides_to, copy_into, offsets, with_size, zip_strides};
 use super::{index_axes, index_shape, require_indices, slice_starts};
+use crate::backend::cpu::copy::with_elem_size;
 use crate::backend::cpu::elementwise::out_storage;
+use crate::backend::cpu::strided::{Runs, broadcast_strides_to, copy_into, offsets};
 use crate::dtype::Element;
 use crate::graph::layout::{Data, row_major_strides};
 use crate::graph::primitive::{Operand, OutSpec, Primitive};
+use crate::graph::walk::zip_strides;
 use crate::ops::shape_rules::broadcast_shapes;
 use crate::runtime::memory::Pod;
 use crate::transforms::rules;
@@ -123,7 +125,7 @@ impl Primitive for Scatter {
         };
         match self.mode {
             ScatterMode::Set => {
-                with_size!(a.dtype.size(), T => scatter_with::<T>(a, updates, &plan, out, |_, u| u))
+                with_elem_size!(a.dtype.size(), T => scatter_with::<T>(a, updates, &plan, out, |_, u| u))
             }
             mode => with_dtype!(a.dtype, T => combine::<T>(mode, a, updates, &plan, out)),
         }

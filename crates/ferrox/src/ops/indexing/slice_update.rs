@@ -1,11 +1,11 @@
 //! `slice_update`: a copy of an array with a strided slice replaced.
 
-use super::strided::{
-    broadcast_strides_to, broadcasts_to, copy_into, for_each_segment, numel, with_size, zip_strides,
-};
+use crate::backend::cpu::copy::with_elem_size;
 use crate::backend::cpu::elementwise::out_storage;
+use crate::backend::cpu::strided::{broadcast_strides_to, broadcasts_to, copy_into, numel};
 use crate::graph::layout::{Data, row_major_strides};
 use crate::graph::primitive::{Operand, OutSpec, Primitive};
+use crate::graph::walk::{for_each_segment, zip_strides};
 use crate::runtime::memory::Pod;
 use crate::{Array, Error, Result};
 
@@ -34,7 +34,7 @@ impl Primitive for SliceUpdate {
     }
     fn eval_cpu(&self, inputs: &[Operand<'_>], out: OutSpec<'_>) -> Result<Data> {
         let (a, update) = (&inputs[0], &inputs[1]);
-        with_size!(a.dtype.size(), T => self.kernel::<T>(a, update, out))
+        with_elem_size!(a.dtype.size(), T => self.kernel::<T>(a, update, out))
     }
     fn vjp(&self, p: &[Array], g: &Array, _o: &Array, argnums: &[usize]) -> Result<Vec<Array>> {
         // `a` gets the cotangent outside the slice; the update gets the

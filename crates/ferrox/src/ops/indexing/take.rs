@@ -1,14 +1,16 @@
 //! `take` and `take_along_axis`.
 
-use super::strided::{
-    Runs, Unravel, broadcast_strides_to, contiguous_strides_to, for_each_segment, inner_strides,
-    numel, offsets, par_blocks, par_chunks, with_size, zip_strides,
-};
 use super::{IndexBound, positions, require_indices};
 use crate::array::checked_numel;
+use crate::backend::cpu::copy::with_elem_size;
 use crate::backend::cpu::elementwise::out_storage;
+use crate::backend::cpu::strided::{
+    Runs, Unravel, broadcast_strides_to, contiguous_strides_to, numel, offsets, par_blocks,
+    par_chunks,
+};
 use crate::graph::layout::Data;
 use crate::graph::primitive::{Operand, OutSpec, Primitive};
+use crate::graph::walk::{for_each_segment, inner_strides, zip_strides};
 use crate::ops::shape_rules::normalize_axis;
 use crate::runtime::memory::Pod;
 use crate::transforms::rules;
@@ -30,11 +32,11 @@ impl Primitive for Take {
         match self.axis {
             None => {
                 let pos = positions(idx, IndexBound::new("take", None, numel(a.shape)))?;
-                with_size!(a.dtype.size(), T => take_flat::<T>(a, &pos, out))
+                with_elem_size!(a.dtype.size(), T => take_flat::<T>(a, &pos, out))
             }
             Some(axis) => {
                 let pos = positions(idx, IndexBound::new("take", Some(axis), a.shape[axis]))?;
-                with_size!(a.dtype.size(), T => take_axis::<T>(a, &pos, axis, out))
+                with_elem_size!(a.dtype.size(), T => take_axis::<T>(a, &pos, axis, out))
             }
         }
     }
@@ -300,11 +302,11 @@ impl Primitive for TakeAlongAxis {
         match self.axis {
             None => {
                 let pos = positions(idx, IndexBound::new(op, None, numel(a.shape)))?;
-                with_size!(a.dtype.size(), T => take_flat::<T>(a, &pos, out))
+                with_elem_size!(a.dtype.size(), T => take_flat::<T>(a, &pos, out))
             }
             Some(axis) => {
                 let pos = positions(idx, IndexBound::new(op, Some(axis), a.shape[axis]))?;
-                with_size!(a.dtype.size(), T => take_along::<T>(a, idx.shape, &pos, axis, out))
+                with_elem_size!(a.dtype.size(), T => take_along::<T>(a, idx.shape, &pos, axis, out))
             }
         }
     }

@@ -4,10 +4,10 @@
 //! loops.
 #![allow(clippy::type_complexity)] // test code: kept as written
 
-use super::element::{round_decimals, round_int_decimals};
 use super::rules::{Plan, output_dtype, plan};
 use super::*;
 use crate::backend::cpu::math;
+use crate::backend::cpu::unary::element::{round_decimals, round_int_decimals};
 use crate::graph::layout::Data;
 use crate::{Array, Complex64, DType, ErrorKind};
 use half::{bf16, f16};

@@ -61,36 +61,6 @@ pub(crate) fn reshape_strides(
     Some(new_strides)
 }
 
-/// Merges dimensions that can be walked as one for every stride set and
-/// drops size-1 dimensions, so copy loops run over as few, as long rows as
-/// the layouts allow. The element order (row-major over `shape`) is kept.
-///
-/// Returns the collapsed shape and, per collapsed dimension, one stride per
-/// stride set. An array with one element collapses to no dimensions.
-pub(crate) fn collapse<const K: usize>(
-    shape: &[usize],
-    strides: [&[isize]; K],
-) -> (Vec<usize>, Vec<[isize; K]>) {
-    let mut dims: Vec<usize> = Vec::with_capacity(shape.len());
-    let mut out: Vec<[isize; K]> = Vec::with_capacity(shape.len());
-    for (d, &n) in shape.iter().enumerate() {
-        if n == 1 {
-            continue;
-        }
-        let s: [isize; K] = std::array::from_fn(|k| strides[k][d]);
-        if let (Some(last_n), Some(last_s)) = (dims.last_mut(), out.last_mut()) {
-            if (0..K).all(|k| last_s[k] == s[k] * n as isize) {
-                *last_n *= n;
-                *last_s = s;
-                continue;
-            }
-        }
-        dims.push(n);
-        out.push(s);
-    }
-    (dims, out)
-}
-
 /// Python's `slice(start, stop, step).indices(n)` for one axis: the first
 /// selected index and how many are selected. Out-of-range bounds clamp;
 /// negative bounds count from the end. `step` must not be zero.
@@ -128,6 +98,7 @@ pub(crate) fn slice_axis(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::graph::walk::collapse;
     use proptest::prelude::*;
 
     #[test]

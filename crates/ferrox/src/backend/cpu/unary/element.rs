@@ -11,7 +11,7 @@ use crate::runtime::memory::Pod;
 use half::{bf16, f16};
 
 /// Float element types (`f16`, `bf16`, `f32`, `f64`).
-pub(super) trait FloatElement: Element + Pod {
+pub(crate) trait FloatElement: Element + Pod {
     /// Significand bits (with the implicit one): values at or above
     /// `2^(BITS - 1)` are integers.
     const BITS: i32;
@@ -605,7 +605,7 @@ half_element!(bf16, 8, bf16_to_f32, f32_to_bf16, 0x8000u16);
 /// back, each step rounded to the dtype (`narrow`). Unlike numpy, values
 /// that are already integers at that scale are returned unchanged instead
 /// of overflowing (numpy: `round(3e38f32, 5) = inf`).
-pub(super) fn round_decimals<T: FloatElement>(x: T, decimals: i32) -> T {
+pub(crate) fn round_decimals<T: FloatElement>(x: T, decimals: i32) -> T {
     let v = x.widen();
     if !v.is_finite() || v == 0.0 {
         return x;
@@ -629,7 +629,7 @@ pub(super) fn round_decimals<T: FloatElement>(x: T, decimals: i32) -> T {
 }
 
 /// Integer element types.
-pub(super) trait IntElement: Element + Pod {
+pub(crate) trait IntElement: Element + Pod {
     fn abs(self) -> Self;
     fn neg(self) -> Self;
     fn sign(self) -> Self;
@@ -665,7 +665,7 @@ unsigned_element!(u8, u16, u32, u64);
 /// `x` rounded to a multiple of `10^-decimals` (`decimals < 0`), ties to
 /// even, computed exactly (numpy's integer `round`); the result wraps to
 /// the dtype like numpy's.
-pub(super) fn round_int_decimals<T: Element>(x: T, decimals: i32) -> T {
+pub(crate) fn round_int_decimals<T: Element>(x: T, decimals: i32) -> T {
     let p = decimals.unsigned_abs();
     let v = x.to_i128();
     // Every integer dtype is below 1e20 in magnitude, so 10^21 and beyond

@@ -10,118 +10,13 @@ use crate::Result;
 use crate::backend::cpu::parallel::{chunk_len, worth_splitting};
 use crate::graph::layout::row_major_strides;
 use crate::graph::primitive::Operand;
+use crate::graph::walk::{for_each_segment, inner_strides, zip_strides};
 use crate::runtime::memory::Pod;
 use rayon::prelude::*;
-
-/// Runs `$body` with `$T` bound to the unsigned integer of `$size` bytes.
-/// Data movement (take, gather, set-scatters) only needs an element's bytes,
-/// so one instantiation per size serves every dtype of that size.
-macro_rules! with_size {
-    ($size:expr, $T:ident => $body:expr) => {
-        match $size {
-            1 => {
-                type $T = u8;
-                $body
-            }
-            2 => {
-                type $T = u16;
-                $body
-            }
-            4 => {
-                type $T = u32;
-                $body
-            }
-            _ => {
-                type $T = u64;
-                $body
-            }
-        }
-    };
-}
-pub(crate) use with_size;
 
 /// Number of elements of `shape`.
 pub(crate) fn numel(shape: &[usize]) -> usize {
     shape.iter().product()
-}
-
-/// Visits the flat range `from..from + len` of a row-major walk over `shape`
-/// in segments that stay inside one innermost row. `f(offsets, count)` gets
-/// the K offsets of the segment's first element; along the segment each
-/// offset advances by its stride of the last dimension. A 0-d shape is one
-/// segment of one element. Requires `from + len <= numel(shape)`.
-pub(crate) fn for_each_segment<const K: usize>(
-    shape: &[usize],
-    strides: &[[isize; K]],
-    base: [isize; K],
-    from: usize,
-    len: usize,
-    mut f: impl FnMut([isize; K], usize) -> Result<()>,
-) -> Result<()> {
-    if len == 0 || shape.contains(&0) {
-        return Ok(());
-    }
-    let nd = shape.len();
-    if nd == 0 {
-        return f(base, 1);
-    }
-    // Multi-index and offsets of element `from`.
-    let mut idx = vec![0usize; nd];
-    let mut off = base;
-    let mut rest = from;
-    for d in (0..nd).rev() {
-        idx[d] = rest % shape[d];
-        rest /= shape[d];
-        for k in 0..K {
-            off[k] += idx[d] as isize * strides[d][k];
-        }
-    }
-    let last = nd - 1;
-    let mut left = len;
-    loop {
-        let count = (shape[last] - idx[last]).min(left);
-        f(off, count)?;
-        left -= count;
-        if left == 0 {
-            return Ok(());
-        }
-        // Back to the start of this row, then carry into the outer dims.
-        for k in 0..K {
-            off[k] -= idx[last] as isize * strides[last][k];
-        }
-        idx[last] = 0;
-        let mut d = last;
-        loop {
-            if d == 0 {
-                return Ok(());
-            }
-            d -= 1;
-            idx[d] += 1;
-            for k in 0..K {
-                off[k] += strides[d][k];
-            }
-            if idx[d] < shape[d] {
-                break;
-            }
-            for k in 0..K {
-                off[k] -= strides[d][k] * shape[d] as isize;
-            }
-            idx[d] = 0;
-        }
-    }
-}
-
-/// The strides of the last dimension (what a segment steps by).
-pub(crate) fn inner_strides<const K: usize>(strides: &[[isize; K]]) -> [isize; K] {
-    strides.last().copied().unwrap_or([0; K])
-}
-
-/// Zips K stride vectors (one per buffer) into per-dimension stride sets.
-pub(crate) fn zip_strides<const K: usize>(per_buffer: [&[isize]; K]) -> Vec<[isize; K]> {
-    let nd = per_buffer.first().map_or(0, |s| s.len());
-    (0..nd)
-        .map(|d| std::array::from_fn(|k| per_buffer[k][d]))
-        .collect()
 }
 
 /// Offsets of every element of a walk over `shape`, in row-major order.

@@ -11,12 +11,12 @@
 //! Offsets are `isize` element indices into the source slice; a layout with
 //! no elements is never dereferenced, so its offset may be anything.
 
-use super::strides::collapse;
 use crate::Result;
 use crate::backend::cpu::elementwise::out_storage;
 use crate::backend::cpu::parallel::{chunk_len, worth_splitting};
 use crate::graph::layout::{Data, row_major_strides};
 use crate::graph::primitive::{Operand, OutSpec};
+use crate::graph::walk::{collapse, for_each_segment, inner_strides, zip_strides};
 use crate::runtime::memory::{Pod, Storage};
 use rayon::prelude::*;
 
@@ -116,27 +116,20 @@ fn gather_rows<T: Pod>(
     if nd >= 2 && strides[nd - 2] == 1 && inner_stride != 1 {
         return gather_transposed_rows(raw, shape, strides, offset, first_row, dst);
     }
-    // Multi-index of the first row over the outer dimensions.
-    let mut idx = vec![0usize; nd - 1];
-    let mut off = offset;
-    let mut r = first_row;
-    for d in (0..nd - 1).rev() {
-        idx[d] = r % shape[d];
-        r /= shape[d];
-        off += idx[d] as isize * strides[d];
-    }
-    for row in dst.chunks_mut(inner) {
-        copy_row(raw, off, inner_stride, row);
-        for d in (0..nd - 1).rev() {
-            idx[d] += 1;
-            off += strides[d];
-            if idx[d] < shape[d] {
-                break;
-            }
-            off -= strides[d] * shape[d] as isize;
-            idx[d] = 0;
-        }
-    }
+    let mut at = 0;
+    // The callback never fails.
+    let _ = for_each_segment(
+        shape,
+        &zip_strides([strides]),
+        [offset],
+        first_row * inner,
+        dst.len(),
+        |[off], count| {
+            copy_row(raw, off, inner_stride, &mut dst[at..at + count]);
+            at += count;
+            Ok(())
+        },
+    );
 }
 
 /// [`gather_rows`] for a source whose last two (collapsed) axes are
@@ -215,41 +208,26 @@ pub(crate) fn copy_strided<T: Pod>(
         return;
     }
     let (shape, strides) = collapse(src.shape, [src.strides, dst_strides]);
-    let nd = shape.len();
-    if nd == 0 {
-        dst[dst_offset as usize] = raw[src.offset as usize];
-        return;
-    }
-    let inner = shape[nd - 1];
-    let [s_in, d_in] = strides[nd - 1];
-    let mut idx = vec![0usize; nd - 1];
-    let (mut so, mut dof) = (src.offset, dst_offset);
-    loop {
-        if d_in == 1 {
-            let o = dof as usize;
-            copy_row(raw, so, s_in, &mut dst[o..o + inner]);
-        } else {
-            for j in 0..inner as isize {
-                dst[(dof + j * d_in) as usize] = raw[(so + j * s_in) as usize];
+    let [s_in, d_in] = inner_strides(&strides);
+    // The callback never fails.
+    let _ = for_each_segment(
+        &shape,
+        &strides,
+        [src.offset, dst_offset],
+        0,
+        src.numel(),
+        |[so, dof], count| {
+            if d_in == 1 {
+                let o = dof as usize;
+                copy_row(raw, so, s_in, &mut dst[o..o + count]);
+            } else {
+                for j in 0..count as isize {
+                    dst[(dof + j * d_in) as usize] = raw[(so + j * s_in) as usize];
+                }
             }
-        }
-        let mut d = nd - 1;
-        loop {
-            if d == 0 {
-                return;
-            }
-            d -= 1;
-            idx[d] += 1;
-            so += strides[d][0];
-            dof += strides[d][1];
-            if idx[d] < shape[d] {
-                break;
-            }
-            so -= strides[d][0] * shape[d] as isize;
-            dof -= strides[d][1] * shape[d] as isize;
-            idx[d] = 0;
-        }
-    }
+            Ok(())
+        },
+    );
 }
 
 /// Copies `src` into the box of the row-major buffer `dst` (of `dst_shape`)

@@ -1,4 +1,4 @@
-//! The fused elementwise primitive: a chain of elementwise instructions run
+//! The fused chunk engine: a chain of elementwise instructions run
 //! chunk by chunk, so that intermediates live in cache-sized buffers and
 //! never reach memory.
 //!

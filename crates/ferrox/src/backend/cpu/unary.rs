@@ -1,4 +1,5 @@
-//! CPU kernels of the unary ops: per-dtype dispatch and the mapping loop.
+//! CPU kernels of the unary elementwise functions: the [`UnaryOp`]
+//! selector, per-dtype dispatch and the mapping loop.
 //!
 //! The loop is this file's own rather than `elementwise::unary`: that
 //! engine runs its loop in a plain closure under `parallel::simd`, and a
@@ -10,30 +11,121 @@
 //! into a contiguous buffer (one memory-bound pass) so that they take the
 //! same vectorised loop.
 
-use super::UnaryOp;
-use super::element::{FloatElement, IntElement, round_decimals, round_int_decimals};
+pub(crate) mod element;
+
 use crate::backend::cpu::elementwise::out_storage;
 use crate::backend::cpu::parallel::{chunk_len, simd, worth_splitting};
 use crate::graph::layout::Data;
 use crate::graph::primitive::{Operand, OutSpec};
 use crate::runtime::memory::Pod;
 use crate::{Complex64, DType, Error, Result};
+use element::{FloatElement, IntElement, round_decimals, round_int_decimals};
 use half::{bf16, f16};
 use rayon::prelude::*;
 use std::borrow::Cow;
 
-/// Evaluates `op` on `x` into a new array described by `out`.
-pub(super) fn eval(op: UnaryOp, x: &Operand<'_>, out: OutSpec<'_>) -> Result<Data> {
-    let want = super::rules::output_dtype(op, x.dtype);
-    if want != Some(out.dtype) {
-        return Err(Error::runtime(
-            op.name(),
-            format!(
-                "cannot compute a {} output from a {} input",
-                out.dtype, x.dtype
-            ),
-        ));
+/// The unary elementwise operations.
+#[allow(missing_docs)] // each variant is named after what it denotes
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum UnaryOp {
+    Abs,
+    Negative,
+    Sign,
+    Square,
+    Sqrt,
+    Rsqrt,
+    Reciprocal,
+    Exp,
+    Expm1,
+    Log,
+    Log1p,
+    Log2,
+    Log10,
+    Sin,
+    Cos,
+    Tan,
+    ArcSin,
+    ArcCos,
+    ArcTan,
+    Sinh,
+    Cosh,
+    Tanh,
+    ArcSinh,
+    ArcCosh,
+    ArcTanh,
+    Sigmoid,
+    Erf,
+    ErfInv,
+    Floor,
+    Ceil,
+    /// Round half to even to this many decimal places (negative: tens,
+    /// hundreds, ...).
+    Round(i32),
+    LogicalNot,
+    BitwiseInvert,
+    IsNan,
+    IsInf,
+    IsFinite,
+    Real,
+    Imag,
+    Conjugate,
+}
+
+impl UnaryOp {
+    /// The op's public name (MLX's).
+    ///
+    /// ```
+    /// assert_eq!(ferrox::ops::unary::UnaryOp::ArcTanh.name(), "arctanh");
+    /// ```
+    pub fn name(self) -> &'static str {
+        use UnaryOp::*;
+        match self {
+            Abs => "abs",
+            Negative => "negative",
+            Sign => "sign",
+            Square => "square",
+            Sqrt => "sqrt",
+            Rsqrt => "rsqrt",
+            Reciprocal => "reciprocal",
+            Exp => "exp",
+            Expm1 => "expm1",
+            Log => "log",
+            Log1p => "log1p",
+            Log2 => "log2",
+            Log10 => "log10",
+            Sin => "sin",
+            Cos => "cos",
+            Tan => "tan",
+            ArcSin => "arcsin",
+            ArcCos => "arccos",
+            ArcTan => "arctan",
+            Sinh => "sinh",
+            Cosh => "cosh",
+            Tanh => "tanh",
+            ArcSinh => "arcsinh",
+            ArcCosh => "arccosh",
+            ArcTanh => "arctanh",
+            Sigmoid => "sigmoid",
+            Erf => "erf",
+            ErfInv => "erfinv",
+            Floor => "floor",
+            Ceil => "ceil",
+            Round(_) => "round",
+            LogicalNot => "logical_not",
+            BitwiseInvert => "bitwise_invert",
+            IsNan => "isnan",
+            IsInf => "isinf",
+            IsFinite => "isfinite",
+            Real => "real",
+            Imag => "imag",
+            Conjugate => "conjugate",
+        }
     }
+}
+
+/// Evaluates `op` on `x` into a new array described by `out` (whose dtype
+/// the caller checked against the op's dtype rules).
+pub fn eval(op: UnaryOp, x: &Operand<'_>, out: OutSpec<'_>) -> Result<Data> {
     match x.dtype {
         DType::Float32 => float::<f32>(op, x, out),
         DType::Float64 => float::<f64>(op, x, out),
