@@ -154,11 +154,15 @@ pub fn map_slices<I: Pod, O: Pod>(
             #[inline(always)]
             || {
                 if stream {
-                    fill_streaming(d, |start, block| {
-                        for (o, &i) in block.iter_mut().zip(&s[start..]) {
-                            *o = f(i);
-                        }
-                    });
+                    fill_streaming(
+                        d,
+                        #[inline(always)]
+                        |start, block| {
+                            for (o, &i) in block.iter_mut().zip(&s[start..]) {
+                                *o = f(i);
+                            }
+                        },
+                    );
                 } else {
                     for (o, &i) in d.iter_mut().zip(s) {
                         *o = f(i);

@@ -1,12 +1,18 @@
 //! CPU kernels: elementwise engines, SIMD math, parallel helpers.
 
 pub mod binary;
+pub mod cast;
+pub mod conv;
 pub mod copy;
 pub mod elementwise;
+pub mod fft;
 pub mod fused;
 pub mod math;
+pub mod matmul;
 pub mod parallel;
 pub mod reduce;
+pub mod scan;
+pub mod sort;
 pub mod stream_store;
 pub mod strided;
 pub mod unary;
