@@ -13,12 +13,14 @@
 //! as early as possible, also by matmul (with a vector of ones), which keeps
 //! every reduction on the gemm kernels and in the operands' dtype.
 
+use crate::dtype::DType;
+use crate::error::{Error, Result};
+use crate::graph::array::Array;
 use crate::ops::binary::multiply;
 use crate::ops::creation::ones;
 use crate::ops::matmul::matmul;
 use crate::ops::shape_rules::normalize_axis;
 use crate::ops::views::{broadcast_to, diagonal, reshape, transpose};
-use crate::{Array, DType, Error, Result};
 
 // ---------------------------------------------------------------------------
 // Shared helpers
@@ -236,7 +238,7 @@ pub fn inner(a: &Array, b: &Array) -> Result<Array> {
 /// # Ok::<(), ferrox::Error>(())
 /// ```
 pub fn outer(a: &Array, b: &Array) -> Result<Array> {
-    crate::array::checked_numel("outer", &[a.size(), b.size()])?;
+    crate::graph::layout::checked_numel("outer", &[a.size(), b.size()])?;
     let column = reshape_to(a, &[a.size(), 1])?;
     let row = reshape_to(b, &[b.size()])?;
     multiply(&column, &row)
@@ -277,7 +279,7 @@ pub fn kron(a: &Array, b: &Array) -> Result<Array> {
             ),
         )
     })?;
-    crate::array::checked_numel("kron", &out)?;
+    crate::graph::layout::checked_numel("kron", &out)?;
     // a as [a0, 1, a1, 1, ...] times b as [1, b0, 1, b1, ...], then merge
     // each (a_i, b_i) pair.
     let interleave = |s: &[usize], first: bool| -> Vec<usize> {
@@ -633,7 +635,7 @@ fn contract_pair(a: Labeled, b: Labeled, needed: &[Label]) -> Result<Labeled> {
         let xa = a.arranged(&[batch.clone(), free_a].concat(), &sa)?;
         let xb = b.arranged(&[batch, free_b].concat(), &sb)?;
         let out: Vec<usize> = sa.iter().zip(&sb).map(|(&x, &y)| x.max(y)).collect();
-        crate::array::checked_numel("einsum", &out)?;
+        crate::graph::layout::checked_numel("einsum", &out)?;
         return Ok(Labeled {
             array: multiply(&xa, &xb)?,
             labels,
@@ -729,7 +731,7 @@ pub fn einsum(subscripts: &str, operands: &[Array]) -> Result<Array> {
         .iter()
         .map(|l| sizes.iter().find(|(x, _)| x == l).map_or(1, |&(_, s)| s))
         .collect();
-    crate::array::checked_numel("einsum", &out_shape)?;
+    crate::graph::layout::checked_numel("einsum", &out_shape)?;
 
     let refs: Vec<&Array> = operands.iter().collect();
     let mut terms: Vec<Labeled> = promote_all(&refs)?
@@ -844,8 +846,8 @@ mod tests {
         assert!(e("ij->ii", &[&[2, 3]]).contains("output label 'i' appears more than once"));
         assert!(e("...i->i", &[&[2, 3]]).contains("the output has no '...'"));
         assert!(e("i->j->k", &[&[2]]).contains("more than one '->'"));
-        let a = crate::ones(&[2, 3], DType::Float32).unwrap();
-        let b = crate::ones(&[2], DType::Float32).unwrap();
+        let a = crate::ops::creation::ones(&[2, 3], DType::Float32).unwrap();
+        let b = crate::ops::creation::ones(&[2], DType::Float32).unwrap();
         let msg = einsum("ij,j", &[a.clone(), b]).unwrap_err().to_string();
         assert_eq!(
             msg,
@@ -926,7 +928,7 @@ mod tests {
     #[test]
     fn oversized_results_are_errors() {
         // Lazy and never evaluated: only the shape rules run.
-        let v = crate::zeros(&[1 << 40], DType::Float32).unwrap();
+        let v = crate::ops::creation::zeros(&[1 << 40], DType::Float32).unwrap();
         assert!(kron(&v, &v).is_err());
         assert!(outer(&v, &v).is_err());
         assert!(einsum("i,j->ij", &[v.clone(), v.clone()]).is_err());

@@ -1,6 +1,6 @@
 //! Element types and MLX's type-promotion rules.
 
-use crate::{Error, Result};
+use crate::error::{Error, Result};
 use half::{bf16, f16};
 use std::fmt;
 
@@ -361,7 +361,7 @@ impl Element for Complex64 {
 #[doc(hidden)]
 macro_rules! with_dtype {
     ($dtype:expr, $T:ident => $body:expr) => {{
-        use $crate::DType as __D;
+        use $crate::dtype::DType as __D;
         match $dtype {
             __D::Bool => {
                 type $T = bool;
@@ -416,7 +416,7 @@ macro_rules! with_dtype {
                 $body
             }
             __D::Complex64 => {
-                type $T = $crate::Complex64;
+                type $T = $crate::dtype::Complex64;
                 $body
             }
         }

@@ -71,6 +71,7 @@ pub use ops::creation::{
 };
 // One line per op family; each is edited only together with its family.
 pub use contract::{TensordotAxes, einsum, inner, kron, outer, tensordot};
+pub use ops::closeness::{allclose, array_equal, isclose};
 pub use ops::conv::{conv1d, conv2d};
 pub use ops::indexing::{
     ArrayAt, gather, put_along_axis, scatter, scatter_add, scatter_max, scatter_min, scatter_prod,
@@ -81,11 +82,12 @@ pub use ops::join::{
     triu,
 };
 pub use ops::matmul::{addmm, matmul};
+pub use ops::nan_to_num::nan_to_num;
 pub use ops::reduce::{all, any, argmax, argmin, max, mean, min, prod, std, sum, var};
 pub use ops::scan::{cummax, cummin, cumprod, cumsum};
+pub use ops::select::{clip, r#where};
 pub use ops::softmax::{logsumexp, softmax};
 pub use ops::sort::{argpartition, argsort, partition, sort, topk};
-pub use ops::ternary::{allclose, array_equal, clip, isclose, nan_to_num, r#where};
 pub use ops::unary::{
     abs, arccos, arccosh, arcsin, arcsinh, arctan, arctanh, bitwise_invert, ceil, conjugate, cos,
     cosh, erf, erfinv, exp, expm1, floor, imag, isfinite, isinf, isnan, log, log1p, log2, log10,

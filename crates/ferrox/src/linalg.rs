@@ -12,10 +12,12 @@
 //! # Ok::<(), ferrox::Error>(())
 //! ```
 
+use crate::dtype::DType;
+use crate::error::{Error, ErrorKind, Result};
+use crate::graph::array::Array;
 pub use crate::ops::cholesky::cholesky;
 pub use crate::ops::lu::inv;
 use crate::ops::shape_rules::normalize_axis;
-use crate::{Array, DType, Error, ErrorKind, Result};
 
 /// The `ord` of a [`norm`]: a number (`f64::INFINITY` and
 /// `f64::NEG_INFINITY` included), the Frobenius norm or the nuclear norm.
@@ -78,7 +80,7 @@ impl std::fmt::Display for NormOrd {
 /// `|a|` in a float dtype: complex gives `float32`, integers and bool
 /// give `float32`, floats keep their dtype.
 fn magnitude(a: &Array) -> Result<Array> {
-    let m = crate::abs(a)?;
+    let m = crate::ops::unary::abs(a)?;
     if m.dtype().is_inexact() {
         Ok(m)
     } else {
@@ -103,8 +105,12 @@ fn signed(axes: &[usize]) -> Vec<isize> {
 /// `sqrt(sum(|a|^2))` over `axes`.
 fn frobenius(a: &Array, axes: &[usize], keepdims: bool) -> Result<Array> {
     let m = magnitude(a)?;
-    let sq = crate::multiply(&m, &m)?;
-    crate::sqrt(&crate::sum(&sq, Some(&signed(axes)), keepdims)?)
+    let sq = crate::ops::binary::multiply(&m, &m)?;
+    crate::ops::unary::sqrt(&crate::ops::reduce::sum(
+        &sq,
+        Some(&signed(axes)),
+        keepdims,
+    )?)
 }
 
 fn vector_norm(a: &Array, p: f64, axis: usize, keepdims: bool) -> Result<Array> {
@@ -114,24 +120,28 @@ fn vector_norm(a: &Array, p: f64, axis: usize, keepdims: bool) -> Result<Array> 
         return frobenius(a, &[axis], keepdims);
     }
     if p == f64::INFINITY {
-        return crate::max(&m, Some(&ax), keepdims);
+        return crate::ops::reduce::max(&m, Some(&ax), keepdims);
     }
     if p == f64::NEG_INFINITY {
-        return crate::min(&m, Some(&ax), keepdims);
+        return crate::ops::reduce::min(&m, Some(&ax), keepdims);
     }
     if p == 0.0 {
-        let nz = crate::not_equal(&m, &Array::from(0.0))?.astype(m.dtype())?;
-        return crate::sum(&nz, Some(&ax), keepdims);
+        let nz = crate::ops::binary::not_equal(&m, &Array::from(0.0))?.astype(m.dtype())?;
+        return crate::ops::reduce::sum(&nz, Some(&ax), keepdims);
     }
     if p == 1.0 {
-        return crate::sum(&m, Some(&ax), keepdims);
+        return crate::ops::reduce::sum(&m, Some(&ax), keepdims);
     }
     if p.is_nan() {
         return Err(Error::value("norm", "invalid ord nan"));
     }
     // (sum |a|^p)^(1/p).
-    let s = crate::sum(&crate::power(&m, &scalar_like(p, &m))?, Some(&ax), keepdims)?;
-    crate::power(&s, &scalar_like(1.0 / p, &s))
+    let s = crate::ops::reduce::sum(
+        &crate::ops::binary::power(&m, &scalar_like(p, &m))?,
+        Some(&ax),
+        keepdims,
+    )?;
+    crate::ops::binary::power(&s, &scalar_like(1.0 / p, &s))
 }
 
 fn matrix_norm(a: &Array, ord: NormOrd, row: usize, col: usize, keepdims: bool) -> Result<Array> {
@@ -139,7 +149,7 @@ fn matrix_norm(a: &Array, ord: NormOrd, row: usize, col: usize, keepdims: bool) 
         if keepdims {
             Ok(x)
         } else {
-            crate::squeeze(&x, Some(&[row as isize, col as isize]))
+            crate::ops::views::squeeze(&x, Some(&[row as isize, col as isize]))
         }
     };
     match ord {
@@ -151,11 +161,11 @@ fn matrix_norm(a: &Array, ord: NormOrd, row: usize, col: usize, keepdims: bool) 
             } else {
                 (row, col)
             };
-            let sums = crate::sum(&magnitude(a)?, Some(&[inner as isize]), true)?;
+            let sums = crate::ops::reduce::sum(&magnitude(a)?, Some(&[inner as isize]), true)?;
             let r = if p > 0.0 {
-                crate::max(&sums, Some(&[outer as isize]), true)?
+                crate::ops::reduce::max(&sums, Some(&[outer as isize]), true)?
             } else {
-                crate::min(&sums, Some(&[outer as isize]), true)?
+                crate::ops::reduce::min(&sums, Some(&[outer as isize]), true)?
             };
             squeeze(r)
         }
@@ -304,11 +314,11 @@ pub fn cross(a: &Array, b: &Array, axis: isize) -> Result<Array> {
                 ),
             ));
         }
-        let x = crate::moveaxis(x, ax as isize, -1)?;
+        let x = crate::ops::views::moveaxis(x, ax as isize, -1)?;
         if d == 2 {
             let mut widths = vec![(0, 0); x.ndim()];
             widths[x.ndim() - 1] = (0, 1);
-            crate::pad(&x, &widths, crate::PadMode::Constant(0.0))
+            crate::ops::join::pad(&x, &widths, crate::ops::join::PadMode::Constant(0.0))
         } else {
             Ok(x)
         }
@@ -321,14 +331,17 @@ pub fn cross(a: &Array, b: &Array, axis: isize) -> Result<Array> {
         let mut stop: Vec<isize> = x.shape().iter().map(|&d| d as isize).collect();
         start[nd - 1] = i;
         stop[nd - 1] = i + 1;
-        crate::slice(x, &start, &stop, &vec![1; nd])
+        crate::ops::views::slice(x, &start, &stop, &vec![1; nd])
     };
     let (a0, a1, a2) = (part(&a, 0)?, part(&a, 1)?, part(&a, 2)?);
     let (b0, b1, b2) = (part(&b, 0)?, part(&b, 1)?, part(&b, 2)?);
     let term = |p: &Array, q: &Array, r: &Array, s: &Array| -> Result<Array> {
-        crate::subtract(&crate::multiply(p, q)?, &crate::multiply(r, s)?)
+        crate::ops::binary::subtract(
+            &crate::ops::binary::multiply(p, q)?,
+            &crate::ops::binary::multiply(r, s)?,
+        )
     };
-    let c = crate::concatenate(
+    let c = crate::ops::join::concatenate(
         &[
             term(&a1, &b2, &a2, &b1)?,
             term(&a2, &b0, &a0, &b2)?,
@@ -337,7 +350,7 @@ pub fn cross(a: &Array, b: &Array, axis: isize) -> Result<Array> {
         -1,
     )?;
     let out_axis = normalize_axis("cross", axis, c.ndim())?;
-    crate::moveaxis(&c, -1, out_axis as isize)
+    crate::ops::views::moveaxis(&c, -1, out_axis as isize)
 }
 
 /// Solves `a @ x = b` for `x`, batched over the leading axes.
@@ -390,15 +403,15 @@ pub fn solve(a: &Array, b: &Array) -> Result<Array> {
     } else {
         DType::Float32
     };
-    crate::matmul(&inv(&a.astype(dtype)?)?, &b.astype(dtype)?)
+    crate::ops::matmul::matmul(&inv(&a.astype(dtype)?)?, &b.astype(dtype)?)
 }
 
 /// The triangle of the last two axes that `upper` names.
 fn triangle(a: &Array, upper: bool) -> Result<Array> {
     if upper {
-        crate::triu(a, 0)
+        crate::ops::join::triu(a, 0)
     } else {
-        crate::tril(a, 0)
+        crate::ops::join::tril(a, 0)
     }
 }
 
@@ -465,7 +478,7 @@ mod tests {
 
     #[test]
     fn errors_name_norm() {
-        let m = crate::ones(&[2, 2, 2], DType::Float32).unwrap();
+        let m = crate::ops::creation::ones(&[2, 2, 2], DType::Float32).unwrap();
         for r in [
             norm(&m, Some(NormOrd::P(1.0)), None, false),
             norm(&m, None, Some(&[0, 1, 2]), false),

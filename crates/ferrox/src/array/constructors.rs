@@ -3,7 +3,7 @@
 use crate::dtype::{DType, Element};
 use crate::error::{Error, Result};
 use crate::graph::array::{Array, mark_weak};
-use crate::graph::layout::Data;
+use crate::graph::layout::{Data, checked_numel};
 use crate::runtime::memory::{Pod, Storage};
 
 impl Array {
@@ -87,19 +87,4 @@ impl Array {
         let a = Array::from_data(Data::contiguous(storage, &[]), vec![], T::DTYPE);
         Ok(if weak { mark_weak(a) } else { a })
     }
-}
-
-/// Product of `shape`, or an error naming `op` if it overflows.
-///
-/// As in numpy, the product of the non-zero dimensions must fit too (with
-/// room for 16-byte elements as `isize` byte offsets), even when another
-/// dimension is 0: strides are products of dimensions and must not overflow.
-pub(crate) fn checked_numel(op: &str, shape: &[usize]) -> Result<usize> {
-    shape
-        .iter()
-        .filter(|&&d| d != 0)
-        .try_fold(1usize, |acc, &d| acc.checked_mul(d))
-        .filter(|&n| n <= isize::MAX as usize / 16)
-        .map(|n| if shape.contains(&0) { 0 } else { n })
-        .ok_or_else(|| Error::value(op, format!("shape {shape:?} has too many elements")))
 }

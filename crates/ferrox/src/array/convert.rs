@@ -10,7 +10,7 @@ use crate::runtime::memory::Pod;
 impl Array {
     /// Evaluates this array (see [`crate::eval`]).
     pub fn eval(&self) -> Result<()> {
-        crate::eval(std::slice::from_ref(self))
+        crate::runtime::eval::eval(std::slice::from_ref(self))
     }
 
     /// Evaluates and returns the value's buffer and layout (element

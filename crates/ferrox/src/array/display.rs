@@ -1,7 +1,8 @@
 //! `Display`/`Debug` for arrays in MLX's style: `array([1, 2.5], dtype=float32)`.
 
 use super::Array;
-use crate::{DType, with_dtype};
+use crate::dtype::DType;
+use crate::with_dtype;
 use std::fmt;
 
 /// `%g` with 6 significant digits, as MLX (C++ ostream) prints floats.
@@ -40,7 +41,7 @@ fn trim_zeros(s: &str) -> String {
     }
 }
 
-fn element_strings(a: &Array) -> crate::Result<Vec<String>> {
+fn element_strings(a: &Array) -> crate::error::Result<Vec<String>> {
     let dt = a.dtype();
     Ok(match dt {
         DType::Bool => a
@@ -49,7 +50,7 @@ fn element_strings(a: &Array) -> crate::Result<Vec<String>> {
             .map(|&b| if b { "True" } else { "False" }.into())
             .collect(),
         DType::Complex64 => a
-            .to_vec::<crate::Complex64>()?
+            .to_vec::<crate::dtype::Complex64>()?
             .iter()
             .map(|c| {
                 let sign = if c.im < 0.0 || (c.im == 0.0 && c.im.is_sign_negative()) {

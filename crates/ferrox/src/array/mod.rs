@@ -7,8 +7,6 @@ mod constructors;
 mod convert;
 mod display;
 
-pub(crate) use constructors::checked_numel;
-
 // Public paths kept for the bindings and users: the graph's array types
 // seen from `ferrox::array`.
 pub use crate::graph::array::Array;

@@ -81,8 +81,8 @@ mod cache_shard;
 pub use cache_global::clear_all;
 pub use cache_identity::{FnId, FnIdentity};
 
+use crate::error::{Error, Result};
 use crate::sync::{Arc, AtomicU64, AtomicUsize, Mutex, Ordering, RwLock, lock, read, write};
-use crate::{Error, Result};
 use cache_shard::{Flight, Shard, Slot, SlotMap, TraceScope, current_thread};
 use std::collections::BTreeMap;
 use std::hash::Hash;
@@ -680,7 +680,7 @@ fn not_registered(fn_id: FnId) -> Error {
 #[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;
-    use crate::ErrorKind;
+    use crate::error::ErrorKind;
     use std::time::Duration;
 
     fn cache(max_entries: usize) -> Arc<CompileCache<u32, u32>> {

@@ -4,7 +4,7 @@
 
 use super::cache_shard::Shard;
 use super::{CacheKey, CompileCache};
-use crate::Result;
+use crate::error::Result;
 use crate::sync::Arc;
 use std::fmt;
 

@@ -7,7 +7,7 @@
 //! with a slot; this file only holds the data and the blocking hand-off.
 
 use super::FnId;
-use crate::Result;
+use crate::error::Result;
 use crate::sync::{Arc, AtomicUsize, Condvar, Mutex, lock};
 use std::cell::Cell;
 use std::collections::HashMap;
@@ -195,7 +195,7 @@ impl Drop for TraceScope {
 #[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;
-    use crate::{Error, ErrorKind};
+    use crate::error::{Error, ErrorKind};
     use std::time::Duration;
 
     #[test]

@@ -5,7 +5,8 @@ use super::fuse::fuse;
 use super::signature::{Constant, Signature};
 use super::simplify::simplify;
 use super::tape::Tape;
-use crate::{Array, Result};
+use crate::error::Result;
+use crate::graph::array::Array;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 

@@ -20,20 +20,16 @@
 //! buffer cannot hold.
 
 use super::tape::{Instr, Ref, Tape};
-use crate::Array;
 use crate::backend::cpu::fused::{Fused, FusedConst, FusedOutput, Reg, Step};
-use crate::ops::binary::Binary;
-use crate::ops::cast::AsType;
-use crate::ops::ternary::Select;
-use crate::ops::unary::Unary;
+use crate::graph::array::Array;
 use std::collections::HashMap;
 use std::sync::Arc;
 
-/// True for instructions whose output element i depends only on element i
-/// of each (broadcast) input.
+/// True for instructions whose op says it is elementwise
+/// ([`Primitive::is_elementwise`](crate::graph::primitive::Primitive::is_elementwise)):
+/// the op decides, not a list here.
 fn is_elementwise(ins: &Instr) -> bool {
-    let any = ins.op.as_any();
-    any.is::<Unary>() || any.is::<Binary>() || any.is::<Select>() || any.is::<AsType>()
+    ins.op.is_elementwise()
 }
 
 /// A captured single-element array that is already evaluated, as a

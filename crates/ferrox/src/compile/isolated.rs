@@ -9,9 +9,10 @@
 //! counts. It behaves exactly as the op it wraps (same name, kernel, rules,
 //! and `as_any` sees through it, so downcasts and equivalence still work).
 
+use crate::error::Result;
+use crate::graph::array::Array;
 use crate::graph::layout::Data;
 use crate::graph::primitive::{Operand, OutSpec, Primitive};
-use crate::{Array, Result};
 use std::any::Any;
 use std::fmt;
 use std::sync::Arc;
@@ -62,6 +63,9 @@ impl Primitive for IsolatedOp {
     }
     fn vmap(&self, inputs: &[Array], axes: &[Option<usize>]) -> Result<(Array, Option<usize>)> {
         self.0.vmap(inputs, axes)
+    }
+    fn is_elementwise(&self) -> bool {
+        self.0.is_elementwise()
     }
     fn output_shape(&self, input_shapes: &[&[usize]]) -> Option<Result<Vec<usize>>> {
         self.0.output_shape(input_shapes)

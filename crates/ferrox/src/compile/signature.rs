@@ -1,6 +1,8 @@
 //! Call signatures: what a compiled function's trace depends on.
 
-use crate::{Array, DType, Device};
+use crate::dtype::DType;
+use crate::graph::array::Array;
+use crate::graph::stream::Device;
 
 /// A non-array argument that is part of the cache key: a Python scalar, a
 /// string, `None`. Typed, so `Float(1.0)` and `Int(1)` are different keys,
@@ -73,7 +75,7 @@ impl Signature {
                 })
                 .collect(),
             constants: constants.to_vec(),
-            device: crate::current_stream().device,
+            device: crate::graph::stream::current_stream().device,
         }
     }
 }

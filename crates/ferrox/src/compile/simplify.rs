@@ -7,12 +7,12 @@
 //! same operations run in the same order on the same values.
 
 use super::tape::{Instr, Ref, Tape};
-use crate::Array;
+use crate::graph::array::Array;
 use crate::transforms::tracer::{Identity, StopGradient};
 use std::collections::HashMap;
 
 /// Byte-exact key of a small evaluated constant (dtype, shape, bytes).
-fn constant_key(a: &Array) -> Option<(crate::DType, Vec<usize>, Vec<u8>)> {
+fn constant_key(a: &Array) -> Option<(crate::dtype::DType, Vec<usize>, Vec<u8>)> {
     if a.primitive().is_some() || a.size() != 1 || !a.is_available() {
         return None;
     }
@@ -33,11 +33,16 @@ fn is_noop(ins: &Instr) -> bool {
 
 /// What CSE compares before asking `is_equivalent`: op name, input refs,
 /// shape and dtype.
-type InstrKey = (&'static str, Vec<(u8, u64)>, Vec<usize>, crate::DType);
+type InstrKey = (
+    &'static str,
+    Vec<(u8, u64)>,
+    Vec<usize>,
+    crate::dtype::DType,
+);
 
 /// Returns the simplified tape.
 pub(crate) fn simplify(tape: Tape) -> Tape {
-    let mut consts: HashMap<(crate::DType, Vec<usize>, Vec<u8>), Array> = HashMap::new();
+    let mut consts: HashMap<(crate::dtype::DType, Vec<usize>, Vec<u8>), Array> = HashMap::new();
     let mut canonical = |r: Ref| -> Ref {
         if let Ref::Const(a) = &r {
             if let Some(k) = constant_key(a) {

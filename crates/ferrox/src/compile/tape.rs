@@ -1,11 +1,13 @@
 //! Tapes: a traced function as a flat program over its inputs, and replay.
 
 use super::isolated::IsolatedOp;
+use crate::dtype::DType;
+use crate::error::{Error, Result};
+use crate::graph::array::Array;
 use crate::graph::primitive::Primitive;
 use crate::graph::trace::{EndOnDrop, Trace, TraceKind};
 use crate::transforms::graph::trace_order;
 use crate::transforms::tracer::placeholder;
-use crate::{Array, DType, Error, Result};
 use std::collections::HashMap;
 use std::sync::Arc;
 

@@ -15,8 +15,8 @@
 //!
 //! The loom model in `tests/loom_cell.rs` explores these interleavings.
 
+use crate::error::{Error, Result};
 use crate::sync::{Condvar, Mutex, OnceLock, lock};
-use crate::{Error, Result};
 
 enum State {
     Pending,

@@ -4,8 +4,9 @@
 //! new [`Data`] values over the same storage: zero-copy by construction.
 
 use super::walk::{walk, zip_strides};
+use crate::dtype::DType;
+use crate::error::{Error, Result};
 use crate::runtime::memory::{Pod, Storage};
-use crate::{DType, Result};
 use std::sync::Arc;
 
 /// An evaluated array's bytes and how to walk them.
@@ -112,6 +113,21 @@ pub fn for_each_offset(
     walk(shape, &zip_strides([strides]), [offset as isize], |[o]| {
         f(o as usize)
     });
+}
+
+/// Product of `shape`, or an error naming `op` if it overflows.
+///
+/// As in numpy, the product of the non-zero dimensions must fit too (with
+/// room for 16-byte elements as `isize` byte offsets), even when another
+/// dimension is 0: strides are products of dimensions and must not overflow.
+pub fn checked_numel(op: &str, shape: &[usize]) -> Result<usize> {
+    shape
+        .iter()
+        .filter(|&&d| d != 0)
+        .try_fold(1usize, |acc, &d| acc.checked_mul(d))
+        .filter(|&n| n <= isize::MAX as usize / 16)
+        .map(|n| if shape.contains(&0) { 0 } else { n })
+        .ok_or_else(|| Error::value(op, format!("shape {shape:?} has too many elements")))
 }
 
 #[cfg(test)]

@@ -2,11 +2,12 @@
 
 use super::array::Array;
 use super::layout::Data;
+use crate::dtype::DType;
 use crate::graph::cell::EvalCell;
 use crate::graph::primitive::Primitive;
+use crate::graph::stream::Stream;
 use crate::graph::trace::{TraceSet, any_live};
 use crate::sync::{RwLock, read, write};
-use crate::{DType, Stream};
 use std::cell::Cell;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};

@@ -89,6 +89,16 @@ pub trait Primitive: Send + Sync + fmt::Debug + 'static {
         Err(no_rule(self.name(), "vmap"))
     }
 
+    /// True if output element `i` depends only on element `i` of each
+    /// (broadcast) input, so that `eval_cpu` computes any chunk of the
+    /// output from the matching chunks of its inputs: what `compile` fuses
+    /// into one pass. An elementwise op must also answer
+    /// [`output_shape`](Self::output_shape) (the fused engine asks it for
+    /// every step).
+    fn is_elementwise(&self) -> bool {
+        false
+    }
+
     /// The output shape for inputs of other shapes than the ones the node
     /// was built with (same ranks): what a shapeless compiled function
     /// needs to replay its trace. `None` when the op cannot say.

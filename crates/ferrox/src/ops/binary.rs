@@ -28,9 +28,11 @@ use crate::backend::cpu::binary;
 // The selector and its kernel family are the kernels' vocabulary; their
 // public paths stay here, beside the builders.
 pub use crate::backend::cpu::binary::{BinaryOp, DtypeRule};
+use crate::dtype::DType;
+use crate::error::{Error, Result};
+use crate::graph::array::Array;
 use crate::graph::layout::Data;
 use crate::graph::primitive::{Operand, OutSpec, Primitive};
-use crate::{Array, DType, Error, Result};
 
 // The dtype rules of each op (the selector itself lives with its kernels).
 impl BinaryOp {
@@ -95,6 +97,9 @@ impl BinaryOp {
 pub struct Binary(pub BinaryOp);
 
 impl Primitive for Binary {
+    fn is_elementwise(&self) -> bool {
+        true
+    }
     fn name(&self) -> &'static str {
         self.0.name()
     }
@@ -762,8 +767,9 @@ mod tests {
     use crate::backend::cpu::binary::*;
     use crate::dtype::Complex64;
     use crate::dtype::Element;
+    use crate::error::ErrorKind;
+    use crate::graph::stream::Stream;
     use crate::runtime::memory::Pod;
-    use crate::{ErrorKind, Stream};
     use half::{bf16, f16};
     use proptest::prelude::*;
 
@@ -813,7 +819,7 @@ mod tests {
             (BinaryOp::Power, Complex64, Complex64),
         ];
         for (op, dtype, want) in cases {
-            let a = crate::zeros(&[2], dtype).unwrap();
+            let a = crate::ops::creation::zeros(&[2], dtype).unwrap();
             assert_eq!(
                 build(op, &a, &a).unwrap().dtype(),
                 want,
@@ -840,7 +846,7 @@ mod tests {
             (BinaryOp::RightShift, BFloat16),
         ];
         for (op, dtype) in rejected {
-            let a = crate::zeros(&[2], dtype).unwrap();
+            let a = crate::ops::creation::zeros(&[2], dtype).unwrap();
             let e = build(op, &a, &a).unwrap_err();
             assert_eq!(e.kind(), ErrorKind::Dtype, "{op:?} {dtype}");
             assert_eq!(e.op(), op.name());
@@ -848,7 +854,7 @@ mod tests {
         }
         // Every dtype is accepted by the ops that take every dtype.
         for dtype in DType::ALL {
-            let a = crate::zeros(&[2], dtype).unwrap();
+            let a = crate::ops::creation::zeros(&[2], dtype).unwrap();
             for op in [
                 BinaryOp::Add,
                 BinaryOp::Multiply,
@@ -863,8 +869,8 @@ mod tests {
 
     #[test]
     fn mismatched_shapes_are_shape_errors() {
-        let a = crate::zeros(&[3], DType::Float32).unwrap();
-        let b = crate::zeros(&[4], DType::Float32).unwrap();
+        let a = crate::ops::creation::zeros(&[3], DType::Float32).unwrap();
+        let b = crate::ops::creation::zeros(&[4], DType::Float32).unwrap();
         for op in BinaryOp::ALL {
             let e = build(op, &a, &b).unwrap_err();
             assert_eq!(e.kind(), ErrorKind::Shape);
@@ -882,8 +888,8 @@ mod tests {
     fn every_op_on_every_accepted_dtype_evaluates() {
         for op in BinaryOp::ALL {
             for dtype in DType::ALL {
-                let a = crate::ones(&[2, 3], dtype).unwrap();
-                let b = crate::ones(&[3], dtype).unwrap();
+                let a = crate::ops::creation::ones(&[2, 3], dtype).unwrap();
+                let b = crate::ops::creation::ones(&[3], dtype).unwrap();
                 if let Ok(r) = build(op, &a, &b) {
                     assert_eq!(r.shape(), &[2, 3]);
                     r.eval().unwrap_or_else(|e| panic!("{op:?} {dtype}: {e}"));
@@ -1454,7 +1460,7 @@ mod tests {
             subtract(&one_elem, &a).unwrap().to_vec::<f32>().unwrap(),
             vec![1.0, 0.0, -2.0]
         );
-        let empty = crate::zeros(&[0, 3], DType::Float32).unwrap();
+        let empty = crate::ops::creation::zeros(&[0, 3], DType::Float32).unwrap();
         assert_eq!(
             add(&empty, &a).unwrap().to_vec::<f32>().unwrap(),
             Vec::<f32>::new()
@@ -1464,9 +1470,9 @@ mod tests {
 
     #[test]
     fn nodes_go_to_the_current_stream() {
-        let s: Stream = crate::new_stream(crate::default_device());
+        let s: Stream = crate::graph::stream::new_stream(crate::graph::stream::default_device());
         let a = arr(&[1i32], &[1]);
-        let r = crate::with_stream(s, || maximum(&a, &a)).unwrap();
+        let r = crate::graph::stream::with_stream(s, || maximum(&a, &a)).unwrap();
         assert_eq!(r.stream(), s);
     }
 

@@ -7,8 +7,11 @@
 //! of the output's dtype, like `isclose`.
 
 use super::binary::{BinaryOp, DtypeRule};
-use crate::transforms::rules::{unbroadcast, zero_cotangents};
-use crate::{Array, Result, add, divide, multiply, negative, subtract};
+use crate::error::Result;
+use crate::graph::array::Array;
+use crate::ops::binary::{add, divide, multiply, subtract};
+use crate::ops::grad_helpers::{unbroadcast, zero_cotangents};
+use crate::ops::unary::negative;
 
 /// True for ops whose output is bool or integer whatever the inputs, and
 /// for integer `power` (whose derivative would need negative integer
@@ -39,24 +42,27 @@ fn partials(op: BinaryOp, a: &Array, b: &Array, out: &Array, g: &Array) -> Resul
         BinaryOp::Maximum | BinaryOp::Minimum => {
             // The gradient goes to the chosen operand (to `a` on ties).
             let pick_a = if op == BinaryOp::Maximum {
-                crate::greater_equal(a, b)?
+                crate::ops::binary::greater_equal(a, b)?
             } else {
-                crate::less_equal(a, b)?
+                crate::ops::binary::less_equal(a, b)?
             };
-            let zero = crate::zeros_like(g)?;
+            let zero = crate::ops::creation::zeros_like(g)?;
             (
-                crate::r#where(&pick_a, g, &zero)?,
-                crate::r#where(&pick_a, &zero, g)?,
+                crate::ops::select::r#where(&pick_a, g, &zero)?,
+                crate::ops::select::r#where(&pick_a, &zero, g)?,
             )
         }
         BinaryOp::Power => {
             // d/da = b * a^(b - 1); d/db = log(a) * a^b, taken as 0 where
             // a == 0 (the limit from the right for b > 0).
-            let da = multiply(b, &crate::power(a, &subtract(b, &Array::from(1.0))?)?)?;
-            let log_a = crate::log(a)?;
-            let zero = crate::zeros_like(out)?;
-            let db = crate::r#where(
-                &crate::equal(a, &Array::from(0.0))?,
+            let da = multiply(
+                b,
+                &crate::ops::binary::power(a, &subtract(b, &Array::from(1.0))?)?,
+            )?;
+            let log_a = crate::ops::unary::log(a)?;
+            let zero = crate::ops::creation::zeros_like(out)?;
+            let db = crate::ops::select::r#where(
+                &crate::ops::binary::equal(a, &Array::from(0.0))?,
                 &zero,
                 &multiply(&log_a, out)?,
             )?;
@@ -71,20 +77,36 @@ fn partials(op: BinaryOp, a: &Array, b: &Array, out: &Array, g: &Array) -> Resul
         BinaryOp::LogAddExp => {
             // d/da = exp(a - out), d/db = exp(b - out).
             (
-                multiply(g, &crate::exp(&subtract(a, out)?)?)?,
-                multiply(g, &crate::exp(&subtract(b, out)?)?)?,
+                multiply(g, &crate::ops::unary::exp(&subtract(a, out)?)?)?,
+                multiply(g, &crate::ops::unary::exp(&subtract(b, out)?)?)?,
             )
         }
         BinaryOp::Remainder => {
             // a - b * floor(a / b): d/da = 1, d/db = -floor(a / b).
-            let q = crate::floor_divide(a, b)?;
+            let q = crate::ops::binary::floor_divide(a, b)?;
             (g.clone(), negative(&multiply(g, &q)?)?)
         }
         BinaryOp::FloorDivide => {
-            let zero = crate::zeros_like(g)?;
+            let zero = crate::ops::creation::zeros_like(g)?;
             (zero.clone(), zero)
         }
-        other => return Err(crate::graph::primitive::no_rule(other.name(), "derivative")),
+        // Bool or integer outputs: `non_differentiable` answers first (zeros);
+        // listed so that a new op must say its rule.
+        BinaryOp::Equal
+        | BinaryOp::NotEqual
+        | BinaryOp::Less
+        | BinaryOp::LessEqual
+        | BinaryOp::Greater
+        | BinaryOp::GreaterEqual
+        | BinaryOp::LogicalAnd
+        | BinaryOp::LogicalOr
+        | BinaryOp::BitwiseAnd
+        | BinaryOp::BitwiseOr
+        | BinaryOp::BitwiseXor
+        | BinaryOp::LeftShift
+        | BinaryOp::RightShift => {
+            return Err(crate::graph::primitive::no_rule(op.name(), "derivative"));
+        }
     })
 }
 
@@ -121,13 +143,13 @@ pub(super) fn jvp(
     out: &Array,
 ) -> Result<Array> {
     if non_differentiable(op, out) {
-        return crate::zeros_like(out);
+        return crate::ops::creation::zeros_like(out);
     }
     let (a, b) = (&primals[0], &primals[1]);
     let mut total: Option<Array> = None;
     for (i, t) in tangents.iter().enumerate() {
         let Some(t) = t else { continue };
-        let t = crate::broadcast_to(t, out.shape())?;
+        let t = crate::ops::views::broadcast_to(t, out.shape())?;
         let (da, db) = partials(op, a, b, out, &t)?;
         let term = if i == 0 { da } else { db };
         total = Some(match total {
@@ -137,7 +159,7 @@ pub(super) fn jvp(
     }
     match total {
         Some(t) => Ok(t),
-        None => crate::zeros_like(out),
+        None => crate::ops::creation::zeros_like(out),
     }
 }
 
@@ -147,7 +169,7 @@ pub(super) fn vmap(
     inputs: &[Array],
     axes: &[Option<usize>],
 ) -> Result<(Array, Option<usize>)> {
-    let (aligned, out_axis) = crate::transforms::rules::align_batch(inputs, axes)?;
+    let (aligned, out_axis) = crate::ops::grad_helpers::align_batch(inputs, axes)?;
     Ok((
         super::binary::build(op, &aligned[0], &aligned[1])?,
         out_axis,

@@ -2,13 +2,15 @@
 //!
 //! The kernels are in [`crate::backend::cpu::cast`].
 
-use crate::array::checked_numel;
 use crate::backend::cpu::cast;
+use crate::graph::layout::checked_numel;
 // The element conversion is the kernels'; its public path stays here.
 pub use crate::backend::cpu::cast::convert;
+use crate::dtype::DType;
+use crate::error::{Error, Result};
+use crate::graph::array::Array;
 use crate::graph::layout::Data;
 use crate::graph::primitive::{Operand, OutSpec, Primitive};
-use crate::{Array, DType, Error, Result};
 
 /// Converts values to another dtype.
 #[derive(Debug, Clone, PartialEq)]
@@ -18,6 +20,9 @@ pub struct AsType {
 }
 
 impl Primitive for AsType {
+    fn is_elementwise(&self) -> bool {
+        true
+    }
     fn name(&self) -> &'static str {
         "astype"
     }
@@ -36,7 +41,7 @@ impl Primitive for AsType {
     fn jvp(&self, _p: &[Array], tangents: &[Option<Array>], output: &Array) -> Result<Array> {
         match &tangents[0] {
             Some(t) => t.astype(output.dtype()),
-            None => crate::zeros_like(output),
+            None => crate::ops::creation::zeros_like(output),
         }
     }
     fn vmap(&self, inputs: &[Array], axes: &[Option<usize>]) -> Result<(Array, Option<usize>)> {
@@ -129,7 +134,7 @@ impl Primitive for View {
             return Ok((view(&inputs[0], self.dtype)?, None));
         };
         // The last axis changes length: keep the batch axis away from it.
-        let x = crate::transforms::rules::batch_front(&inputs[0], Some(ax))?;
+        let x = crate::ops::grad_helpers::batch_front(&inputs[0], Some(ax))?;
         if x.ndim() == 1 && self.dtype.size() != x.dtype().size() {
             return Err(Error::shape(
                 "view",
@@ -205,10 +210,11 @@ pub fn view(a: &Array, dtype: DType) -> Result<Array> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::dtype::Complex64;
     use crate::dtype::Element;
+    use crate::error::ErrorKind;
     use crate::runtime::memory::{Pod, Storage};
     use crate::with_dtype;
-    use crate::{Complex64, ErrorKind};
     use half::{bf16, f16};
     use std::sync::Arc;
 
@@ -436,7 +442,7 @@ mod tests {
         );
         assert_eq!(view(&a, DType::Float32).unwrap().id(), a.id());
         let empty = view(
-            &crate::zeros(&[3, 0], DType::Float64).unwrap(),
+            &crate::ops::creation::zeros(&[3, 0], DType::Float64).unwrap(),
             DType::Int16,
         )
         .unwrap();

@@ -8,9 +8,11 @@
 
 use super::lu::f64_output;
 use crate::backend::cpu::parallel::worth_splitting;
+use crate::dtype::DType;
+use crate::error::{Error, Result};
+use crate::graph::array::Array;
 use crate::graph::layout::Data;
 use crate::graph::primitive::{Operand, OutSpec, Primitive};
-use crate::{Array, DType, Error, Result};
 use rayon::prelude::*;
 
 /// The Cholesky factor of each matrix in the last two axes: lower
@@ -91,12 +93,15 @@ impl Primitive for Cholesky {
         } else {
             (output.clone(), g.clone())
         };
-        let linv = crate::linalg::inv(&l)?;
-        let p = phi(&crate::matmul(&t(&l)?, &lbar)?)?;
-        let s = crate::matmul(&crate::matmul(&t(&linv)?, &p)?, &linv)?;
-        let gsym = crate::multiply(&crate::add(&s, &t(&s)?)?, &Array::from(0.5))?;
-        let abar = crate::subtract(
-            &crate::tril(&crate::add(&gsym, &t(&gsym)?)?, 0)?,
+        let linv = crate::ops::lu::inv(&l)?;
+        let p = phi(&crate::ops::matmul::matmul(&t(&l)?, &lbar)?)?;
+        let s = crate::ops::matmul::matmul(&crate::ops::matmul::matmul(&t(&linv)?, &p)?, &linv)?;
+        let gsym = crate::ops::binary::multiply(
+            &crate::ops::binary::add(&s, &t(&s)?)?,
+            &Array::from(0.5),
+        )?;
+        let abar = crate::ops::binary::subtract(
+            &crate::ops::join::tril(&crate::ops::binary::add(&gsym, &t(&gsym)?)?, 0)?,
             &diag_part(&gsym)?,
         )?;
         Ok(vec![if self.upper { t(&abar)? } else { abar }])
@@ -104,7 +109,7 @@ impl Primitive for Cholesky {
 
     fn jvp(&self, _p: &[Array], tangents: &[Option<Array>], output: &Array) -> Result<Array> {
         let Some(ta) = &tangents[0] else {
-            return crate::zeros_like(output);
+            return crate::ops::creation::zeros_like(output);
         };
         // The tangent as the function sees it: one triangle, mirrored.
         let (l, ta) = if self.upper {
@@ -112,10 +117,14 @@ impl Primitive for Cholesky {
         } else {
             (output.clone(), ta.clone())
         };
-        let eff = crate::add(&crate::tril(&ta, 0)?, &t(&crate::tril(&ta, -1)?)?)?;
-        let linv = crate::linalg::inv(&l)?;
-        let inner = crate::matmul(&crate::matmul(&linv, &eff)?, &t(&linv)?)?;
-        let dl = crate::matmul(&l, &phi(&inner)?)?;
+        let eff = crate::ops::binary::add(
+            &crate::ops::join::tril(&ta, 0)?,
+            &t(&crate::ops::join::tril(&ta, -1)?)?,
+        )?;
+        let linv = crate::ops::lu::inv(&l)?;
+        let inner =
+            crate::ops::matmul::matmul(&crate::ops::matmul::matmul(&linv, &eff)?, &t(&linv)?)?;
+        let dl = crate::ops::matmul::matmul(&l, &phi(&inner)?)?;
         if self.upper { t(&dl) } else { Ok(dl) }
     }
 
@@ -123,7 +132,7 @@ impl Primitive for Cholesky {
         match axes[0] {
             None => Ok((cholesky(&inputs[0], self.upper)?, None)),
             Some(ax) => {
-                let x = crate::transforms::rules::batch_front(&inputs[0], Some(ax))?;
+                let x = crate::ops::grad_helpers::batch_front(&inputs[0], Some(ax))?;
                 Ok((cholesky(&x, self.upper)?, Some(0)))
             }
         }
@@ -134,20 +143,20 @@ impl Primitive for Cholesky {
 
 /// The last two axes swapped.
 fn t(x: &Array) -> Result<Array> {
-    crate::swapaxes(x, -1, -2)
+    crate::ops::views::swapaxes(x, -1, -2)
 }
 
 /// `x` times the identity: its diagonal as a matrix.
 fn diag_part(x: &Array) -> Result<Array> {
     let n = x.shape()[x.ndim() - 1];
-    crate::multiply(x, &crate::eye(n, None, 0, x.dtype())?)
+    crate::ops::binary::multiply(x, &crate::ops::creation::eye(n, None, 0, x.dtype())?)
 }
 
 /// The lower triangle with the diagonal halved.
 fn phi(x: &Array) -> Result<Array> {
-    crate::subtract(
-        &crate::tril(x, 0)?,
-        &crate::multiply(&diag_part(x)?, &Array::from(0.5))?,
+    crate::ops::binary::subtract(
+        &crate::ops::join::tril(x, 0)?,
+        &crate::ops::binary::multiply(&diag_part(x)?, &Array::from(0.5))?,
     )
 }
 

@@ -9,9 +9,11 @@
 //! The kernel (im2col + gemm) is in [`crate::backend::cpu::conv`].
 
 use crate::backend::cpu::conv::{self as kernels, ConvGeometry, ConvParams};
+use crate::dtype::DType;
+use crate::error::{Error, Result};
+use crate::graph::array::Array;
 use crate::graph::layout::Data;
 use crate::graph::primitive::{Operand, OutSpec, Primitive};
-use crate::{Array, DType, Error, Result};
 
 // ---------------------------------------------------------------------------
 // Ops
@@ -409,8 +411,8 @@ mod tests {
 
     #[test]
     fn errors_name_the_op_and_values() {
-        let x = crate::ones(&[1, 5, 4], DType::Float32).unwrap();
-        let w = crate::ones(&[2, 3, 2], DType::Float32).unwrap();
+        let x = crate::ops::creation::ones(&[1, 5, 4], DType::Float32).unwrap();
+        let w = crate::ops::creation::ones(&[2, 3, 2], DType::Float32).unwrap();
         let err = |r: Result<Array>| r.unwrap_err().to_string();
         assert_eq!(
             err(conv1d(&x, &w, 1, 0, 1, 3)),
@@ -433,7 +435,7 @@ mod tests {
             "conv1d: weight has shape [2, 3, 2] but the input has 4 channels in 1 group(s), so the \
              weight's last dimension must be 4"
         );
-        let w3 = crate::ones(&[3, 3, 2], DType::Float32).unwrap();
+        let w3 = crate::ops::creation::ones(&[3, 3, 2], DType::Float32).unwrap();
         assert_eq!(
             err(conv1d(&x, &w3, 1, 0, 1, 2)),
             "conv1d: output channels (3) must be divisible by groups (2)"
@@ -444,7 +446,7 @@ mod tests {
         assert!(conv1d(&x, &w, 1, 1, 2, 2).is_ok());
         assert_eq!(
             err(conv1d(
-                &crate::ones(&[5, 4], DType::Float32).unwrap(),
+                &crate::ops::creation::ones(&[5, 4], DType::Float32).unwrap(),
                 &w,
                 1,
                 0,
@@ -457,12 +459,12 @@ mod tests {
             err(conv2d(&x, &w, (1, 1), (0, 0), (1, 1), 1))
                 .starts_with("conv2d: input must have 4 dimensions")
         );
-        let xi = crate::ones(&[1, 5, 4], DType::Int32).unwrap();
+        let xi = crate::ops::creation::ones(&[1, 5, 4], DType::Int32).unwrap();
         assert!(err(conv1d(&xi, &xi, 1, 0, 1, 1)).starts_with("conv1d: only floating point types"));
         let big = usize::MAX / 2;
         assert!(conv1d(&x, &w, 1, big, 1, 2).is_err());
         assert!(conv1d(&x, &w, 1, 0, big, 2).is_err());
-        let w0 = crate::ones(&[2, 0, 2], DType::Float32).unwrap();
+        let w0 = crate::ops::creation::ones(&[2, 0, 2], DType::Float32).unwrap();
         assert!(
             err(conv1d(&x, &w0, 1, 0, 1, 2)).starts_with("conv1d: kernel size must be positive")
         );
@@ -473,25 +475,25 @@ mod tests {
         // An empty array whose other dimensions overflow cannot be made
         // (numpy: "array is too big"), so conv never sees one...
         let big = 1usize << 40;
-        let e = crate::zeros(&[0, big, big, 1], DType::Float32).unwrap_err();
+        let e = crate::ops::creation::zeros(&[0, big, big, 1], DType::Float32).unwrap_err();
         assert!(e.to_string().starts_with("zeros: shape"), "{e}");
         // ... and a padded size beyond isize is an error, not an overflow.
-        let x = crate::ones(&[1, 3, 1], DType::Float32).unwrap();
-        let w = crate::ones(&[1, 1, 1], DType::Float32).unwrap();
+        let x = crate::ops::creation::ones(&[1, 3, 1], DType::Float32).unwrap();
+        let w = crate::ops::creation::ones(&[1, 1, 1], DType::Float32).unwrap();
         let e = conv1d(&x, &w, 1 << 62, 1 << 62, 1, 1).unwrap_err();
         assert!(e.to_string().starts_with("conv1d: sizes overflow"), "{e}");
-        let x = crate::ones(&[1, 4, 1], DType::Float32).unwrap();
-        let w = crate::zeros(&[0, 1, 1], DType::Float32).unwrap();
+        let x = crate::ops::creation::ones(&[1, 4, 1], DType::Float32).unwrap();
+        let w = crate::ops::creation::zeros(&[0, 1, 1], DType::Float32).unwrap();
         assert_eq!(conv1d(&x, &w, 1, 0, 1, 1).unwrap().shape(), &[1, 4, 0]);
     }
 
     #[test]
     fn empty_batch_and_zero_channels() {
-        let x = crate::ones(&[0, 5, 2], DType::Float32).unwrap();
-        let w = crate::ones(&[3, 2, 2], DType::Float32).unwrap();
+        let x = crate::ops::creation::ones(&[0, 5, 2], DType::Float32).unwrap();
+        let w = crate::ops::creation::ones(&[3, 2, 2], DType::Float32).unwrap();
         assert_eq!(conv1d(&x, &w, 1, 0, 1, 1).unwrap().shape(), &[0, 4, 3]);
-        let x = crate::ones(&[1, 5, 0], DType::Float32).unwrap();
-        let w = crate::ones(&[3, 2, 0], DType::Float32).unwrap();
+        let x = crate::ops::creation::ones(&[1, 5, 0], DType::Float32).unwrap();
+        let w = crate::ops::creation::ones(&[3, 2, 0], DType::Float32).unwrap();
         assert_eq!(
             conv1d(&x, &w, 1, 0, 1, 1).unwrap().to_vec::<f32>().unwrap(),
             vec![0.0; 12]
@@ -528,8 +530,8 @@ mod tests {
     #[ignore]
     fn bench_conv2d_f32() {
         let (xs, ws) = ([8, 56, 56, 64], [64, 3, 3, 64]);
-        let x = crate::full(&xs, 0.5, DType::Float32).unwrap();
-        let w = crate::full(&ws, 0.25, DType::Float32).unwrap();
+        let x = crate::ops::creation::full(&xs, 0.5, DType::Float32).unwrap();
+        let w = crate::ops::creation::full(&ws, 0.25, DType::Float32).unwrap();
         x.eval().unwrap();
         w.eval().unwrap();
         conv2d(&x, &w, (1, 1), (1, 1), (1, 1), 1)

@@ -21,8 +21,9 @@
 //!   (`K' >= K`) is cropped to `K` and transposed.
 
 use super::conv::Convolution;
-use crate::transforms::rules::{batch_front, reshape_to};
-use crate::{Array, Result};
+use crate::error::Result;
+use crate::graph::array::Array;
+use crate::ops::grad_helpers::{batch_front, reshape_to};
 
 /// A convolution node with the given parameters (any spatial rank).
 fn conv(
@@ -52,7 +53,7 @@ impl Convolution {
     fn input_cotangent(&self, x: &Array, w: &Array, g: &Array) -> Result<Array> {
         let nd = self.stride.len();
         if x.size() == 0 || g.size() == 0 || w.size() == 0 {
-            return crate::zeros_like(x);
+            return crate::ops::creation::zeros_like(x);
         }
         let groups = self.groups;
         let (c_in, c_out) = (x.shape()[nd + 1], w.shape()[0]);
@@ -65,10 +66,11 @@ impl Convolution {
             }
             let ax = i + 1;
             let o = gd.shape()[ax];
-            let e = crate::expand_dims(&gd, &[ax as isize + 1])?;
+            let e = crate::ops::views::expand_dims(&gd, &[ax as isize + 1])?;
             let mut widths = vec![(0, 0); e.ndim()];
             widths[ax + 1] = (0, s - 1);
-            let padded = crate::pad(&e, &widths, crate::PadMode::Constant(0.0))?;
+            let padded =
+                crate::ops::join::pad(&e, &widths, crate::ops::join::PadMode::Constant(0.0))?;
             let mut shape = gd.shape().to_vec();
             shape[ax] = o * s;
             let merged = reshape_to(&padded, &shape)?;
@@ -106,11 +108,11 @@ impl Convolution {
             stop[i + 2] = -stop[i + 2] - 1;
             steps[i + 2] = -1;
         }
-        let flipped = crate::slice(&wg, &start, &stop, &steps)?;
+        let flipped = crate::ops::views::slice(&wg, &start, &stop, &steps)?;
         let mut perm = vec![0, nd + 2];
         perm.extend(2..nd + 2);
         perm.push(1);
-        let wt = crate::transpose(&flipped, Some(&perm))?;
+        let wt = crate::ops::views::transpose(&flipped, Some(&perm))?;
         let mut wt_shape = vec![c_in];
         wt_shape.extend_from_slice(&w.shape()[1..nd + 1]);
         wt_shape.push(cog);
@@ -123,7 +125,7 @@ impl Convolution {
     fn weight_cotangent(&self, x: &Array, w: &Array, g: &Array) -> Result<Array> {
         let nd = self.stride.len();
         if x.size() == 0 || g.size() == 0 || w.size() == 0 {
-            return crate::zeros_like(w);
+            return crate::ops::creation::zeros_like(w);
         }
         let groups = self.groups;
         let n = x.shape()[0];
@@ -136,7 +138,7 @@ impl Convolution {
         let mut perm = vec![nd + 2];
         perm.extend(1..nd + 1);
         perm.extend([nd + 1, 0]);
-        let xt = crate::transpose(&xs, Some(&perm))?;
+        let xt = crate::ops::views::transpose(&xs, Some(&perm))?;
         let mut xt_shape = vec![cig];
         xt_shape.extend_from_slice(&x.shape()[1..nd + 1]);
         xt_shape.push(groups * n);
@@ -145,7 +147,7 @@ impl Convolution {
         let mut gperm = vec![nd + 1];
         gperm.extend(1..nd + 1);
         gperm.push(0);
-        let gt = crate::transpose(g, Some(&gperm))?;
+        let gt = crate::ops::views::transpose(g, Some(&gperm))?;
         let r = conv(
             &xt,
             &gt,
@@ -161,7 +163,7 @@ impl Convolution {
         let mut back = vec![nd + 1];
         back.extend(1..nd + 1);
         back.push(0);
-        crate::transpose(&r, Some(&back))
+        crate::ops::views::transpose(&r, Some(&back))
     }
 }
 
@@ -173,7 +175,7 @@ fn crop_to(x: &Array, shape: &[usize]) -> Result<Array> {
     let start = vec![0isize; shape.len()];
     let stop: Vec<isize> = shape.iter().map(|&v| v as isize).collect();
     let steps = vec![1isize; shape.len()];
-    crate::slice(x, &start, &stop, &steps)
+    crate::ops::views::slice(x, &start, &stop, &steps)
 }
 
 /// Pads each axis by `lo[i]` zeros before and `hi[i]` after; negative
@@ -189,7 +191,7 @@ fn pad_or_crop(x: &Array, lo: &[isize], hi: &[isize]) -> Result<Array> {
             .map(|(&d, &h)| d as isize - (-h).max(0))
             .collect();
         let steps = vec![1isize; lo.len()];
-        y = crate::slice(&y, &start, &stop, &steps)?;
+        y = crate::ops::views::slice(&y, &start, &stop, &steps)?;
     }
     if lo.iter().chain(hi).any(|&v| v > 0) {
         let widths: Vec<(usize, usize)> = lo
@@ -197,7 +199,7 @@ fn pad_or_crop(x: &Array, lo: &[isize], hi: &[isize]) -> Result<Array> {
             .zip(hi)
             .map(|(&l, &h)| (l.max(0) as usize, h.max(0) as usize))
             .collect();
-        y = crate::pad(&y, &widths, crate::PadMode::Constant(0.0))?;
+        y = crate::ops::join::pad(&y, &widths, crate::ops::join::PadMode::Constant(0.0))?;
     }
     Ok(y)
 }
@@ -214,11 +216,11 @@ fn empty_batch(
     if let Some(ax) = xa {
         xe.remove(ax);
     }
-    let xe = crate::zeros(&xe, x.dtype())?;
-    let we = crate::zeros(&wb.shape()[1..], wb.dtype())?;
+    let xe = crate::ops::creation::zeros(&xe, x.dtype())?;
+    let we = crate::ops::creation::zeros(&wb.shape()[1..], wb.dtype())?;
     let mut shape = vec![0];
     shape.extend_from_slice(op.apply(&xe, &we)?.shape());
-    Ok((crate::zeros(&shape, x.dtype())?, Some(0)))
+    Ok((crate::ops::creation::zeros(&shape, x.dtype())?, Some(0)))
 }
 
 /// Cotangents of `x` and/or `w` (argnums 0 and 1).
@@ -254,9 +256,9 @@ pub(super) fn jvp(
         Some(Some(t)) => Some(op.apply(x, t)?),
         _ => None,
     };
-    match crate::transforms::rules::sum_terms([tx, tw])? {
+    match crate::ops::grad_helpers::sum_terms([tx, tw])? {
         Some(t) => Ok(t),
-        None => crate::zeros_like(output),
+        None => crate::ops::creation::zeros_like(output),
     }
 }
 
@@ -290,12 +292,12 @@ pub(super) fn vmap(
             }
             // x -> [N, S..., B, C_in] -> [N, S..., B * C_in].
             let xc = match xa {
-                Some(ax) => crate::moveaxis(x, ax as isize, nd as isize + 1)?,
+                Some(ax) => crate::ops::views::moveaxis(x, ax as isize, nd as isize + 1)?,
                 None => {
-                    let e = crate::expand_dims(x, &[nd as isize + 1])?;
+                    let e = crate::ops::views::expand_dims(x, &[nd as isize + 1])?;
                     let mut shape = e.shape().to_vec();
                     shape[nd + 1] = b;
-                    crate::broadcast_to(&e, &shape)?
+                    crate::ops::views::broadcast_to(&e, &shape)?
                 }
             };
             let mut xshape = xc.shape()[..nd + 1].to_vec();

@@ -1,11 +1,14 @@
 //! Creation ops: full, zeros, ones, arange, linspace, eye, identity, tri, *_like.
 
-use crate::array::checked_numel;
 use crate::backend::cpu::elementwise::out_storage;
+use crate::dtype::DType;
 use crate::dtype::Element;
+use crate::error::{Error, Result};
+use crate::graph::array::Array;
 use crate::graph::layout::Data;
+use crate::graph::layout::checked_numel;
 use crate::graph::primitive::{Operand, OutSpec, Primitive};
-use crate::{Array, DType, Error, Result, with_dtype};
+use crate::with_dtype;
 
 /// Fills the output with a value given as (re, im) in f64.
 #[derive(Debug, Clone, PartialEq)]
@@ -23,7 +26,7 @@ impl Primitive for Fill {
     fn eval_cpu(&self, _inputs: &[Operand<'_>], out: OutSpec<'_>) -> Result<Data> {
         let mut st = out_storage(out)?;
         with_dtype!(out.dtype, T => {
-            let v = T::from_c64(crate::Complex64::new(self.re as f32, self.im as f32));
+            let v = T::from_c64(crate::dtype::Complex64::new(self.re as f32, self.im as f32));
             let v = if out.dtype == DType::Complex64 { v } else { T::from_f64(self.re) };
             st.as_mut_slice::<T>().fill(v);
         });

@@ -37,9 +37,12 @@
 
 use super::shape_rules::normalize_axis;
 use crate::backend::cpu::fft as kernels;
+use crate::dtype::DType;
+use crate::error::{Error, Result};
+use crate::graph::array::Array;
 use crate::graph::layout::Data;
 use crate::graph::primitive::{Operand, OutSpec, Primitive};
-use crate::{Array, DType, Error, PadMode, Result};
+use crate::ops::join::PadMode;
 
 /// A discrete Fourier transform over `axes` (distinct, in the order given).
 ///
@@ -179,8 +182,8 @@ impl Primitive for Fft {
                 let full = self.lengths.last().copied().unwrap_or(1);
                 let mut widths = vec![(0, 0); g.ndim()];
                 widths[last] = (0, full - m);
-                let padded = crate::pad(g, &widths, PadMode::Constant(0.0))?;
-                crate::real(&scale(&conj.apply(&padded)?, n)?)?
+                let padded = crate::ops::join::pad(g, &widths, PadMode::Constant(0.0))?;
+                crate::ops::unary::real(&scale(&conj.apply(&padded)?, n)?)?
             }
             // y = re(conj(F) hermitian(x)) / n: x̄ = w * rfft(ḡ) / n with
             // w = 2 on the bins that stand for a conjugate pair, 1 on the
@@ -206,7 +209,7 @@ impl Primitive for Fft {
                     inverse: false,
                     ..self.clone()
                 };
-                crate::multiply(&fwd.apply(g)?, &w)?
+                crate::ops::binary::multiply(&fwd.apply(g)?, &w)?
             }
         };
         Ok(vec![cot.astype(x.dtype())?])
@@ -216,7 +219,7 @@ impl Primitive for Fft {
         // Linear in the input: the transform of the tangent.
         match &tangents[0] {
             Some(t) => self.apply(t),
-            None => self.apply(&crate::zeros_like(&p[0])?),
+            None => self.apply(&crate::ops::creation::zeros_like(&p[0])?),
         }
     }
 
@@ -224,7 +227,7 @@ impl Primitive for Fft {
         match axes[0] {
             None => Ok((self.apply(&inputs[0])?, None)),
             Some(ax) => {
-                let x = crate::transforms::rules::batch_front(&inputs[0], Some(ax))?;
+                let x = crate::ops::grad_helpers::batch_front(&inputs[0], Some(ax))?;
                 Ok((self.shifted().apply(&x)?, Some(0)))
             }
         }
@@ -234,7 +237,7 @@ impl Primitive for Fft {
 }
 
 fn scale(x: &Array, s: f64) -> Result<Array> {
-    crate::transforms::rules::scale(x, s)
+    crate::ops::grad_helpers::scale(x, s)
 }
 
 /// The resolved axes and lengths of an n-dimensional transform.
@@ -390,10 +393,10 @@ fn transform(
     if crops {
         let start = vec![0isize; x.ndim()];
         let step = vec![1isize; x.ndim()];
-        x = crate::slice(&x, &start, &stop, &step)?;
+        x = crate::ops::views::slice(&x, &start, &stop, &step)?;
     }
     if pads {
-        x = crate::pad(&x, &widths, PadMode::Constant(0.0))?;
+        x = crate::ops::join::pad(&x, &widths, PadMode::Constant(0.0))?;
     }
     Fft {
         axes,
@@ -716,7 +719,7 @@ mod tests {
 
     #[test]
     fn bad_input_is_an_error_naming_the_op() {
-        let a = crate::ones(&[2, 3], DType::Float32).unwrap();
+        let a = crate::ops::creation::ones(&[2, 3], DType::Float32).unwrap();
         let msg = |r: Result<Array>| r.unwrap_err().to_string();
         assert!(msg(fft(&a, None, 2)).starts_with("fft:"));
         assert!(msg(fft(&a, Some(0), 0)).starts_with("fft: invalid number"));
@@ -725,9 +728,9 @@ mod tests {
         assert!(msg(rfftn(&a, Some(&[1, 2, 3]), None)).starts_with("rfftn:"));
         let c = a.astype(DType::Complex64).unwrap();
         assert!(msg(rfft(&c, None, 0)).starts_with("rfft: expected a real input"));
-        let one = crate::ones(&[1], DType::Complex64).unwrap();
+        let one = crate::ops::creation::ones(&[1], DType::Complex64).unwrap();
         assert!(msg(irfft(&one, None, 0)).starts_with("irfft: invalid number"));
-        let s = crate::ones(&[], DType::Float32).unwrap();
+        let s = crate::ops::creation::ones(&[], DType::Float32).unwrap();
         assert!(fft(&s, None, 0).is_err());
     }
 }

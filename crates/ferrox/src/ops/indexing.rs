@@ -37,10 +37,12 @@ pub use take::{Take, TakeAlongAxis, take, take_along_axis};
 
 use crate::backend::cpu::strided::{contiguous_strides_to, numel, par_chunks};
 use crate::dtype::Element;
+use crate::error::{Error, Result};
+use crate::graph::array::Array;
 use crate::graph::primitive::Operand;
 use crate::graph::walk::{for_each_segment, inner_strides, zip_strides};
 use crate::runtime::memory::Pod;
-use crate::{Array, Error, Result, with_dtype};
+use crate::with_dtype;
 
 /// Checks that `indices` can index: an integer dtype (any width/sign).
 fn require_indices(op: &str, indices: &Array) -> Result<()> {
@@ -234,10 +236,11 @@ fn index_axes(op: &str, axes: &[isize], n_indices: usize, ndim: usize) -> Result
 /// Builders of strided test operands.
 #[cfg(test)]
 pub(crate) mod tests_support {
+    use crate::dtype::DType;
+    use crate::error::Result;
     use crate::graph::layout::{Data, row_major_strides};
     use crate::graph::primitive::{Operand, OutSpec, Primitive};
     use crate::runtime::memory::{Pod, Storage};
-    use crate::{DType, Result};
 
     /// Contiguous data holding `values`.
     pub fn contiguous<T: Pod>(values: &[T], shape: &[usize]) -> Data {

@@ -11,17 +11,20 @@
 //! parts.
 
 use super::views::{broadcast_to, diagonal, flatten, reshape_to, slice_axis, slice_parts};
-use crate::array::checked_numel;
 use crate::backend::cpu::copy::{Strided, place, with_elem_size};
 use crate::backend::cpu::elementwise::out_storage;
 use crate::backend::cpu::parallel::{chunk_len, worth_splitting};
+use crate::dtype::DType;
 use crate::dtype::Element;
+use crate::error::{Error, Result};
+use crate::graph::array::Array;
 use crate::graph::layout::Data;
+use crate::graph::layout::checked_numel;
 use crate::graph::primitive::{Operand, OutSpec, Primitive};
+use crate::ops::grad_helpers;
 use crate::ops::shape_rules::normalize_axis;
 use crate::runtime::memory::Storage;
-use crate::transforms::rules;
-use crate::{Array, DType, Error, Result, with_dtype};
+use crate::with_dtype;
 use rayon::prelude::*;
 
 #[cfg(test)]
@@ -74,13 +77,13 @@ impl Primitive for Concatenate {
                 let mut stop: Vec<isize> = g.shape().iter().map(|&d| d as isize).collect();
                 start[self.axis] = offsets[i] as isize;
                 stop[self.axis] = offsets[i + 1] as isize;
-                crate::slice(g, &start, &stop, &vec![1; nd])
+                crate::ops::views::slice(g, &start, &stop, &vec![1; nd])
             })
             .collect()
     }
     fn jvp(&self, p: &[Array], tangents: &[Option<Array>], _output: &Array) -> Result<Array> {
         let ts = (0..p.len())
-            .map(|i| rules::tangent_or_zeros(p, tangents, i))
+            .map(|i| grad_helpers::tangent_or_zeros(p, tangents, i))
             .collect::<Result<Vec<_>>>()?;
         concatenate(&ts, self.axis as isize)
     }
@@ -96,12 +99,15 @@ impl Primitive for Concatenate {
             .iter()
             .zip(axes)
             .map(|(x, ax)| match ax {
-                Some(_) => rules::batch_front(x, *ax),
+                Some(_) => grad_helpers::batch_front(x, *ax),
                 None => {
                     let shape: Vec<usize> = std::iter::once(b)
                         .chain(x.shape().iter().copied())
                         .collect();
-                    crate::broadcast_to(&crate::expand_dims(x, &[0])?, &shape)
+                    crate::ops::views::broadcast_to(
+                        &crate::ops::views::expand_dims(x, &[0])?,
+                        &shape,
+                    )
                 }
             })
             .collect::<Result<Vec<_>>>()?;
@@ -456,19 +462,24 @@ impl Primitive for Pad {
             .zip(x.shape())
             .map(|(&s, &n)| s + n as isize)
             .collect();
-        Ok(vec![crate::slice(g, &start, &stop, &vec![1; x.ndim()])?])
+        Ok(vec![crate::ops::views::slice(
+            g,
+            &start,
+            &stop,
+            &vec![1; x.ndim()],
+        )?])
     }
     fn jvp(&self, _p: &[Array], tangents: &[Option<Array>], output: &Array) -> Result<Array> {
         match &tangents[0] {
             Some(t) => self.apply(t, 0.0),
-            None => crate::zeros_like(output),
+            None => crate::ops::creation::zeros_like(output),
         }
     }
     fn vmap(&self, inputs: &[Array], axes: &[Option<usize>]) -> Result<(Array, Option<usize>)> {
         let Some(ax) = axes[0] else {
             return Ok((self.apply(&inputs[0], self.value)?, None));
         };
-        let x = rules::batch_front(&inputs[0], Some(ax))?;
+        let x = grad_helpers::batch_front(&inputs[0], Some(ax))?;
         let batched = Pad {
             low: std::iter::once(0).chain(self.low.iter().copied()).collect(),
             high: std::iter::once(0)
@@ -746,12 +757,12 @@ impl Primitive for Triangle {
     fn jvp(&self, _p: &[Array], tangents: &[Option<Array>], output: &Array) -> Result<Array> {
         match &tangents[0] {
             Some(t) => triangle(t, self.k, self.upper),
-            None => crate::zeros_like(output),
+            None => crate::ops::creation::zeros_like(output),
         }
     }
     fn vmap(&self, inputs: &[Array], axes: &[Option<usize>]) -> Result<(Array, Option<usize>)> {
         // The triangle is of the last two axes: the batch axis goes in front.
-        let x = rules::batch_front(&inputs[0], axes[0])?;
+        let x = grad_helpers::batch_front(&inputs[0], axes[0])?;
         Ok((triangle(&x, self.k, self.upper)?, axes[0].map(|_| 0)))
     }
     crate::primitive_common!();
@@ -840,14 +851,14 @@ impl Primitive for DiagMatrix {
     fn jvp(&self, _p: &[Array], tangents: &[Option<Array>], output: &Array) -> Result<Array> {
         match &tangents[0] {
             Some(t) => diag(t, self.k),
-            None => crate::zeros_like(output),
+            None => crate::ops::creation::zeros_like(output),
         }
     }
     fn vmap(&self, inputs: &[Array], axes: &[Option<usize>]) -> Result<(Array, Option<usize>)> {
         let Some(ax) = axes[0] else {
             return Ok((diag(&inputs[0], self.k)?, None));
         };
-        let x = rules::batch_front(&inputs[0], Some(ax))?;
+        let x = grad_helpers::batch_front(&inputs[0], Some(ax))?;
         let m = x.shape()[1] + self.k.unsigned_abs();
         let placer = crate::ops::views::Diagonal {
             offset: self.k,

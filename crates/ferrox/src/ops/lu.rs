@@ -8,9 +8,11 @@
 
 use crate::backend::cpu::elementwise::out_storage;
 use crate::backend::cpu::parallel::worth_splitting;
+use crate::dtype::DType;
+use crate::error::{Error, Result};
+use crate::graph::array::Array;
 use crate::graph::layout::Data;
 use crate::graph::primitive::{Operand, OutSpec, Primitive};
-use crate::{Array, DType, Error, Result};
 use rayon::prelude::*;
 
 /// Writes `result` (computed in f64) to a new f32 or f64 output.
@@ -89,24 +91,24 @@ impl Primitive for Inv {
         _argnums: &[usize],
     ) -> Result<Vec<Array>> {
         // d(A^-1) = -A^-1 dA A^-1, so the cotangent is -Y^T G Y^T.
-        let yt = crate::swapaxes(output, -1, -2)?;
-        let r = crate::matmul(&crate::matmul(&yt, g)?, &yt)?;
-        Ok(vec![crate::negative(&r)?])
+        let yt = crate::ops::views::swapaxes(output, -1, -2)?;
+        let r = crate::ops::matmul::matmul(&crate::ops::matmul::matmul(&yt, g)?, &yt)?;
+        Ok(vec![crate::ops::unary::negative(&r)?])
     }
 
     fn jvp(&self, _p: &[Array], tangents: &[Option<Array>], output: &Array) -> Result<Array> {
         let Some(t) = &tangents[0] else {
-            return crate::zeros_like(output);
+            return crate::ops::creation::zeros_like(output);
         };
-        let r = crate::matmul(&crate::matmul(output, t)?, output)?;
-        crate::negative(&r)
+        let r = crate::ops::matmul::matmul(&crate::ops::matmul::matmul(output, t)?, output)?;
+        crate::ops::unary::negative(&r)
     }
 
     fn vmap(&self, inputs: &[Array], axes: &[Option<usize>]) -> Result<(Array, Option<usize>)> {
         match axes[0] {
             None => Ok((inv(&inputs[0])?, None)),
             Some(ax) => {
-                let x = crate::transforms::rules::batch_front(&inputs[0], Some(ax))?;
+                let x = crate::ops::grad_helpers::batch_front(&inputs[0], Some(ax))?;
                 Ok((inv(&x)?, Some(0)))
             }
         }
@@ -214,7 +216,7 @@ mod tests {
             .map(|i| ((i * 37 % 17) as f64) / 7.0 - 1.0 + if i % (n + 1) == 0 { 3.0 } else { 0.0 })
             .collect();
         let a = Array::from_slice(&v, &[2, n, n]).unwrap();
-        let p = crate::matmul(&a, &inv(&a).unwrap()).unwrap();
+        let p = crate::ops::matmul::matmul(&a, &inv(&a).unwrap()).unwrap();
         let got = p.to_vec::<f64>().unwrap();
         for (i, g) in got.iter().enumerate() {
             let want = if (i % (n * n)) / n == i % n { 1.0 } else { 0.0 };
@@ -224,13 +226,13 @@ mod tests {
 
     #[test]
     fn bad_input() {
-        let a = crate::ones(&[2, 3], DType::Float32).unwrap();
+        let a = crate::ops::creation::ones(&[2, 3], DType::Float32).unwrap();
         assert!(inv(&a).unwrap_err().to_string().starts_with("inv:"));
-        let c = crate::ones(&[2, 2], DType::Complex64).unwrap();
+        let c = crate::ops::creation::ones(&[2, 2], DType::Complex64).unwrap();
         assert!(inv(&c).unwrap_err().to_string().starts_with("inv:"));
-        let e = crate::zeros(&[0, 0], DType::Float32).unwrap();
+        let e = crate::ops::creation::zeros(&[0, 0], DType::Float32).unwrap();
         assert_eq!(inv(&e).unwrap().shape(), &[0, 0]);
-        let z = crate::zeros(&[3, 2, 2], DType::Float64).unwrap();
+        let z = crate::ops::creation::zeros(&[3, 2, 2], DType::Float64).unwrap();
         let msg = inv(&z).unwrap().eval().unwrap_err().to_string();
         assert!(msg.starts_with("inv: matrix 0"), "{msg}");
     }

@@ -9,9 +9,11 @@
 //! [`crate::backend::cpu::matmul`].
 
 use crate::backend::cpu::matmul::{self as kernels, matmul_shape};
+use crate::dtype::DType;
+use crate::error::{Error, Result};
+use crate::graph::array::Array;
 use crate::graph::layout::Data;
 use crate::graph::primitive::{Operand, OutSpec, Primitive};
-use crate::{Array, DType, Error, Result};
 
 // ---------------------------------------------------------------------------
 // Ops
@@ -157,7 +159,7 @@ impl Primitive for Matmul {
     fn jvp(&self, primals: &[Array], tangents: &[Option<Array>], output: &Array) -> Result<Array> {
         match matmul_tangent(&primals[0], &primals[1], &tangents[0], &tangents[1])? {
             Some(t) => Ok(t),
-            None => crate::zeros_like(output),
+            None => crate::ops::creation::zeros_like(output),
         }
     }
     fn vmap(&self, inputs: &[Array], axes: &[Option<usize>]) -> Result<(Array, Option<usize>)> {
@@ -179,32 +181,32 @@ fn matmul_cotangents(
     g: &Array,
     argnums: &[usize],
 ) -> Result<(Option<Array>, Option<Array>)> {
-    use crate::transforms::rules::{reshape_to, unbroadcast};
+    use crate::ops::grad_helpers::{reshape_to, unbroadcast};
     let a2 = if a.ndim() == 1 {
-        crate::expand_dims(a, &[0])?
+        crate::ops::views::expand_dims(a, &[0])?
     } else {
         a.clone()
     };
     let b2 = if b.ndim() == 1 {
-        crate::expand_dims(b, &[-1])?
+        crate::ops::views::expand_dims(b, &[-1])?
     } else {
         b.clone()
     };
     let mut g2 = g.clone();
     if b.ndim() == 1 {
-        g2 = crate::expand_dims(&g2, &[-1])?;
+        g2 = crate::ops::views::expand_dims(&g2, &[-1])?;
     }
     if a.ndim() == 1 {
-        g2 = crate::expand_dims(&g2, &[-2])?;
+        g2 = crate::ops::views::expand_dims(&g2, &[-2])?;
     }
     let ga = if argnums.contains(&0) {
-        let full = matmul(&g2, &crate::swapaxes(&b2, -1, -2)?)?;
+        let full = matmul(&g2, &crate::ops::views::swapaxes(&b2, -1, -2)?)?;
         Some(reshape_to(&unbroadcast(&full, a2.shape())?, a.shape())?.astype(a.dtype())?)
     } else {
         None
     };
     let gb = if argnums.contains(&1) {
-        let full = matmul(&crate::swapaxes(&a2, -1, -2)?, &g2)?;
+        let full = matmul(&crate::ops::views::swapaxes(&a2, -1, -2)?, &g2)?;
         Some(reshape_to(&unbroadcast(&full, b2.shape())?, b.shape())?.astype(b.dtype())?)
     } else {
         None
@@ -227,7 +229,7 @@ fn matmul_tangent(
         Some(t) => Some(matmul(a, t)?),
         None => None,
     };
-    crate::transforms::rules::sum_terms([left, right])
+    crate::ops::grad_helpers::sum_terms([left, right])
 }
 
 /// Batched `a @ b`: batched operands get their batch axis in front (padded
@@ -239,7 +241,7 @@ fn matmul_vmap(
     ax_a: Option<usize>,
     ax_b: Option<usize>,
 ) -> Result<(Array, Option<usize>)> {
-    use crate::transforms::rules::{batch_front, pad_example_rank};
+    use crate::ops::grad_helpers::{batch_front, pad_example_rank};
     if ax_a.is_none() && ax_b.is_none() {
         return Ok((matmul(a, b)?, None));
     }
@@ -254,11 +256,11 @@ fn matmul_vmap(
     let (a_vec, b_vec) = (rank_a == 1, rank_b == 1);
     let mut a2 = batch_front(a, ax_a)?;
     if a_vec {
-        a2 = crate::expand_dims(&a2, &[-2])?;
+        a2 = crate::ops::views::expand_dims(&a2, &[-2])?;
     }
     let mut b2 = batch_front(b, ax_b)?;
     if b_vec {
-        b2 = crate::expand_dims(&b2, &[-1])?;
+        b2 = crate::ops::views::expand_dims(&b2, &[-1])?;
     }
     let (ra, rb) = (rank_a.max(2), rank_b.max(2));
     let rank = ra.max(rb);
@@ -270,11 +272,11 @@ fn matmul_vmap(
     }
     let mut out = matmul(&a2, &b2)?;
     if b_vec {
-        out = crate::squeeze(&out, Some(&[-1]))?;
+        out = crate::ops::views::squeeze(&out, Some(&[-1]))?;
     }
     if a_vec {
         let ax = if b_vec { -1 } else { -2 };
-        out = crate::squeeze(&out, Some(&[ax]))?;
+        out = crate::ops::views::squeeze(&out, Some(&[ax]))?;
     }
     Ok((out, Some(0)))
 }
@@ -315,7 +317,7 @@ impl Primitive for AddMM {
         _output: &Array,
         argnums: &[usize],
     ) -> Result<Vec<Array>> {
-        use crate::transforms::rules::{scale, unbroadcast};
+        use crate::ops::grad_helpers::{scale, unbroadcast};
         let c = &primals[0];
         let ab: Vec<usize> = argnums.iter().filter(|&&i| i > 0).map(|i| i - 1).collect();
         let (ga, gb) = if ab.is_empty() {
@@ -327,7 +329,7 @@ impl Primitive for AddMM {
         argnums
             .iter()
             .map(|&i| match i {
-                0 if self.beta == 0.0 => crate::zeros_like(c),
+                0 if self.beta == 0.0 => crate::ops::creation::zeros_like(c),
                 0 => unbroadcast(&scale(cotangent, self.beta as f64)?, c.shape()),
                 1 => ga
                     .clone()
@@ -339,13 +341,13 @@ impl Primitive for AddMM {
             .collect()
     }
     fn jvp(&self, primals: &[Array], tangents: &[Option<Array>], output: &Array) -> Result<Array> {
-        use crate::transforms::rules::{scale, sum_terms};
+        use crate::ops::grad_helpers::{scale, sum_terms};
         let prod = match matmul_tangent(&primals[1], &primals[2], &tangents[1], &tangents[2])? {
             Some(t) => Some(scale(&t, self.alpha as f64)?),
             None => None,
         };
         let from_c = match &tangents[0] {
-            Some(t) if self.beta != 0.0 => Some(crate::broadcast_to(
+            Some(t) if self.beta != 0.0 => Some(crate::ops::views::broadcast_to(
                 &scale(t, self.beta as f64)?,
                 output.shape(),
             )?),
@@ -353,11 +355,11 @@ impl Primitive for AddMM {
         };
         match sum_terms([prod, from_c])? {
             Some(t) => Ok(t),
-            None => crate::zeros_like(output),
+            None => crate::ops::creation::zeros_like(output),
         }
     }
     fn vmap(&self, inputs: &[Array], axes: &[Option<usize>]) -> Result<(Array, Option<usize>)> {
-        use crate::transforms::rules::{align_batch, scale};
+        use crate::ops::grad_helpers::{align_batch, scale};
         let (ab, ab_ax) = matmul_vmap(&inputs[1], &inputs[2], axes[1], axes[2])?;
         let ab = scale(&ab, self.alpha as f64)?;
         if self.beta == 0.0 {
@@ -365,7 +367,7 @@ impl Primitive for AddMM {
         }
         let c = scale(&inputs[0], self.beta as f64)?;
         let (aligned, out_ax) = align_batch(&[ab, c], &[ab_ax, axes[0]])?;
-        Ok((crate::add(&aligned[0], &aligned[1])?, out_ax))
+        Ok((crate::ops::binary::add(&aligned[0], &aligned[1])?, out_ax))
     }
     crate::primitive_common!();
 }
@@ -469,7 +471,7 @@ mod tests {
                 .contains("batch dimensions [2] and [3] cannot be broadcast"),
             "{e}"
         );
-        assert_eq!(e.kind(), crate::ErrorKind::Shape);
+        assert_eq!(e.kind(), crate::error::ErrorKind::Shape);
         let big = usize::MAX / 2;
         assert!(matmul_shape("matmul", &[big, 1], &[1, big]).is_err());
     }
@@ -477,7 +479,7 @@ mod tests {
     #[test]
     fn matmul_rejects_scalars_without_panicking() {
         let s = Array::scalar(2.0f32);
-        let v = crate::ones(&[2], DType::Float32).unwrap();
+        let v = crate::ops::creation::ones(&[2], DType::Float32).unwrap();
         assert!(matmul(&s, &v).is_err());
         assert!(matmul(&v, &s).is_err());
     }
@@ -551,8 +553,8 @@ mod tests {
 
     #[test]
     fn promotes_mixed_dtypes() {
-        let a = crate::ones(&[2, 2], DType::Int32).unwrap();
-        let b = crate::ones(&[2, 2], DType::Float16).unwrap();
+        let a = crate::ops::creation::ones(&[2, 2], DType::Int32).unwrap();
+        let b = crate::ops::creation::ones(&[2, 2], DType::Float16).unwrap();
         let y = matmul(&a, &b).unwrap();
         assert_eq!(y.dtype(), DType::Float16);
         assert_eq!(
@@ -569,13 +571,13 @@ mod tests {
             DType::Int64,
             DType::Complex64,
         ] {
-            let a = crate::zeros(&[3, 0], dtype).unwrap();
-            let b = crate::zeros(&[0, 2], dtype).unwrap();
+            let a = crate::ops::creation::zeros(&[3, 0], dtype).unwrap();
+            let b = crate::ops::creation::zeros(&[0, 2], dtype).unwrap();
             let y = matmul(&a, &b).unwrap().astype(DType::Float64).unwrap();
             assert_eq!(y.to_vec::<f64>().unwrap(), vec![0.0; 6], "{dtype}");
         }
-        let a = crate::zeros(&[0, 3], DType::Float32).unwrap();
-        let b = crate::zeros(&[3, 2], DType::Float32).unwrap();
+        let a = crate::ops::creation::zeros(&[0, 3], DType::Float32).unwrap();
+        let b = crate::ops::creation::zeros(&[3, 2], DType::Float32).unwrap();
         assert_eq!(matmul(&a, &b).unwrap().shape(), &[0, 2]);
     }
 
@@ -606,7 +608,7 @@ mod tests {
         // Integer path with a column-strided right operand.
         let ib: Vec<i32> = (0..12).collect();
         let at = strided(&ib, &[4, 3], &[1, 4], 0);
-        let id = crate::identity(4, DType::Int32).unwrap();
+        let id = crate::ops::creation::identity(4, DType::Int32).unwrap();
         assert_eq!(
             matmul(&id, &at).unwrap().to_vec::<i32>().unwrap(),
             at.to_vec::<i32>().unwrap()
@@ -697,9 +699,9 @@ mod tests {
             DType::Float16
         );
         // k == 0 with accumulation scales c.
-        let e = crate::zeros(&[2, 0], DType::Float32).unwrap();
-        let et = crate::zeros(&[0, 2], DType::Float32).unwrap();
-        let c2 = crate::ones(&[2, 2], DType::Float32).unwrap();
+        let e = crate::ops::creation::zeros(&[2, 0], DType::Float32).unwrap();
+        let et = crate::ops::creation::zeros(&[0, 2], DType::Float32).unwrap();
+        let c2 = crate::ops::creation::ones(&[2, 2], DType::Float32).unwrap();
         assert_eq!(
             addmm(&c2, &e, &et, 1.0, 2.0)
                 .unwrap()
@@ -712,8 +714,8 @@ mod tests {
     #[test]
     fn addmm_with_empty_inner_dimension_scales_c_in_its_precision() {
         let c = Array::from_slice(&[0.1f64, 0.7], &[2]).unwrap();
-        let a = crate::zeros(&[2, 0], DType::Float64).unwrap();
-        let b = crate::zeros(&[0, 2], DType::Float64).unwrap();
+        let a = crate::ops::creation::zeros(&[2, 0], DType::Float64).unwrap();
+        let b = crate::ops::creation::zeros(&[0, 2], DType::Float64).unwrap();
         let y = addmm(&c, &a, &b, 1.0, 3.0)
             .unwrap()
             .to_vec::<f64>()
@@ -723,10 +725,10 @@ mod tests {
 
     #[test]
     fn addmm_errors() {
-        let a = crate::ones(&[2, 3], DType::Float32).unwrap();
-        let b = crate::ones(&[3, 4], DType::Float32).unwrap();
+        let a = crate::ops::creation::ones(&[2, 3], DType::Float32).unwrap();
+        let b = crate::ops::creation::ones(&[3, 4], DType::Float32).unwrap();
         let e = addmm(
-            &crate::ones(&[3], DType::Float32).unwrap(),
+            &crate::ops::creation::ones(&[3], DType::Float32).unwrap(),
             &a,
             &b,
             1.0,
@@ -738,7 +740,7 @@ mod tests {
             "addmm: c has shape [3], which does not broadcast to the shape [2, 4] of a @ b"
         );
         let e = addmm(
-            &crate::ones(&[1, 2, 4], DType::Float32).unwrap(),
+            &crate::ops::creation::ones(&[1, 2, 4], DType::Float32).unwrap(),
             &a,
             &b,
             1.0,
@@ -746,7 +748,7 @@ mod tests {
         )
         .unwrap_err();
         assert!(e.to_string().starts_with("addmm: c has shape [1, 2, 4]"));
-        let i = crate::ones(&[2, 2], DType::Int32).unwrap();
+        let i = crate::ops::creation::ones(&[2, 2], DType::Int32).unwrap();
         let e = addmm(&i, &i, &i, 1.0, 1.0).unwrap_err();
         assert_eq!(
             e.to_string(),
@@ -822,7 +824,7 @@ mod tests {
         for n in [1024usize, 2048] {
             let a = Array::from_slice(&f32s(n * n, 1), &[n, n]).unwrap();
             let b = Array::from_slice(&f32s(n * n, 2), &[n, n]).unwrap();
-            let bt = crate::transpose(&b, None).unwrap();
+            let bt = crate::ops::views::transpose(&b, None).unwrap();
             let reps = if n == 1024 { 20 } else { 5 };
             let flops = 2.0 * (n as f64).powi(3);
             let t = best_seconds(reps, || matmul(&a, &b).unwrap());

@@ -15,12 +15,15 @@ use crate::backend::cpu::reduce::{
     AllReducer, AnyReducer, CenteredVarReducer, MaxReducer, MeanReducer, MinReducer, ProdReducer,
     Reducer, SumReducer, arg_reduce, reduce,
 };
+use crate::dtype::DType;
 use crate::dtype::Element;
+use crate::error::{Error, Result};
+use crate::graph::array::Array;
 use crate::graph::layout::Data;
 use crate::graph::primitive::{Operand, OutSpec, Primitive};
+use crate::ops::grad_helpers;
 use crate::runtime::memory::{Pod, Storage};
-use crate::transforms::rules;
-use crate::{Array, DType, Error, Result, with_dtype};
+use crate::with_dtype;
 
 /// The reductions computed by [`Reduce`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -177,25 +180,25 @@ impl Primitive for Reduce {
         _argnums: &[usize],
     ) -> Result<Vec<Array>> {
         let x = &primals[0];
-        let g = rules::expand_reduced(cotangent, &self.axes, self.keepdims, x.shape())?;
+        let g = grad_helpers::expand_reduced(cotangent, &self.axes, self.keepdims, x.shape())?;
         let gx = match self.op {
             ReduceOp::Sum => g,
-            ReduceOp::Mean => rules::scale(&g, 1.0 / self.count(x).max(1) as f64)?,
-            ReduceOp::Prod => crate::multiply(&g, &self.prod_of_others(x)?)?,
+            ReduceOp::Mean => grad_helpers::scale(&g, 1.0 / self.count(x).max(1) as f64)?,
+            ReduceOp::Prod => crate::ops::binary::multiply(&g, &self.prod_of_others(x)?)?,
             ReduceOp::Max | ReduceOp::Min => {
                 let (mask, count) = self.extremum_mask(x, output, true)?;
-                crate::divide(&crate::multiply(&g, &mask)?, &count)?
+                crate::ops::binary::divide(&crate::ops::binary::multiply(&g, &mask)?, &count)?
             }
             ReduceOp::Var { .. } | ReduceOp::Std { .. } => {
-                crate::multiply(&g, &self.centred_partial(x, output)?)?
+                crate::ops::binary::multiply(&g, &self.centred_partial(x, output)?)?
             }
-            ReduceOp::All | ReduceOp::Any => crate::zeros_like(x)?,
+            ReduceOp::All | ReduceOp::Any => crate::ops::creation::zeros_like(x)?,
         };
         Ok(vec![gx.astype(x.dtype())?])
     }
     fn jvp(&self, primals: &[Array], tangents: &[Option<Array>], output: &Array) -> Result<Array> {
         let Some(t) = &tangents[0] else {
-            return crate::zeros_like(output);
+            return crate::ops::creation::zeros_like(output);
         };
         let x = &primals[0];
         let axes: Vec<isize> = self.axes.iter().map(|&a| a as isize).collect();
@@ -203,15 +206,19 @@ impl Primitive for Reduce {
         let t_out = match self.op {
             ReduceOp::Sum => summed(t)?,
             ReduceOp::Mean => mean(t, Some(&axes), self.keepdims)?,
-            ReduceOp::Prod => summed(&crate::multiply(t, &self.prod_of_others(x)?)?)?,
+            ReduceOp::Prod => summed(&crate::ops::binary::multiply(t, &self.prod_of_others(x)?)?)?,
             ReduceOp::Max | ReduceOp::Min => {
                 let (mask, count) = self.extremum_mask(x, output, self.keepdims)?;
-                crate::divide(&summed(&crate::multiply(t, &mask)?)?, &count)?
+                crate::ops::binary::divide(
+                    &summed(&crate::ops::binary::multiply(t, &mask)?)?,
+                    &count,
+                )?
             }
-            ReduceOp::Var { .. } | ReduceOp::Std { .. } => {
-                summed(&crate::multiply(t, &self.centred_partial(x, output)?)?)?
-            }
-            ReduceOp::All | ReduceOp::Any => return crate::zeros_like(output),
+            ReduceOp::Var { .. } | ReduceOp::Std { .. } => summed(&crate::ops::binary::multiply(
+                t,
+                &self.centred_partial(x, output)?,
+            )?)?,
+            ReduceOp::All | ReduceOp::Any => return crate::ops::creation::zeros_like(output),
         };
         t_out.astype(output.dtype())
     }
@@ -223,7 +230,7 @@ impl Primitive for Reduce {
             let y = reduction(self.op, &inputs[0], Some(&signed(0)), self.keepdims)?;
             return Ok((y, None));
         };
-        let x = rules::batch_front(&inputs[0], Some(ax))?;
+        let x = grad_helpers::batch_front(&inputs[0], Some(ax))?;
         // Example axis a is axis a + 1 of the batched input.
         let y = reduction(self.op, &x, Some(&signed(1)), self.keepdims)?;
         Ok((y, Some(0)))
@@ -245,26 +252,27 @@ impl Reduce {
         let nd = x.ndim();
         let kept: Vec<usize> = (0..nd).filter(|a| !self.axes.contains(a)).collect();
         let perm: Vec<usize> = kept.iter().chain(&self.axes).copied().collect();
-        let xt = crate::transpose(x, Some(&perm))?;
+        let xt = crate::ops::views::transpose(x, Some(&perm))?;
         let mut flat: Vec<usize> = kept.iter().map(|&a| x.shape()[a]).collect();
         flat.push(self.count(x));
-        let xf = rules::reshape_to(&xt, &flat)?;
-        let left = crate::cumprod(&xf, Some(-1), false, false)?;
-        let right = crate::cumprod(&xf, Some(-1), true, false)?;
-        let others = rules::reshape_to(&crate::multiply(&left, &right)?, xt.shape())?;
+        let xf = grad_helpers::reshape_to(&xt, &flat)?;
+        let left = crate::ops::scan::cumprod(&xf, Some(-1), false, false)?;
+        let right = crate::ops::scan::cumprod(&xf, Some(-1), true, false)?;
+        let others =
+            grad_helpers::reshape_to(&crate::ops::binary::multiply(&left, &right)?, xt.shape())?;
         let mut inverse = vec![0; nd];
         for (i, &a) in perm.iter().enumerate() {
             inverse[a] = i;
         }
-        crate::transpose(&others, Some(&inverse))
+        crate::ops::views::transpose(&others, Some(&inverse))
     }
 
     /// Where `x` attains its reduced extremum (as `x`'s dtype, 1 or 0) and
     /// how many times per group (kept dims as asked). Derivatives of max
     /// and min split the cotangent evenly among tied extrema.
     fn extremum_mask(&self, x: &Array, output: &Array, keepdims: bool) -> Result<(Array, Array)> {
-        let out = rules::expand_reduced(output, &self.axes, self.keepdims, x.shape())?;
-        let mask = crate::equal(x, &out)?.astype(x.dtype())?;
+        let out = grad_helpers::expand_reduced(output, &self.axes, self.keepdims, x.shape())?;
+        let mask = crate::ops::binary::equal(x, &out)?.astype(x.dtype())?;
         let axes: Vec<isize> = self.axes.iter().map(|&a| a as isize).collect();
         let count = sum(&mask, Some(&axes), keepdims)?;
         Ok((mask, count))
@@ -276,7 +284,15 @@ impl Reduce {
         let (ddof, is_std) = match self.op {
             ReduceOp::Var { ddof } => (ddof, false),
             ReduceOp::Std { ddof } => (ddof, true),
-            _ => {
+            // Only var and std are centred; listed so that a new op must
+            // say its rule.
+            ReduceOp::Sum
+            | ReduceOp::Prod
+            | ReduceOp::Mean
+            | ReduceOp::Max
+            | ReduceOp::Min
+            | ReduceOp::All
+            | ReduceOp::Any => {
                 return Err(crate::graph::primitive::no_rule(
                     self.op.name(),
                     "derivative",
@@ -285,10 +301,10 @@ impl Reduce {
         };
         let dof = (self.count(c) as i64 - ddof).max(0) as f64;
         if is_std {
-            let std = rules::expand_reduced(output, &self.axes, self.keepdims, c.shape())?;
-            crate::divide(&rules::scale(c, 1.0 / dof)?, &std)
+            let std = grad_helpers::expand_reduced(output, &self.axes, self.keepdims, c.shape())?;
+            crate::ops::binary::divide(&grad_helpers::scale(c, 1.0 / dof)?, &std)
         } else {
-            rules::scale(c, 2.0 / dof)
+            grad_helpers::scale(c, 2.0 / dof)
         }
     }
 }
@@ -597,10 +613,10 @@ impl Primitive for ArgReduce {
     }
     fn vjp(&self, p: &[Array], _g: &Array, _o: &Array, argnums: &[usize]) -> Result<Vec<Array>> {
         // Indices are piecewise constant: the cotangent is zero.
-        rules::zero_cotangents(p, argnums)
+        grad_helpers::zero_cotangents(p, argnums)
     }
     fn jvp(&self, _p: &[Array], _t: &[Option<Array>], output: &Array) -> Result<Array> {
-        crate::zeros_like(output)
+        crate::ops::creation::zeros_like(output)
     }
     fn vmap(&self, inputs: &[Array], axes: &[Option<usize>]) -> Result<(Array, Option<usize>)> {
         let x = &inputs[0];
@@ -608,17 +624,17 @@ impl Primitive for ArgReduce {
             let y = arg_reduction(self.op, x, self.axis.map(|a| a as isize), self.keepdims)?;
             return Ok((y, None));
         };
-        let x = rules::batch_front(x, Some(ax))?;
+        let x = grad_helpers::batch_front(x, Some(ax))?;
         let b = x.shape()[0];
         let y = match self.axis {
             Some(a) => arg_reduction(self.op, &x, Some(a as isize + 1), self.keepdims)?,
             None => {
-                let flat = rules::reshape_to(&x, &[b, x.size() / b.max(1)])?;
+                let flat = grad_helpers::reshape_to(&x, &[b, x.size() / b.max(1)])?;
                 let y = arg_reduction(self.op, &flat, Some(1), false)?;
                 if self.keepdims {
                     let mut shape = vec![b];
                     shape.extend(std::iter::repeat_n(1, x.ndim() - 1));
-                    rules::reshape_to(&y, &shape)?
+                    grad_helpers::reshape_to(&y, &shape)?
                 } else {
                     y
                 }
@@ -787,7 +803,7 @@ impl Array {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ErrorKind;
+    use crate::error::ErrorKind;
     use crate::graph::layout::row_major_strides;
     use half::{bf16, f16};
 
@@ -838,7 +854,7 @@ mod tests {
             (Complex64, Complex64, Complex64),
         ];
         for (d, s, m) in cases {
-            let a = crate::zeros(&[2], d).unwrap();
+            let a = crate::ops::creation::zeros(&[2], d).unwrap();
             assert_eq!(sum(&a, None, false).unwrap().dtype(), s, "{d}");
             assert_eq!(prod(&a, None, false).unwrap().dtype(), s, "{d}");
             assert_eq!(mean(&a, None, false).unwrap().dtype(), m, "{d}");
@@ -850,7 +866,7 @@ mod tests {
 
     #[test]
     fn axes_are_validated() {
-        let a = crate::zeros(&[2, 3], DType::Float32).unwrap();
+        let a = crate::ops::creation::zeros(&[2, 3], DType::Float32).unwrap();
         let e = sum(&a, Some(&[2]), false).unwrap_err();
         assert_eq!(e.kind(), ErrorKind::Axis);
         assert!(e.to_string().starts_with("sum: axis 2"), "{e}");
@@ -868,7 +884,7 @@ mod tests {
 
     #[test]
     fn keepdims_and_no_axes_shapes() {
-        let a = crate::ones(&[2, 3, 4], DType::Int8).unwrap();
+        let a = crate::ops::creation::ones(&[2, 3, 4], DType::Int8).unwrap();
         assert_eq!(sum(&a, Some(&[0, 2]), true).unwrap().shape(), &[1, 3, 1]);
         assert_eq!(sum(&a, None, false).unwrap().shape(), &[] as &[usize]);
         let none = sum(&a, Some(&[]), false).unwrap();
@@ -879,7 +895,7 @@ mod tests {
 
     #[test]
     fn empty_reductions() {
-        let e = crate::zeros(&[0, 3], DType::Float32).unwrap();
+        let e = crate::ops::creation::zeros(&[0, 3], DType::Float32).unwrap();
         assert_eq!(
             sum(&e, Some(&[0]), false).unwrap().to_vec::<f32>().unwrap(),
             vec![0.0; 3]
@@ -940,12 +956,12 @@ mod tests {
     #[test]
     fn half_sums_accumulate_in_f32() {
         // 4096 ones: an f16 accumulator would stop at 2048.
-        let a = crate::ones(&[4096], DType::Float16).unwrap();
+        let a = crate::ops::creation::ones(&[4096], DType::Float16).unwrap();
         assert_eq!(
             sum(&a, None, false).unwrap().item::<f16>().unwrap(),
             f16::from_f32(4096.0)
         );
-        let b = crate::ones(&[1000], DType::BFloat16).unwrap();
+        let b = crate::ops::creation::ones(&[1000], DType::BFloat16).unwrap();
         assert_eq!(
             mean(&b, None, false).unwrap().item::<bf16>().unwrap(),
             bf16::ONE
@@ -974,7 +990,7 @@ mod tests {
 
     #[test]
     fn complex_orders_lexicographically() {
-        use crate::Complex64 as C;
+        use crate::dtype::Complex64 as C;
         let a = Array::from_slice(
             &[C::new(1.0, 5.0), C::new(2.0, -1.0), C::new(2.0, 0.0)],
             &[3],
@@ -1018,7 +1034,7 @@ mod tests {
             var(&a, None, false, 6).unwrap().item::<f32>().unwrap(),
             f32::INFINITY
         );
-        let c = crate::ones(&[3], DType::Float32).unwrap();
+        let c = crate::ops::creation::ones(&[3], DType::Float32).unwrap();
         assert!(
             var(&c, None, false, 4)
                 .unwrap()
@@ -1156,7 +1172,7 @@ mod tests {
 
     #[test]
     fn primitives_are_comparable() {
-        let a = crate::ones(&[2, 2], DType::Float32).unwrap();
+        let a = crate::ops::creation::ones(&[2, 2], DType::Float32).unwrap();
         let (x, y) = (
             sum(&a, Some(&[0]), false).unwrap(),
             sum(&a, Some(&[-2]), false).unwrap(),
@@ -1172,7 +1188,7 @@ mod tests {
 
     #[test]
     fn output_shapes_for_other_input_shapes() {
-        let a = crate::ones(&[2, 3], DType::Float32).unwrap();
+        let a = crate::ops::creation::ones(&[2, 3], DType::Float32).unwrap();
         let s = sum(&a, Some(&[1]), true).unwrap();
         let p = s.primitive().unwrap();
         assert_eq!(p.output_shape(&[&[5, 7]]).unwrap().unwrap(), vec![5, 1]);

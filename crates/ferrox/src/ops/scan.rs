@@ -11,10 +11,12 @@ use super::shape_rules::normalize_axis;
 // The selector is the kernels' vocabulary; its public path stays here.
 pub use crate::backend::cpu::scan::ScanOp;
 use crate::backend::cpu::scan::{self, Dir};
+use crate::dtype::DType;
+use crate::error::Result;
+use crate::graph::array::Array;
 use crate::graph::layout::Data;
 use crate::graph::primitive::{Operand, OutSpec, Primitive};
-use crate::transforms::rules;
-use crate::{Array, DType, Result};
+use crate::ops::grad_helpers;
 
 // The dtype rule of each scan (the selector lives with its kernels).
 impl ScanOp {
@@ -83,41 +85,52 @@ impl Primitive for Scan {
             ScanOp::Prod => {
                 let s = self.rescan(
                     ScanOp::Sum,
-                    &crate::multiply(g, output)?,
+                    &crate::ops::binary::multiply(g, output)?,
                     axis,
                     !self.reverse,
                 )?;
-                crate::divide(&s, &xf)?
+                crate::ops::binary::divide(&s, &xf)?
             }
             ScanOp::Max | ScanOp::Min => {
                 let (h, valid) = self.holders(&xf, output, axis)?;
                 let g = match valid {
-                    Some(v) => crate::r#where(&v, g, &crate::zeros_like(g)?)?,
+                    Some(v) => {
+                        crate::ops::select::r#where(&v, g, &crate::ops::creation::zeros_like(g)?)?
+                    }
                     None => g.clone(),
                 };
                 crate::ops::indexing::scatter_along_axis(&g, &h, Some(axis), xf.shape())?
             }
         };
-        Ok(vec![rules::reshape_to(&gx, x.shape())?.astype(x.dtype())?])
+        Ok(vec![
+            grad_helpers::reshape_to(&gx, x.shape())?.astype(x.dtype())?,
+        ])
     }
     fn jvp(&self, p: &[Array], tangents: &[Option<Array>], output: &Array) -> Result<Array> {
         let Some(t) = &tangents[0] else {
-            return crate::zeros_like(output);
+            return crate::ops::creation::zeros_like(output);
         };
         let (tf, axis) = self.flat(t)?;
         match self.op {
             ScanOp::Sum => self.rescan(ScanOp::Sum, &tf, axis, self.reverse),
             ScanOp::Prod => {
                 let (xf, _) = self.flat(&p[0])?;
-                let s = self.rescan(ScanOp::Sum, &crate::divide(&tf, &xf)?, axis, self.reverse)?;
-                crate::multiply(&s, output)
+                let s = self.rescan(
+                    ScanOp::Sum,
+                    &crate::ops::binary::divide(&tf, &xf)?,
+                    axis,
+                    self.reverse,
+                )?;
+                crate::ops::binary::multiply(&s, output)
             }
             ScanOp::Max | ScanOp::Min => {
                 let (xf, _) = self.flat(&p[0])?;
                 let (h, valid) = self.holders(&xf, output, axis)?;
-                let t = crate::take_along_axis(&tf, &h, Some(axis as isize))?;
+                let t = crate::ops::indexing::take_along_axis(&tf, &h, Some(axis as isize))?;
                 match valid {
-                    Some(v) => crate::r#where(&v, &t, &crate::zeros_like(&t)?),
+                    Some(v) => {
+                        crate::ops::select::r#where(&v, &t, &crate::ops::creation::zeros_like(&t)?)
+                    }
                     None => Ok(t),
                 }
             }
@@ -129,7 +142,7 @@ impl Primitive for Scan {
             let y = scan_op(self.op, &inputs[0], axis, self.reverse, self.inclusive)?;
             return Ok((y, None));
         };
-        let x = rules::batch_front(&inputs[0], Some(ax))?;
+        let x = grad_helpers::batch_front(&inputs[0], Some(ax))?;
         let y = match self.axis {
             Some(a) => scan_op(
                 self.op,
@@ -140,7 +153,7 @@ impl Primitive for Scan {
             )?,
             None => {
                 let b = x.shape()[0];
-                let flat = rules::reshape_to(&x, &[b, x.size() / b.max(1)])?;
+                let flat = grad_helpers::reshape_to(&x, &[b, x.size() / b.max(1)])?;
                 scan_op(self.op, &flat, Some(1), self.reverse, self.inclusive)?
             }
         };
@@ -154,7 +167,7 @@ impl Scan {
     fn flat(&self, x: &Array) -> Result<(Array, usize)> {
         match self.axis {
             Some(a) => Ok((x.clone(), a)),
-            None => Ok((rules::reshape_to(x, &[x.size()])?, 0)),
+            None => Ok((grad_helpers::reshape_to(x, &[x.size()])?, 0)),
         }
     }
 
@@ -182,25 +195,28 @@ impl Scan {
             let mut stop: Vec<isize> = x.shape().iter().map(|&d| d as isize).collect();
             start[axis] = lo as isize;
             stop[axis] = hi as isize;
-            crate::slice(&h, &start, &stop, &vec![1; x.ndim()])
+            crate::ops::views::slice(&h, &start, &stop, &vec![1; x.ndim()])
         };
-        let pos = crate::arange(0.0, n as f64, 1.0, DType::Int64)?;
+        let pos = crate::ops::creation::arange(0.0, n as f64, 1.0, DType::Int64)?;
         let mut shape = vec![1; x.ndim()];
         shape[axis] = n;
-        let pos = rules::reshape_to(&pos, &shape)?;
+        let pos = grad_helpers::reshape_to(&pos, &shape)?;
         let ax = axis as isize;
         let (shifted, valid) = if self.reverse {
             (
-                crate::concatenate(&[part(1, n)?, part(n - 1, n)?], ax)?,
-                crate::less(&pos, &Array::from(n as i64 - 1))?,
+                crate::ops::join::concatenate(&[part(1, n)?, part(n - 1, n)?], ax)?,
+                crate::ops::binary::less(&pos, &Array::from(n as i64 - 1))?,
             )
         } else {
             (
-                crate::concatenate(&[part(0, 1)?, part(0, n - 1)?], ax)?,
-                crate::greater(&pos, &Array::from(0i64))?,
+                crate::ops::join::concatenate(&[part(0, 1)?, part(0, n - 1)?], ax)?,
+                crate::ops::binary::greater(&pos, &Array::from(0i64))?,
             )
         };
-        Ok((shifted, Some(crate::broadcast_to(&valid, x.shape())?)))
+        Ok((
+            shifted,
+            Some(crate::ops::views::broadcast_to(&valid, x.shape())?),
+        ))
     }
 
     /// The holders of an inclusive scan's outputs `out` (see `holders`).
@@ -208,18 +224,21 @@ impl Scan {
         let n = x.shape()[axis];
         let mut shape = vec![1; x.ndim()];
         shape[axis] = n;
-        let idx = rules::reshape_to(&crate::arange(0.0, n as f64, 1.0, DType::Int64)?, &shape)?;
-        let holds = crate::equal(x, out)?;
+        let idx = grad_helpers::reshape_to(
+            &crate::ops::creation::arange(0.0, n as f64, 1.0, DType::Int64)?,
+            &shape,
+        )?;
+        let holds = crate::ops::binary::equal(x, out)?;
         let ax = Some(axis as isize);
         // The latest holder at or before each position (scan order).
         if reverse {
             let none = Array::from(n as i64);
-            let marked = crate::r#where(&holds, &idx, &none)?.astype(DType::Int64)?;
-            crate::cummin(&marked, ax, true, true)
+            let marked = crate::ops::select::r#where(&holds, &idx, &none)?.astype(DType::Int64)?;
+            crate::ops::scan::cummin(&marked, ax, true, true)
         } else {
             let none = Array::from(-1i64);
-            let marked = crate::r#where(&holds, &idx, &none)?.astype(DType::Int64)?;
-            crate::cummax(&marked, ax, false, true)
+            let marked = crate::ops::select::r#where(&holds, &idx, &none)?.astype(DType::Int64)?;
+            crate::ops::scan::cummax(&marked, ax, false, true)
         }
     }
 }
@@ -350,8 +369,8 @@ impl Array {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ErrorKind;
     use crate::backend::cpu::scan::SCAN_CHUNK;
+    use crate::error::ErrorKind;
     use crate::graph::layout::row_major_strides;
     use crate::runtime::memory::Storage;
     use half::f16;
@@ -452,7 +471,7 @@ mod tests {
         assert!(e.to_string().starts_with("cumsum: axis 1"), "{e}");
         let s = Array::scalar(3.0f32);
         assert_eq!(cumsum(&s, None, false, true).unwrap().shape(), &[1]);
-        let z = crate::zeros(&[0, 2], DType::Float32).unwrap();
+        let z = crate::ops::creation::zeros(&[0, 2], DType::Float32).unwrap();
         assert_eq!(cumprod(&z, Some(0), false, true).unwrap().shape(), &[0, 2]);
     }
 
@@ -464,7 +483,7 @@ mod tests {
             .to_vec::<f32>()
             .unwrap();
         assert!(m[0] == 1.0 && m[1].is_nan() && m[2].is_nan());
-        let h = crate::ones(&[4096], DType::Float16).unwrap();
+        let h = crate::ops::creation::ones(&[4096], DType::Float16).unwrap();
         let c = cumsum(&h, None, false, true)
             .unwrap()
             .to_vec::<f16>()
@@ -480,7 +499,7 @@ mod tests {
     #[test]
     fn long_lines_scan_in_chunks() {
         let n = 5 * SCAN_CHUNK + 123;
-        let a = crate::ones(&[n], DType::Int32).unwrap();
+        let a = crate::ops::creation::ones(&[n], DType::Int32).unwrap();
         for (rev, inc) in [(false, true), (false, false), (true, true), (true, false)] {
             let c = cumsum(&a, Some(0), rev, inc)
                 .unwrap()
@@ -491,7 +510,7 @@ mod tests {
                 assert_eq!(v, before + inc as i32, "rev {rev} inc {inc} at {i}");
             }
         }
-        let f = crate::full(&[n], 0.5, DType::Float32).unwrap();
+        let f = crate::ops::creation::full(&[n], 0.5, DType::Float32).unwrap();
         let c = cumsum(&f, None, false, true)
             .unwrap()
             .to_vec::<f32>()

@@ -1,6 +1,7 @@
 //! Shape rules shared by many ops: broadcasting and axis normalisation.
 
-use crate::{Array, Error, Result};
+use crate::error::{Error, Result};
+use crate::graph::array::Array;
 
 /// numpy broadcasting of two shapes, or an error naming `op`.
 ///

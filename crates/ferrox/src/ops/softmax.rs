@@ -12,11 +12,13 @@ use crate::backend::cpu::reduce::{
     Cursor, Dim, LogSumExpReducer, LseFloat, LseInput, MaxSumReducer, SOFTMAX_LANES, dispatch,
     reduce, softmax_row as softmax_row_kernel,
 };
+use crate::dtype::DType;
+use crate::error::{Error, Result};
+use crate::graph::array::Array;
 use crate::graph::layout::{Data, for_each_offset, row_major_strides};
 use crate::graph::primitive::{Operand, OutSpec, Primitive};
+use crate::ops::grad_helpers;
 use crate::runtime::memory::Storage;
-use crate::transforms::rules;
-use crate::{Array, DType, Error, Result};
 use half::{bf16, f16};
 use pulp::{Simd, WithSimd};
 use rayon::prelude::*;
@@ -86,23 +88,27 @@ impl Primitive for LogSumExp {
         // d lse / dx = softmax(x) over the reduced axes.
         let x = &p[0];
         let s = softmax(x, Some(&signed(&self.axes)), false)?;
-        let g = rules::expand_reduced(g, &self.axes, self.keepdims, x.shape())?;
-        Ok(vec![crate::multiply(&g, &s)?])
+        let g = grad_helpers::expand_reduced(g, &self.axes, self.keepdims, x.shape())?;
+        Ok(vec![crate::ops::binary::multiply(&g, &s)?])
     }
     fn jvp(&self, p: &[Array], tangents: &[Option<Array>], output: &Array) -> Result<Array> {
         let Some(t) = &tangents[0] else {
-            return crate::zeros_like(output);
+            return crate::ops::creation::zeros_like(output);
         };
         let axes = signed(&self.axes);
         let s = softmax(&p[0], Some(&axes), false)?;
-        crate::sum(&crate::multiply(t, &s)?, Some(&axes), self.keepdims)
+        crate::ops::reduce::sum(
+            &crate::ops::binary::multiply(t, &s)?,
+            Some(&axes),
+            self.keepdims,
+        )
     }
     fn vmap(&self, inputs: &[Array], axes: &[Option<usize>]) -> Result<(Array, Option<usize>)> {
         let Some(ax) = axes[0] else {
             let y = logsumexp(&inputs[0], Some(&signed(&self.axes)), self.keepdims)?;
             return Ok((y, None));
         };
-        let x = rules::batch_front(&inputs[0], Some(ax))?;
+        let x = grad_helpers::batch_front(&inputs[0], Some(ax))?;
         let shifted: Vec<isize> = self.axes.iter().map(|&a| a as isize + 1).collect();
         Ok((logsumexp(&x, Some(&shifted), self.keepdims)?, Some(0)))
     }
@@ -173,23 +179,34 @@ impl Primitive for Softmax {
     ) -> Result<Vec<Array>> {
         // s * (g - sum(g * s)) over the normalised axes.
         let s = output;
-        let gs = crate::sum(&crate::multiply(g, s)?, Some(&signed(&self.axes)), true)?;
-        Ok(vec![crate::multiply(s, &crate::subtract(g, &gs)?)?])
+        let gs = crate::ops::reduce::sum(
+            &crate::ops::binary::multiply(g, s)?,
+            Some(&signed(&self.axes)),
+            true,
+        )?;
+        Ok(vec![crate::ops::binary::multiply(
+            s,
+            &crate::ops::binary::subtract(g, &gs)?,
+        )?])
     }
     fn jvp(&self, _p: &[Array], tangents: &[Option<Array>], output: &Array) -> Result<Array> {
         let Some(t) = &tangents[0] else {
-            return crate::zeros_like(output);
+            return crate::ops::creation::zeros_like(output);
         };
         let s = output;
-        let ts = crate::sum(&crate::multiply(t, s)?, Some(&signed(&self.axes)), true)?;
-        crate::multiply(s, &crate::subtract(t, &ts)?)
+        let ts = crate::ops::reduce::sum(
+            &crate::ops::binary::multiply(t, s)?,
+            Some(&signed(&self.axes)),
+            true,
+        )?;
+        crate::ops::binary::multiply(s, &crate::ops::binary::subtract(t, &ts)?)
     }
     fn vmap(&self, inputs: &[Array], axes: &[Option<usize>]) -> Result<(Array, Option<usize>)> {
         let Some(ax) = axes[0] else {
             let y = softmax(&inputs[0], Some(&signed(&self.axes)), self.precise)?;
             return Ok((y, None));
         };
-        let x = rules::batch_front(&inputs[0], Some(ax))?;
+        let x = grad_helpers::batch_front(&inputs[0], Some(ax))?;
         let shifted: Vec<isize> = self.axes.iter().map(|&a| a as isize + 1).collect();
         Ok((softmax(&x, Some(&shifted), self.precise)?, Some(0)))
     }
@@ -581,7 +598,7 @@ mod tests {
             .to_vec::<f32>()
             .unwrap();
         assert!(l[0] == f32::INFINITY && l[1].is_nan());
-        let e = crate::zeros(&[0, 3], DType::Float32).unwrap();
+        let e = crate::ops::creation::zeros(&[0, 3], DType::Float32).unwrap();
         assert_eq!(
             logsumexp(&e, Some(&[0]), false)
                 .unwrap()
@@ -603,7 +620,7 @@ mod tests {
         let w = softmax_ref(&[1.0, 2.0]);
         let got = s.to_vec::<bf16>().unwrap();
         assert!((got[1].to_f64() - w[1]).abs() < 4e-3);
-        let c = crate::zeros(&[2], DType::Complex64).unwrap();
+        let c = crate::ops::creation::zeros(&[2], DType::Complex64).unwrap();
         assert!(
             softmax(&c, None, false)
                 .unwrap_err()

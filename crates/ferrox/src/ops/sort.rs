@@ -9,13 +9,15 @@
 //! The kernels are in [`crate::backend::cpu::sort`].
 
 use super::shape_rules::normalize_axis;
-use crate::backend::cpu::sort;
+use crate::backend::cpu::sort as kernels;
 // The selector is the kernels' vocabulary; its public path stays here.
 pub use crate::backend::cpu::sort::SortKind;
+use crate::dtype::DType;
+use crate::error::{Error, Result};
+use crate::graph::array::Array;
 use crate::graph::layout::Data;
 use crate::graph::primitive::{Operand, OutSpec, Primitive};
-use crate::transforms::rules;
-use crate::{Array, DType, Error, Result};
+use crate::ops::grad_helpers;
 
 /// Sorts, partitions or selects along an axis.
 ///
@@ -37,7 +39,7 @@ impl Primitive for Sort {
         self.kind.name()
     }
     fn eval_cpu(&self, inputs: &[Operand<'_>], out: OutSpec<'_>) -> Result<Data> {
-        sort::eval(self.kind, self.axis, &inputs[0], out)
+        kernels::eval(self.kind, self.axis, &inputs[0], out)
     }
     /// Values (sort, partition, topk): the cotangent goes back through the
     /// permutation (`argsort` / `argpartition`, scatter-added). Indices:
@@ -51,25 +53,25 @@ impl Primitive for Sort {
                 self.axis,
                 x.shape(),
             )?]),
-            None => rules::zero_cotangents(p, argnums),
+            None => grad_helpers::zero_cotangents(p, argnums),
         }
     }
     fn jvp(&self, p: &[Array], tangents: &[Option<Array>], output: &Array) -> Result<Array> {
         let (Some(t), Some(idx)) = (&tangents[0], self.permutation(&p[0])?) else {
-            return crate::zeros_like(output);
+            return crate::ops::creation::zeros_like(output);
         };
-        crate::take_along_axis(t, &idx, self.axis.map(|a| a as isize))
+        crate::ops::indexing::take_along_axis(t, &idx, self.axis.map(|a| a as isize))
     }
     fn vmap(&self, inputs: &[Array], axes: &[Option<usize>]) -> Result<(Array, Option<usize>)> {
         let Some(ax) = axes[0] else {
             return Ok((self.apply(&inputs[0], self.axis)?, None));
         };
-        let x = rules::batch_front(&inputs[0], Some(ax))?;
+        let x = grad_helpers::batch_front(&inputs[0], Some(ax))?;
         let y = match self.axis {
             Some(a) => self.apply(&x, Some(a + 1))?,
             None => {
                 let b = x.shape()[0];
-                let flat = rules::reshape_to(&x, &[b, x.size() / b.max(1)])?;
+                let flat = grad_helpers::reshape_to(&x, &[b, x.size() / b.max(1)])?;
                 self.apply(&flat, Some(1))?
             }
         };
@@ -106,7 +108,7 @@ impl Sort {
                 let mut start = vec![0isize; order.ndim()];
                 let stop: Vec<isize> = order.shape().iter().map(|&s| s as isize).collect();
                 start[d] = n - k as isize;
-                crate::slice(&order, &start, &stop, &vec![1; order.ndim()])?
+                crate::ops::views::slice(&order, &start, &stop, &vec![1; order.ndim()])?
             }
             SortKind::ArgSort | SortKind::ArgPartition { .. } => return Ok(None),
         }))
@@ -280,9 +282,9 @@ pub fn topk(a: &Array, k: usize, axis: Option<isize>) -> Result<Array> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ErrorKind;
     use crate::backend::cpu::sort::SortKey;
     use crate::dtype::Complex64;
+    use crate::error::ErrorKind;
     use crate::ops::indexing::tests_support::{eval_kernel, permuted, reversed};
     use proptest::prelude::*;
     use std::cmp::Ordering;

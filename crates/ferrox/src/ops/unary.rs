@@ -24,9 +24,9 @@ pub use ops::*;
 pub use crate::backend::cpu::unary::UnaryOp;
 
 use crate::backend::cpu::unary;
+use crate::error::{Error, Result};
 use crate::graph::layout::Data;
 use crate::graph::primitive::{Operand, OutSpec, Primitive};
-use crate::{Error, Result};
 
 /// A unary elementwise primitive. Its input already has the dtype the op
 /// computes in (the builders cast bool and integer inputs of float ops).
@@ -42,6 +42,9 @@ use crate::{Error, Result};
 pub struct Unary(pub UnaryOp);
 
 impl Primitive for Unary {
+    fn is_elementwise(&self) -> bool {
+        true
+    }
     fn name(&self) -> &'static str {
         self.0.name()
     }
@@ -68,11 +71,11 @@ impl Primitive for Unary {
     }
     fn vjp(
         &self,
-        primals: &[crate::Array],
-        cotangent: &crate::Array,
-        output: &crate::Array,
+        primals: &[crate::graph::array::Array],
+        cotangent: &crate::graph::array::Array,
+        output: &crate::graph::array::Array,
         _argnums: &[usize],
-    ) -> Result<Vec<crate::Array>> {
+    ) -> Result<Vec<crate::graph::array::Array>> {
         Ok(vec![derivatives::vjp(
             self.0,
             &primals[0],
@@ -82,20 +85,20 @@ impl Primitive for Unary {
     }
     fn jvp(
         &self,
-        primals: &[crate::Array],
-        tangents: &[Option<crate::Array>],
-        output: &crate::Array,
-    ) -> Result<crate::Array> {
+        primals: &[crate::graph::array::Array],
+        tangents: &[Option<crate::graph::array::Array>],
+        output: &crate::graph::array::Array,
+    ) -> Result<crate::graph::array::Array> {
         match &tangents[0] {
             Some(t) => derivatives::jvp(self.0, &primals[0], output, t),
-            None => crate::zeros_like(output),
+            None => crate::ops::creation::zeros_like(output),
         }
     }
     fn vmap(
         &self,
-        inputs: &[crate::Array],
+        inputs: &[crate::graph::array::Array],
         axes: &[Option<usize>],
-    ) -> Result<(crate::Array, Option<usize>)> {
+    ) -> Result<(crate::graph::array::Array, Option<usize>)> {
         Ok((rules::build(self.0, &inputs[0])?, axes[0]))
     }
     crate::primitive_common!();

@@ -21,11 +21,12 @@ pub use index::SliceArg;
 pub(crate) use strides::slice_axis;
 
 use super::shape_rules::{broadcast_many, normalize_axes, normalize_axis};
-use crate::array::checked_numel;
+use crate::error::{Error, Result};
+use crate::graph::array::Array;
 use crate::graph::layout::Data;
+use crate::graph::layout::checked_numel;
 use crate::graph::primitive::{Operand, OutSpec, Primitive};
-use crate::transforms::rules;
-use crate::{Array, Error, Result};
+use crate::ops::grad_helpers;
 use std::sync::Arc;
 
 /// A `Data` over `input`'s storage with the given layout. `offset` is only
@@ -88,22 +89,22 @@ impl Primitive for Reshape {
         }
     }
     fn vjp(&self, p: &[Array], g: &Array, _o: &Array, _argnums: &[usize]) -> Result<Vec<Array>> {
-        Ok(vec![rules::reshape_to(g, p[0].shape())?])
+        Ok(vec![grad_helpers::reshape_to(g, p[0].shape())?])
     }
     fn jvp(&self, _p: &[Array], tangents: &[Option<Array>], output: &Array) -> Result<Array> {
         match &tangents[0] {
-            Some(t) => rules::reshape_to(t, &self.shape),
-            None => crate::zeros_like(output),
+            Some(t) => grad_helpers::reshape_to(t, &self.shape),
+            None => crate::ops::creation::zeros_like(output),
         }
     }
     fn vmap(&self, inputs: &[Array], axes: &[Option<usize>]) -> Result<(Array, Option<usize>)> {
         let Some(ax) = axes[0] else {
-            return Ok((rules::reshape_to(&inputs[0], &self.shape)?, None));
+            return Ok((grad_helpers::reshape_to(&inputs[0], &self.shape)?, None));
         };
-        let x = rules::batch_front(&inputs[0], Some(ax))?;
+        let x = grad_helpers::batch_front(&inputs[0], Some(ax))?;
         let mut shape = vec![x.shape()[0]];
         shape.extend_from_slice(&self.shape);
-        Ok((rules::reshape_to(&x, &shape)?, Some(0)))
+        Ok((grad_helpers::reshape_to(&x, &shape)?, Some(0)))
     }
     crate::primitive_common!();
 }
@@ -319,14 +320,14 @@ impl Primitive for Transpose {
     fn jvp(&self, _p: &[Array], tangents: &[Option<Array>], output: &Array) -> Result<Array> {
         match &tangents[0] {
             Some(t) => transpose(t, Some(&self.axes)),
-            None => crate::zeros_like(output),
+            None => crate::ops::creation::zeros_like(output),
         }
     }
     fn vmap(&self, inputs: &[Array], axes: &[Option<usize>]) -> Result<(Array, Option<usize>)> {
         let Some(ax) = axes[0] else {
             return Ok((transpose(&inputs[0], Some(&self.axes))?, None));
         };
-        let x = rules::batch_front(&inputs[0], Some(ax))?;
+        let x = grad_helpers::batch_front(&inputs[0], Some(ax))?;
         let perm: Vec<usize> = std::iter::once(0)
             .chain(self.axes.iter().map(|&a| a + 1))
             .collect();
@@ -436,20 +437,20 @@ impl Primitive for Broadcast {
         view_of("broadcast_to", x, strides, x.data.offset as isize, out)
     }
     fn vjp(&self, p: &[Array], g: &Array, _o: &Array, _argnums: &[usize]) -> Result<Vec<Array>> {
-        Ok(vec![rules::unbroadcast(g, p[0].shape())?])
+        Ok(vec![grad_helpers::unbroadcast(g, p[0].shape())?])
     }
     fn jvp(&self, _p: &[Array], tangents: &[Option<Array>], output: &Array) -> Result<Array> {
         match &tangents[0] {
             Some(t) => broadcast_to(t, &self.shape),
-            None => crate::zeros_like(output),
+            None => crate::ops::creation::zeros_like(output),
         }
     }
     fn vmap(&self, inputs: &[Array], axes: &[Option<usize>]) -> Result<(Array, Option<usize>)> {
         let Some(ax) = axes[0] else {
             return Ok((broadcast_to(&inputs[0], &self.shape)?, None));
         };
-        let x = rules::batch_front(&inputs[0], Some(ax))?;
-        let x = rules::pad_example_rank(&x, self.shape.len())?;
+        let x = grad_helpers::batch_front(&inputs[0], Some(ax))?;
+        let x = grad_helpers::pad_example_rank(&x, self.shape.len())?;
         let mut shape = vec![x.shape()[0]];
         shape.extend_from_slice(&self.shape);
         Ok((broadcast_to(&x, &shape)?, Some(0)))
@@ -557,7 +558,7 @@ impl Primitive for Slice {
     fn vjp(&self, p: &[Array], g: &Array, _o: &Array, _argnums: &[usize]) -> Result<Vec<Array>> {
         // The cotangent lands on the selected positions of zeros.
         let x = &p[0];
-        let zeros = crate::zeros_like(x)?;
+        let zeros = crate::ops::creation::zeros_like(x)?;
         if g.size() == 0 {
             return Ok(vec![zeros]);
         }
@@ -583,14 +584,14 @@ impl Primitive for Slice {
     fn jvp(&self, _p: &[Array], tangents: &[Option<Array>], output: &Array) -> Result<Array> {
         match &tangents[0] {
             Some(t) => Ok(self.apply(t)),
-            None => crate::zeros_like(output),
+            None => crate::ops::creation::zeros_like(output),
         }
     }
     fn vmap(&self, inputs: &[Array], axes: &[Option<usize>]) -> Result<(Array, Option<usize>)> {
         let Some(ax) = axes[0] else {
             return Ok((self.apply(&inputs[0]), None));
         };
-        let x = rules::batch_front(&inputs[0], Some(ax))?;
+        let x = grad_helpers::batch_front(&inputs[0], Some(ax))?;
         let batched = Slice {
             start: std::iter::once(0)
                 .chain(self.start.iter().copied())
@@ -723,7 +724,7 @@ impl Primitive for Diagonal {
     fn jvp(&self, _p: &[Array], tangents: &[Option<Array>], output: &Array) -> Result<Array> {
         match &tangents[0] {
             Some(t) => diagonal(t, self.offset, self.axis1 as isize, self.axis2 as isize),
-            None => crate::zeros_like(output),
+            None => crate::ops::creation::zeros_like(output),
         }
     }
     fn vmap(&self, inputs: &[Array], axes: &[Option<usize>]) -> Result<(Array, Option<usize>)> {
@@ -731,7 +732,7 @@ impl Primitive for Diagonal {
         let Some(ax) = axes[0] else {
             return Ok((diagonal(&inputs[0], self.offset, a1, a2)?, None));
         };
-        let x = rules::batch_front(&inputs[0], Some(ax))?;
+        let x = grad_helpers::batch_front(&inputs[0], Some(ax))?;
         Ok((diagonal(&x, self.offset, a1 + 1, a2 + 1)?, Some(0)))
     }
     crate::primitive_common!();
@@ -746,22 +747,31 @@ impl Diagonal {
         let len = g.shape().last().copied().unwrap_or(0);
         let (r0, c0) = ((-self.offset).max(0) as f64, self.offset.max(0) as f64);
         let dt = g.dtype();
-        let f = crate::DType::Float64;
-        let d = crate::arange(0.0, len as f64, 1.0, f)?.reshape(&[len as isize, 1, 1])?;
-        let i = crate::arange(0.0, n1 as f64, 1.0, f)?.reshape(&[1, n1 as isize, 1])?;
-        let j = crate::arange(0.0, n2 as f64, 1.0, f)?.reshape(&[1, 1, n2 as isize])?;
-        let on_row = crate::equal(&i, &crate::add(&d, &Array::from(r0))?)?;
-        let on_col = crate::equal(&j, &crate::add(&d, &Array::from(c0))?)?;
-        let onehot = crate::logical_and(&on_row, &on_col)?
+        let f = crate::dtype::DType::Float64;
+        let d = crate::ops::creation::arange(0.0, len as f64, 1.0, f)?.reshape(&[
+            len as isize,
+            1,
+            1,
+        ])?;
+        let i =
+            crate::ops::creation::arange(0.0, n1 as f64, 1.0, f)?.reshape(&[1, n1 as isize, 1])?;
+        let j =
+            crate::ops::creation::arange(0.0, n2 as f64, 1.0, f)?.reshape(&[1, 1, n2 as isize])?;
+        let on_row =
+            crate::ops::binary::equal(&i, &crate::ops::binary::add(&d, &Array::from(r0))?)?;
+        let on_col =
+            crate::ops::binary::equal(&j, &crate::ops::binary::add(&d, &Array::from(c0))?)?;
+        let onehot = crate::ops::binary::logical_and(&on_row, &on_col)?
             .astype(dt)?
             .reshape(&[len as isize, (n1 * n2) as isize])?;
         // [..., len] @ [len, n1 * n2] -> [..., n1, n2], then the two axes go
         // back where they came from.
-        let placed = crate::matmul(&crate::expand_dims(g, &[-2])?, &onehot)?;
-        let placed = crate::squeeze(&placed, Some(&[-2]))?;
+        let placed =
+            crate::ops::matmul::matmul(&crate::ops::views::expand_dims(g, &[-2])?, &onehot)?;
+        let placed = crate::ops::views::squeeze(&placed, Some(&[-2]))?;
         let mut planes: Vec<usize> = g.shape()[..g.ndim().saturating_sub(1)].to_vec();
         planes.extend([n1, n2]);
-        let placed = rules::reshape_to(&placed, &planes)?;
+        let placed = grad_helpers::reshape_to(&placed, &planes)?;
         let nd = shape.len();
         let mut perm = vec![0; nd];
         let mut k = 0;
@@ -854,7 +864,7 @@ impl Primitive for Contiguous {
     fn jvp(&self, _p: &[Array], tangents: &[Option<Array>], output: &Array) -> Result<Array> {
         match &tangents[0] {
             Some(t) => Ok(t.clone()),
-            None => crate::zeros_like(output),
+            None => crate::ops::creation::zeros_like(output),
         }
     }
     fn vmap(&self, inputs: &[Array], axes: &[Option<usize>]) -> Result<(Array, Option<usize>)> {

@@ -2,13 +2,15 @@
 //! primitive.
 
 use super::threefry::fill_bytes;
-use crate::array::checked_numel;
 use crate::backend::cpu::elementwise::out_storage;
 use crate::backend::cpu::parallel;
+use crate::dtype::DType;
+use crate::error::{Error, Result};
+use crate::graph::array::Array;
 use crate::graph::layout::Data;
+use crate::graph::layout::checked_numel;
 use crate::graph::primitive::{Operand, OutSpec, Primitive};
-use crate::transforms::rules;
-use crate::{Array, DType, Error, Result};
+use crate::ops::grad_helpers;
 use rayon::prelude::*;
 
 /// The unsigned dtype holding `width` bytes (1, 2, 4 or 8).
@@ -208,10 +210,10 @@ impl Primitive for RandomBits {
     }
     /// Bits do not vary smoothly with the key: every cotangent is zero.
     fn vjp(&self, p: &[Array], _g: &Array, _o: &Array, argnums: &[usize]) -> Result<Vec<Array>> {
-        rules::zero_cotangents(p, argnums)
+        grad_helpers::zero_cotangents(p, argnums)
     }
     fn jvp(&self, _p: &[Array], _t: &[Option<Array>], output: &Array) -> Result<Array> {
-        crate::zeros_like(output)
+        crate::ops::creation::zeros_like(output)
     }
     /// A batch of keys draws independently per key: the batch axis moves
     /// to the front of the keys and stays in front of the output.
@@ -220,7 +222,7 @@ impl Primitive for RandomBits {
         match axes[0] {
             None => Ok((bits_of("random_bits", &self.shape, self.width, key)?, None)),
             Some(ax) => {
-                let key = rules::batch_front(key, Some(ax))?;
+                let key = grad_helpers::batch_front(key, Some(ax))?;
                 check_key("random_bits", &key, false)?;
                 Ok((
                     bits_of("random_bits", &self.shape, self.width, &key)?,
@@ -292,12 +294,15 @@ mod tests {
 
     #[test]
     fn bad_keys_and_widths_are_errors() -> Result<()> {
-        let f = crate::zeros(&[2], DType::Float32)?;
-        assert_eq!(split(&f, 2).unwrap_err().kind(), crate::ErrorKind::Dtype);
-        let k3 = crate::zeros(&[3], DType::UInt32)?;
+        let f = crate::ops::creation::zeros(&[2], DType::Float32)?;
+        assert_eq!(
+            split(&f, 2).unwrap_err().kind(),
+            crate::error::ErrorKind::Dtype
+        );
+        let k3 = crate::ops::creation::zeros(&[3], DType::UInt32)?;
         assert_eq!(
             bits(&[1], 4, Some(&k3)).unwrap_err().kind(),
-            crate::ErrorKind::Shape
+            crate::error::ErrorKind::Shape
         );
         let msg = bits(&[1], 5, None).unwrap_err().to_string();
         assert!(msg.contains("bits") && msg.contains('5'), "{msg}");

@@ -5,8 +5,10 @@ use super::support::{
     check_broadcast, check_float, check_order, constant, prev_float, to_shape, unit_closed_open,
     unit_open, work_dtype,
 };
+use crate::dtype::DType;
+use crate::error::Result;
+use crate::graph::array::Array;
 use crate::ops::shape_rules::broadcast_shapes;
-use crate::{Array, DType, Result};
 use std::f64::consts::SQRT_2;
 
 /// Uniform samples on `[low, high)` of shape `shape` and float `dtype`.
@@ -41,17 +43,23 @@ pub fn uniform(
     check_order(op, ("low", "high"), &low, &high)?;
     let key = key_or_default(op, key)?;
     let w = work_dtype(dtype);
-    let (lo_w, hi_w) = (crate::astype(&low, w)?, crate::astype(&high, w)?);
+    let (lo_w, hi_w) = (
+        crate::ops::cast::astype(&low, w)?,
+        crate::ops::cast::astype(&high, w)?,
+    );
     let u = unit_closed_open(op, shape, w, &key)?;
-    let r = crate::add(
+    let r = crate::ops::binary::add(
         &lo_w,
-        &crate::multiply(&crate::subtract(&hi_w, &lo_w)?, &u)?,
+        &crate::ops::binary::multiply(&crate::ops::binary::subtract(&hi_w, &lo_w)?, &u)?,
     )?;
-    let r = crate::astype(&r, dtype)?;
+    let r = crate::ops::cast::astype(&r, dtype)?;
     // Clamp in the output type: below `high` and not below `low`.
-    let (lo, hi) = (crate::astype(&low, dtype)?, crate::astype(&high, dtype)?);
-    let r = crate::minimum(&r, &prev_float(&hi)?)?;
-    to_shape(crate::maximum(&r, &lo)?, shape)
+    let (lo, hi) = (
+        crate::ops::cast::astype(&low, dtype)?,
+        crate::ops::cast::astype(&high, dtype)?,
+    );
+    let r = crate::ops::binary::minimum(&r, &prev_float(&hi)?)?;
+    to_shape(crate::ops::binary::maximum(&r, &lo)?, shape)
 }
 
 /// Standard normal variates in the work type: `sqrt(2) * erfinv(v)` for `v`
@@ -59,11 +67,11 @@ pub fn uniform(
 fn standard_normal(op: &str, shape: &[usize], w: DType, key: &Array) -> Result<Array> {
     let u = unit_open(op, shape, w, key)?;
     // 2u - 1 is exact: u is an odd multiple of 2^-p.
-    let v = crate::subtract(
-        &crate::multiply(&u, &constant(2.0, w)?)?,
+    let v = crate::ops::binary::subtract(
+        &crate::ops::binary::multiply(&u, &constant(2.0, w)?)?,
         &constant(1.0, w)?,
     )?;
-    crate::multiply(&crate::erfinv(&v)?, &constant(SQRT_2, w)?)
+    crate::ops::binary::multiply(&crate::ops::unary::erfinv(&v)?, &constant(SQRT_2, w)?)
 }
 
 /// Normal samples with mean `loc` and standard deviation `scale`.
@@ -98,9 +106,12 @@ pub fn normal(
     let key = key_or_default(op, key)?;
     let w = work_dtype(dtype);
     let z = standard_normal(op, shape, w, &key)?;
-    let (loc, scale) = (crate::astype(&loc, w)?, crate::astype(&scale, w)?);
-    let r = crate::add(&loc, &crate::multiply(&scale, &z)?)?;
-    to_shape(crate::astype(&r, dtype)?, shape)
+    let (loc, scale) = (
+        crate::ops::cast::astype(&loc, w)?,
+        crate::ops::cast::astype(&scale, w)?,
+    );
+    let r = crate::ops::binary::add(&loc, &crate::ops::binary::multiply(&scale, &z)?)?;
+    to_shape(crate::ops::cast::astype(&r, dtype)?, shape)
 }
 
 /// Normal samples truncated to `[lower, upper]`.
@@ -137,17 +148,35 @@ pub fn truncated_normal(
     check_order(op, ("lower", "upper"), &lower, &upper)?;
     let key = key_or_default(op, key)?;
     let w = DType::Float64;
-    let (lo, hi) = (crate::astype(&lower, w)?, crate::astype(&upper, w)?);
-    let cdf = |x: &Array| crate::erf(&crate::multiply(x, &constant(1.0 / SQRT_2, w)?)?);
+    let (lo, hi) = (
+        crate::ops::cast::astype(&lower, w)?,
+        crate::ops::cast::astype(&upper, w)?,
+    );
+    let cdf = |x: &Array| {
+        crate::ops::unary::erf(&crate::ops::binary::multiply(
+            x,
+            &constant(1.0 / SQRT_2, w)?,
+        )?)
+    };
     let (a, b) = (cdf(&lo)?, cdf(&hi)?);
     let u = unit_open(op, &shape, w, &key)?;
-    let p = crate::add(&a, &crate::multiply(&crate::subtract(&b, &a)?, &u)?)?;
-    let z = crate::multiply(&crate::erfinv(&p)?, &constant(SQRT_2, w)?)?;
-    let z = crate::clip(&z, Some(&lo), Some(&hi))?;
+    let p = crate::ops::binary::add(
+        &a,
+        &crate::ops::binary::multiply(&crate::ops::binary::subtract(&b, &a)?, &u)?,
+    )?;
+    let z = crate::ops::binary::multiply(&crate::ops::unary::erfinv(&p)?, &constant(SQRT_2, w)?)?;
+    let z = crate::ops::select::clip(&z, Some(&lo), Some(&hi))?;
     let z = to_shape(z, &shape)?;
     // Clip again after rounding so the bounds hold in `dtype` too.
-    let (lo_d, hi_d) = (crate::astype(&lower, dtype)?, crate::astype(&upper, dtype)?);
-    crate::clip(&crate::astype(&z, dtype)?, Some(&lo_d), Some(&hi_d))
+    let (lo_d, hi_d) = (
+        crate::ops::cast::astype(&lower, dtype)?,
+        crate::ops::cast::astype(&upper, dtype)?,
+    );
+    crate::ops::select::clip(
+        &crate::ops::cast::astype(&z, dtype)?,
+        Some(&lo_d),
+        Some(&hi_d),
+    )
 }
 
 /// Samples of the standard Gumbel distribution, `-log(-log(u))` for `u`
@@ -165,13 +194,15 @@ pub fn gumbel(shape: &[usize], dtype: DType, key: Option<&Array>) -> Result<Arra
     let key = key_or_default(op, key)?;
     let w = work_dtype(dtype);
     let g = standard_gumbel(op, shape, w, &key)?;
-    crate::astype(&g, dtype)
+    crate::ops::cast::astype(&g, dtype)
 }
 
 /// Standard Gumbel variates in the work type `w`.
 pub(crate) fn standard_gumbel(op: &str, shape: &[usize], w: DType, key: &Array) -> Result<Array> {
     let u = unit_open(op, shape, w, key)?;
-    crate::negative(&crate::log(&crate::negative(&crate::log(&u)?)?)?)
+    crate::ops::unary::negative(&crate::ops::unary::log(&crate::ops::unary::negative(
+        &crate::ops::unary::log(&u)?,
+    )?)?)
 }
 
 /// Samples of the multivariate normal distribution with mean `mean`
@@ -207,7 +238,7 @@ pub fn multivariate_normal(
     check_float(op, dtype)?;
     for (name, a) in [("mean", mean), ("cov", cov)] {
         if a.dtype() == DType::Complex64 {
-            return Err(crate::Error::dtype(
+            return Err(crate::error::Error::dtype(
                 op,
                 format!("{name} must be real, got complex64"),
             ));
@@ -215,7 +246,7 @@ pub fn multivariate_normal(
     }
     let (ms, cs) = (mean.shape(), cov.shape());
     if ms.is_empty() || cs.len() < 2 {
-        return Err(crate::Error::shape(
+        return Err(crate::error::Error::shape(
             op,
             format!(
                 "mean must have at least 1 axis and cov at least 2, got shapes {ms:?} and {cs:?}"
@@ -224,7 +255,7 @@ pub fn multivariate_normal(
     }
     let n = ms[ms.len() - 1];
     if cs[cs.len() - 1] != n || cs[cs.len() - 2] != n {
-        return Err(crate::Error::shape(
+        return Err(crate::error::Error::shape(
             op,
             format!("mean has shape {ms:?}, so cov must end in [{n}, {n}]; got {cs:?}"),
         ));
@@ -240,7 +271,7 @@ pub fn multivariate_normal(
     };
     for (name, b) in [("mean", batch_m), ("cov", batch_c)] {
         if broadcast_shapes(op, b, shape).ok().as_deref() != Some(shape) {
-            return Err(crate::Error::shape(
+            return Err(crate::error::Error::shape(
                 op,
                 format!("the batch shape {b:?} of {name} does not broadcast to shape {shape:?}"),
             ));
@@ -251,14 +282,14 @@ pub fn multivariate_normal(
     let mut full = shape.to_vec();
     full.push(n);
     let z = standard_normal(op, &full, w, &key)?;
-    let l = super::cholesky::cholesky(&crate::astype(cov, DType::Float64)?)?;
-    let l = crate::astype(&l, w)?;
+    let l = super::psd_cholesky::psd_cholesky(&crate::ops::cast::astype(cov, DType::Float64)?)?;
+    let l = crate::ops::cast::astype(&l, w)?;
     // (L z) as a row vector: z^T L^T.
-    let lz = crate::matmul(
-        &crate::expand_dims(&z, &[-2])?,
-        &crate::swapaxes(&l, -1, -2)?,
+    let lz = crate::ops::matmul::matmul(
+        &crate::ops::views::expand_dims(&z, &[-2])?,
+        &crate::ops::views::swapaxes(&l, -1, -2)?,
     )?;
-    let lz = crate::squeeze(&lz, Some(&[-2]))?;
-    let x = crate::add(&crate::astype(mean, w)?, &lz)?;
-    to_shape(crate::astype(&x, dtype)?, &full)
+    let lz = crate::ops::views::squeeze(&lz, Some(&[-2]))?;
+    let x = crate::ops::binary::add(&crate::ops::cast::astype(mean, w)?, &lz)?;
+    to_shape(crate::ops::cast::astype(&x, dtype)?, &full)
 }

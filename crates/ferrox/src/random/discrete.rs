@@ -5,8 +5,10 @@ use super::continuous::standard_gumbel;
 use super::support::{
     check_broadcast, constant, host_scalar, to_shape, unit_closed_open, work_dtype,
 };
+use crate::dtype::DType;
+use crate::error::{Error, Result};
+use crate::graph::array::Array;
 use crate::ops::shape_rules::{broadcast_shapes, normalize_axis};
-use crate::{Array, DType, Error, Result};
 
 /// The range of an integer dtype, as i128.
 fn int_range(dtype: DType) -> (i128, i128) {
@@ -92,21 +94,25 @@ pub fn randint(
     } else {
         DType::Int64
     };
-    let as_u64 = |a: &Array| crate::view(&crate::astype(a, wide)?, DType::UInt64);
+    let as_u64 =
+        |a: &Array| crate::ops::cast::view(&crate::ops::cast::astype(a, wide)?, DType::UInt64);
     let (lo, hi) = (as_u64(&low)?, as_u64(&high)?);
     let one = constant(1.0, DType::UInt64)?;
     let zero = constant(0.0, DType::UInt64)?;
     // high - low wraps to the true span when high > low; elsewhere use 1.
     let valid = match wide {
-        DType::UInt64 => crate::greater(&hi, &lo)?,
-        _ => crate::greater(&crate::view(&hi, wide)?, &crate::view(&lo, wide)?)?,
+        DType::UInt64 => crate::ops::binary::greater(&hi, &lo)?,
+        _ => crate::ops::binary::greater(
+            &crate::ops::cast::view(&hi, wide)?,
+            &crate::ops::cast::view(&lo, wide)?,
+        )?,
     };
-    let span = crate::r#where(&valid, &crate::subtract(&hi, &lo)?, &one)?;
+    let span = crate::ops::select::r#where(&valid, &crate::ops::binary::subtract(&hi, &lo)?, &one)?;
     let b = bits_of(op, shape, 8, &key)?;
-    let r = crate::remainder(&b, &span)?;
-    let r = crate::r#where(&valid, &r, &zero)?;
-    let v = crate::view(&crate::add(&lo, &r)?, wide)?;
-    to_shape(crate::astype(&v, dtype)?, shape)
+    let r = crate::ops::binary::remainder(&b, &span)?;
+    let r = crate::ops::select::r#where(&valid, &r, &zero)?;
+    let v = crate::ops::cast::view(&crate::ops::binary::add(&lo, &r)?, wide)?;
+    to_shape(crate::ops::cast::astype(&v, dtype)?, shape)
 }
 
 /// Booleans that are `true` with probability `p`.
@@ -145,11 +151,11 @@ pub fn bernoulli(
     let key = key_or_default(op, key)?;
     let w = work_dtype(p.dtype());
     let u = unit_closed_open(op, &shape, w, &key)?;
-    let b = crate::less(&u, &crate::astype(&p, w)?)?;
+    let b = crate::ops::binary::less(&u, &crate::ops::cast::astype(&p, w)?)?;
     if b.shape() == shape.as_slice() {
         Ok(b)
     } else {
-        crate::broadcast_to(&b, &shape)
+        crate::ops::views::broadcast_to(&b, &shape)
     }
 }
 
@@ -201,7 +207,7 @@ pub fn categorical(
         ));
     }
     let w = work_dtype(logits.dtype());
-    let l = crate::astype(&crate::moveaxis(logits, ax as isize, -1)?, w)?;
+    let l = crate::ops::cast::astype(&crate::ops::views::moveaxis(logits, ax as isize, -1)?, w)?;
     let batch = l.shape()[..l.ndim() - 1].to_vec();
     let (l, out_shape) = match (shape, num_samples) {
         (Some(_), Some(_)) => {
@@ -224,7 +230,7 @@ pub fn categorical(
         (None, Some(n)) => {
             let mut s = batch.clone();
             s.push(n);
-            (crate::expand_dims(&l, &[-2])?, s)
+            (crate::ops::views::expand_dims(&l, &[-2])?, s)
         }
         (None, None) => (l, batch),
     };
@@ -232,7 +238,7 @@ pub fn categorical(
     let mut noise_shape = out_shape.clone();
     noise_shape.push(classes);
     let g = standard_gumbel(op, &noise_shape, w, &key)?;
-    crate::argmax(&crate::add(&l, &g)?, Some(-1), false)
+    crate::ops::reduce::argmax(&crate::ops::binary::add(&l, &g)?, Some(-1), false)
 }
 
 /// A random permutation of `0..n` (int32, or int64 when `n` exceeds the
@@ -252,7 +258,7 @@ pub fn permutation(n: usize, key: Option<&Array>) -> Result<Array> {
     } else {
         DType::Int64
     };
-    let x = crate::arange(0.0, n as f64, 1.0, dtype)?;
+    let x = crate::ops::creation::arange(0.0, n as f64, 1.0, dtype)?;
     permute("permutation", &x, 0, key)
 }
 
@@ -279,6 +285,6 @@ fn permute(op: &str, x: &Array, axis: isize, key: Option<&Array>) -> Result<Arra
     let ax = normalize_axis(op, axis, x.ndim())?;
     let key = key_or_default(op, key)?;
     let n = x.shape()[ax];
-    let order = crate::argsort(&bits_of(op, &[n], 8, &key)?, Some(0))?;
-    crate::take(x, &order, Some(ax as isize))
+    let order = crate::ops::sort::argsort(&bits_of(op, &[n], 8, &key)?, Some(0))?;
+    crate::ops::indexing::take(x, &order, Some(ax as isize))
 }

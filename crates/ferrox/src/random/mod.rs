@@ -40,9 +40,9 @@
 //! functions instead.
 
 mod bits;
-mod cholesky;
 mod continuous;
 mod discrete;
+mod psd_cholesky;
 mod state;
 mod support;
 mod threefry;

@@ -3,13 +3,16 @@
 //! ops (so every transform composes with them).
 
 use super::bits::bits_of;
+use crate::dtype::DType;
+use crate::error::{Error, Result};
+use crate::graph::array::Array;
 use crate::ops::shape_rules::broadcast_shapes;
-use crate::{Array, DType, Error, Result, with_dtype};
+use crate::with_dtype;
 
 /// A 0-d constant of `dtype` (exact for the powers of two and small
 /// integers used here).
 pub(crate) fn constant(v: f64, dtype: DType) -> Result<Array> {
-    crate::full(&[], v, dtype)
+    crate::ops::creation::full(&[], v, dtype)
 }
 
 /// The value of a one-element array that already holds data (a scalar the
@@ -96,7 +99,7 @@ fn top_bits(op: &str, shape: &[usize], dtype: DType, p: u32, key: &Array) -> Res
     if shift == 0 {
         return Ok(b);
     }
-    crate::right_shift(&b, &constant(f64::from(shift), udt)?)
+    crate::ops::binary::right_shift(&b, &constant(f64::from(shift), udt)?)
 }
 
 /// Uniform variates on `[0, 1)` of float `dtype`: `k * 2^-p` for the top
@@ -111,8 +114,8 @@ pub(crate) fn unit_closed_open(
 ) -> Result<Array> {
     let (_, _, p) = layout(dtype);
     let k = top_bits(op, shape, dtype, p, key)?;
-    let f = crate::astype(&k, dtype)?;
-    crate::multiply(&f, &constant((-f64::from(p)).exp2(), dtype)?)
+    let f = crate::ops::cast::astype(&k, dtype)?;
+    crate::ops::binary::multiply(&f, &constant((-f64::from(p)).exp2(), dtype)?)
 }
 
 /// Uniform variates on the open interval `(0, 1)` of f32 or f64:
@@ -121,12 +124,12 @@ pub(crate) fn unit_closed_open(
 pub(crate) fn unit_open(op: &str, shape: &[usize], dtype: DType, key: &Array) -> Result<Array> {
     let (_, _, p) = layout(dtype);
     let k = top_bits(op, shape, dtype, p - 1, key)?;
-    let f = crate::astype(&k, dtype)?;
-    let odd = crate::add(
-        &crate::multiply(&f, &constant(2.0, dtype)?)?,
+    let f = crate::ops::cast::astype(&k, dtype)?;
+    let odd = crate::ops::binary::add(
+        &crate::ops::binary::multiply(&f, &constant(2.0, dtype)?)?,
         &constant(1.0, dtype)?,
     )?;
-    crate::multiply(&odd, &constant((-f64::from(p)).exp2(), dtype)?)
+    crate::ops::binary::multiply(&odd, &constant((-f64::from(p)).exp2(), dtype)?)
 }
 
 /// The largest value of `h`'s float dtype below `h` (for finite `h`),
@@ -137,19 +140,23 @@ pub(crate) fn prev_float(h: &Array) -> Result<Array> {
         DType::Float32 => (DType::Int32, f64::from(i32::MIN)),
         _ => (DType::Int16, f64::from(i16::MIN)),
     };
-    let i = crate::view(h, idt)?;
+    let i = crate::ops::cast::view(h, idt)?;
     let one = constant(1.0, idt)?;
     let zero = constant(0.0, h.dtype())?;
     // Positive: one step down in magnitude; negative: one step up; zero:
     // the negative number of least magnitude (sign bit and 1).
-    let stepped = crate::r#where(
-        &crate::greater(h, &zero)?,
-        &crate::subtract(&i, &one)?,
-        &crate::add(&i, &one)?,
+    let stepped = crate::ops::select::r#where(
+        &crate::ops::binary::greater(h, &zero)?,
+        &crate::ops::binary::subtract(&i, &one)?,
+        &crate::ops::binary::add(&i, &one)?,
     )?;
-    let least_negative = crate::add(&constant(min, idt)?, &one)?;
-    let bits = crate::r#where(&crate::equal(h, &zero)?, &least_negative, &stepped)?;
-    crate::view(&bits, h.dtype())
+    let least_negative = crate::ops::binary::add(&constant(min, idt)?, &one)?;
+    let bits = crate::ops::select::r#where(
+        &crate::ops::binary::equal(h, &zero)?,
+        &least_negative,
+        &stepped,
+    )?;
+    crate::ops::cast::view(&bits, h.dtype())
 }
 
 /// `x` broadcast to `shape` unless it already has it.
@@ -157,7 +164,7 @@ pub(crate) fn to_shape(x: Array, shape: &[usize]) -> Result<Array> {
     if x.shape() == shape {
         Ok(x)
     } else {
-        crate::broadcast_to(&x, shape)
+        crate::ops::views::broadcast_to(&x, shape)
     }
 }
 
@@ -183,7 +190,10 @@ mod tests {
     fn host_scalar_reads_only_given_scalars() -> Result<()> {
         assert_eq!(host_scalar(&Array::from(2.5)), Some(2.5));
         assert_eq!(host_scalar(&Array::scalar(-3i64)), Some(-3.0));
-        assert_eq!(host_scalar(&crate::ones(&[], DType::Float32)?), None);
+        assert_eq!(
+            host_scalar(&crate::ops::creation::ones(&[], DType::Float32)?),
+            None
+        );
         assert_eq!(host_scalar(&Array::from_slice(&[1.0f32, 2.0], &[2])?), None);
         Ok(())
     }

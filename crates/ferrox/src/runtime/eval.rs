@@ -12,12 +12,12 @@
 //! op); large kernels parallelise internally on the rayon pool.
 
 use super::pending::pending;
+use crate::error::{Error, Result};
 use crate::graph::array::Array;
 use crate::graph::cell::Claimed;
 use crate::graph::node::Node;
 use crate::graph::primitive::{Operand, OutSpec};
 use crate::sync::read;
-use crate::{Error, Result};
 use std::collections::HashSet;
 use std::hash::{BuildHasherDefault, Hasher};
 

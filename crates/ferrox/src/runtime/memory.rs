@@ -106,7 +106,7 @@ pod!(
     f64,
     half::f16,
     half::bf16,
-    crate::Complex64
+    crate::dtype::Complex64
 );
 // SAFETY: bool is NOT valid for every bit pattern. Storage upholds it anyway:
 // buffers for Bool arrays are zeroed on allocation (`Storage::new(.., zeroed)`)
@@ -117,7 +117,7 @@ unsafe impl Pod for bool {}
 impl Storage {
     /// Allocates `len` bytes. Recycled blocks hold stale (but initialised)
     /// bytes unless `zeroed` is set.
-    pub fn new(len: usize, zeroed: bool) -> crate::Result<Storage> {
+    pub fn new(len: usize, zeroed: bool) -> crate::error::Result<Storage> {
         let buf = pool().take(len, zeroed)?;
         Ok(Storage {
             buf: Some(buf),
@@ -240,7 +240,7 @@ fn rounded(len: usize) -> usize {
 }
 
 impl Pool {
-    fn take(&self, len: usize, zeroed: bool) -> crate::Result<RawBuf> {
+    fn take(&self, len: usize, zeroed: bool) -> crate::error::Result<RawBuf> {
         let cap = rounded(len);
         self.apply_backpressure(cap);
         let reused = if cap >= POOL_MIN {
@@ -261,8 +261,8 @@ impl Pool {
                 None => {
                     self.clear_cache();
                     RawBuf::new_zeroed(cap).ok_or_else(|| {
-                        crate::Error::new(
-                            crate::ErrorKind::Memory,
+                        crate::error::Error::new(
+                            crate::error::ErrorKind::Memory,
                             "malloc",
                             format!("could not allocate {len} bytes"),
                         )

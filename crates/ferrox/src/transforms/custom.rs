@@ -13,10 +13,11 @@
 //! batching and taping see the whole computation.
 
 use super::tracer::Identity;
+use crate::error::{Error, Result};
+use crate::graph::array::Array;
 use crate::graph::layout::Data;
 use crate::graph::primitive::{Operand, OutSpec, Primitive};
 use crate::graph::trace::TraceSet;
-use crate::{Array, Error, Result};
 use std::any::Any;
 use std::fmt;
 use std::sync::Arc;
@@ -216,7 +217,7 @@ impl Primitive for CustomOutput {
                 if j == self.index {
                     Ok(cotangent.clone())
                 } else {
-                    crate::zeros_like(o)
+                    crate::ops::creation::zeros_like(o)
                 }
             })
             .collect::<Result<Vec<_>>>()?;
@@ -224,7 +225,7 @@ impl Primitive for CustomOutput {
             Some(rule) => rule(primals, &cotangents, outputs)?,
             None => {
                 let body = self.call.f.body.clone();
-                crate::vjp(|xs| body(xs), primals, &cotangents)?.1
+                crate::transforms::vjp::vjp(|xs| body(xs), primals, &cotangents)?.1
             }
         };
         if grads.len() != primals.len() {
@@ -241,7 +242,7 @@ impl Primitive for CustomOutput {
             .iter()
             .map(|&i| match grads.get(i) {
                 Some(g) => Ok(g.clone()),
-                None => crate::zeros_like(&inputs[i]),
+                None => crate::ops::creation::zeros_like(&inputs[i]),
             })
             .collect()
     }
@@ -253,19 +254,19 @@ impl Primitive for CustomOutput {
             .zip(tangents)
             .map(|(p, t)| match t {
                 Some(t) => Ok(t.clone()),
-                None => crate::zeros_like(p),
+                None => crate::ops::creation::zeros_like(p),
             })
             .collect::<Result<Vec<_>>>()?;
         let outs = match &self.call.f.jvp {
             Some(rule) => rule(primals, &tangents)?,
             None => {
                 let body = self.call.f.body.clone();
-                crate::jvp(|xs| body(xs), primals, &tangents)?.1
+                crate::transforms::jvp::jvp(|xs| body(xs), primals, &tangents)?.1
             }
         };
         match outs.into_iter().nth(self.index) {
             Some(t) => Ok(t),
-            None => crate::zeros_like(output),
+            None => crate::ops::creation::zeros_like(output),
         }
     }
 

@@ -1,6 +1,6 @@
 //! Walking the part of a graph that belongs to one trace.
 
-use crate::Array;
+use crate::graph::array::Array;
 use crate::graph::trace;
 use std::collections::HashSet;
 

@@ -2,8 +2,9 @@
 
 use super::graph::trace_order;
 use super::tracer::tracer;
+use crate::error::{Error, Result};
+use crate::graph::array::Array;
 use crate::graph::trace::{self, EndOnDrop, Trace, TraceKind};
-use crate::{Array, Error, Result};
 use std::collections::HashMap;
 
 /// Jacobian-vector product: runs `f` on `primals` and pushes `tangents`
@@ -66,7 +67,7 @@ pub fn jvp(
         .iter()
         .map(|o| match tans.get(&o.id()) {
             Some(t) if trace::contains(&o.0.traces, id) => Ok(t.clone()),
-            _ => crate::zeros_like(o),
+            _ => crate::ops::creation::zeros_like(o),
         })
         .collect::<Result<Vec<_>>>()?;
     Ok((outputs, out_tans))

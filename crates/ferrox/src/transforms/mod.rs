@@ -11,7 +11,6 @@
 pub mod custom;
 pub mod graph;
 pub mod jvp;
-pub mod rules;
 pub mod tracer;
 pub mod tree;
 pub mod vjp;
@@ -19,7 +18,8 @@ pub mod vmap;
 
 pub use crate::graph::trace::TraceKind;
 
-use crate::{Array, Result};
+use crate::error::Result;
+use crate::graph::array::Array;
 use std::sync::Arc;
 
 /// A shareable function from arrays to arrays: what transforms take and

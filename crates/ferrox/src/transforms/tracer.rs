@@ -1,9 +1,10 @@
 //! The nodes transforms insert: tracers, vmap placeholders, stop_gradient.
 
+use crate::error::{Error, Result};
+use crate::graph::array::Array;
 use crate::graph::layout::Data;
 use crate::graph::primitive::{Operand, OutSpec, Primitive};
 use crate::graph::trace::{self, Trace, TraceSet};
-use crate::{Array, Error, Result};
 use std::sync::Arc;
 
 /// The identity: its output is its input (a view of the same data).
@@ -29,7 +30,7 @@ impl Primitive for Identity {
     fn jvp(&self, _p: &[Array], tangents: &[Option<Array>], output: &Array) -> Result<Array> {
         match &tangents[0] {
             Some(t) => Ok(t.clone()),
-            None => crate::zeros_like(output),
+            None => crate::ops::creation::zeros_like(output),
         }
     }
     fn vmap(&self, inputs: &[Array], axes: &[Option<usize>]) -> Result<(Array, Option<usize>)> {
@@ -73,7 +74,7 @@ impl Primitive for Placeholder {
     crate::primitive_common!();
 }
 
-pub(crate) fn placeholder(shape: Vec<usize>, dtype: crate::DType, trace: &Trace) -> Array {
+pub(crate) fn placeholder(shape: Vec<usize>, dtype: crate::dtype::DType, trace: &Trace) -> Array {
     let transform = match trace.kind() {
         super::TraceKind::Compile => "compile",
         _ => "vmap",

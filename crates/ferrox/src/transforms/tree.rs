@@ -6,7 +6,8 @@
 //! and in key order for maps, so a tree and its gradient line up leaf for
 //! leaf.
 
-use crate::{Array, Error, Result};
+use crate::error::{Error, Result};
+use crate::graph::array::Array;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -160,7 +161,8 @@ pub fn value_and_grad_tree<P: Tree + Clone + Send + Sync + 'static>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{DType, ones};
+    use crate::dtype::DType;
+    use crate::ops::creation::ones;
 
     #[test]
     fn rebuilding_checks_the_leaf_count() {

@@ -2,8 +2,9 @@
 
 use super::graph::trace_order;
 use super::tracer::tracer;
+use crate::error::{Error, Result};
+use crate::graph::array::Array;
 use crate::graph::trace::{self, EndOnDrop, Trace, TraceKind};
-use crate::{Array, Error, Result};
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -100,14 +101,14 @@ fn backward(
         .iter()
         .map(|t| match cots.remove(&t.id()) {
             Some(c) => c.astype(t.dtype()),
-            None => crate::zeros_like(t),
+            None => crate::ops::creation::zeros_like(t),
         })
         .collect()
 }
 
 fn accumulate(cots: &mut HashMap<u64, Array>, id: u64, g: Array) -> Result<()> {
     let summed = match cots.remove(&id) {
-        Some(prev) => crate::add(&prev, &g)?,
+        Some(prev) => crate::ops::binary::add(&prev, &g)?,
         None => g,
     };
     cots.insert(id, summed);
@@ -177,7 +178,7 @@ fn value_and_grad_call(
             ),
         ));
     }
-    let seed = crate::ones_like(loss)?;
+    let seed = crate::ops::creation::ones_like(loss)?;
     let grads = backward(&trace, &tracers, std::slice::from_ref(loss), &[seed])?;
     Ok((outs, grads))
 }

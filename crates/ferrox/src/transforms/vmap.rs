@@ -7,9 +7,10 @@
 
 use super::graph::trace_order;
 use super::tracer::placeholder;
+use crate::error::{Error, Result};
+use crate::graph::array::Array;
 use crate::graph::trace::{EndOnDrop, Trace, TraceKind};
 use crate::ops::shape_rules::normalize_axis;
-use crate::{Array, Error, Result};
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -156,14 +157,14 @@ fn place_batch_axis(
         )),
         (Some(ax), Some(to)) => {
             let to = normalize_axis("vmap", to, v.ndim())?;
-            crate::moveaxis(&v, ax as isize, to as isize)
+            crate::ops::views::moveaxis(&v, ax as isize, to as isize)
         }
         (None, Some(to)) => {
             let to = normalize_axis("vmap", to, v.ndim() + 1)?;
-            let e = crate::expand_dims(&v, &[to as isize])?;
+            let e = crate::ops::views::expand_dims(&v, &[to as isize])?;
             let mut shape = e.shape().to_vec();
             shape[to] = batch;
-            crate::broadcast_to(&e, &shape)
+            crate::ops::views::broadcast_to(&e, &shape)
         }
     }
 }

@@ -9,13 +9,13 @@
 //! (contiguous) input directly. bfloat16 is gathered as f32, multiplied in
 //! f32 and rounded once.
 
-use crate::array::checked_numel;
 use crate::backend::cpu::elementwise::out_storage;
 use crate::backend::cpu::matmul::{Epilogue, MatKernel, MatMut, MatRef};
 use crate::backend::cpu::parallel::worth_splitting;
 use crate::dtype::{DType, Element};
 use crate::error::{Error, Result};
 use crate::graph::layout::Data;
+use crate::graph::layout::checked_numel;
 use crate::graph::primitive::{Operand, OutSpec};
 use crate::runtime::memory::Pod;
 use half::{bf16, f16};

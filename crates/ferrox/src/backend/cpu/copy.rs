@@ -11,9 +11,9 @@
 //! Offsets are `isize` element indices into the source slice; a layout with
 //! no elements is never dereferenced, so its offset may be anything.
 
-use crate::Result;
 use crate::backend::cpu::elementwise::out_storage;
 use crate::backend::cpu::parallel::{chunk_len, worth_splitting};
+use crate::error::Result;
 use crate::graph::layout::{Data, row_major_strides};
 use crate::graph::primitive::{Operand, OutSpec};
 use crate::graph::walk::{collapse, for_each_segment, inner_strides, zip_strides};

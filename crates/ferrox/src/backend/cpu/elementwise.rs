@@ -8,7 +8,7 @@
 
 use super::parallel::{chunk_len, simd, worth_splitting};
 use super::stream_store::{fill_streaming, worth_streaming};
-use crate::Result;
+use crate::error::Result;
 use crate::graph::layout::{Data, for_each_offset};
 use crate::graph::primitive::{Operand, OutSpec};
 use crate::graph::walk::walk;
@@ -221,5 +221,8 @@ pub fn zip_slices<A: Pod, B: Pod, O: Pod>(
 /// A fresh buffer for the output described by `out`.
 pub fn out_storage(out: OutSpec<'_>) -> Result<crate::runtime::memory::Storage> {
     let n: usize = out.shape.iter().product();
-    crate::runtime::memory::Storage::new(n * out.dtype.size(), out.dtype == crate::DType::Bool)
+    crate::runtime::memory::Storage::new(
+        n * out.dtype.size(),
+        out.dtype == crate::dtype::DType::Bool,
+    )
 }

@@ -16,7 +16,7 @@
 //! the same operations, in the same order, to the same elements.
 //!
 //! Chunking: when every input is either a full-shape contiguous array or a
-//! single element, the output is split into flat runs of [`CHUNK`]
+//! single element, the output is split into flat runs of `CHUNK`
 //! elements; otherwise it is split along axis 0 into blocks of whole rows
 //! (inputs that broadcast along axis 0 are shared by every block). Chunks
 //! are spread over cores for large outputs. If a step's shape is not the
@@ -26,10 +26,11 @@
 use crate::backend::cpu::elementwise::out_storage;
 use crate::backend::cpu::parallel::worth_splitting;
 use crate::backend::cpu::stream_store::{store_fence, stream_copy, worth_streaming};
+use crate::dtype::DType;
+use crate::error::{Error, Result};
 use crate::graph::layout::{Data, row_major_strides};
 use crate::graph::primitive::{Operand, OutSpec, Primitive};
 use crate::runtime::memory::ALIGN;
-use crate::{DType, Error, Result};
 use rayon::prelude::*;
 use std::any::Any;
 use std::sync::Arc;

@@ -10,12 +10,12 @@
 //! Parallelism: a stack of small matrices is split over cores by batch; a
 //! large matrix is split inside gemm.
 
-use crate::array::checked_numel;
 use crate::backend::cpu::binary::Arith;
 use crate::backend::cpu::elementwise::{broadcast_strides, out_storage};
 use crate::backend::cpu::parallel::{simd, worth_splitting};
 use crate::dtype::Element;
 use crate::error::{Error, Result};
+use crate::graph::layout::checked_numel;
 use crate::graph::layout::{Data, for_each_offset, row_major_strides};
 use crate::graph::primitive::{Operand, OutSpec};
 use crate::graph::walk::walk;
@@ -365,9 +365,9 @@ impl GemmNative for f16 {
         f16::from_f32(self.to_f32() * s)
     }
 }
-impl GemmNative for crate::Complex64 {
+impl GemmNative for crate::dtype::Complex64 {
     fn from_f32(v: f32) -> Self {
-        crate::Complex64::new(v, 0.0)
+        crate::dtype::Complex64::new(v, 0.0)
     }
     fn scaled(self, s: f32) -> Self {
         self * s
@@ -460,7 +460,7 @@ macro_rules! gemm_kernel {($($t:ty),*) => {$(
         }
     }
 )*}}
-gemm_kernel!(f32, f64, f16, crate::Complex64);
+gemm_kernel!(f32, f64, f16, crate::dtype::Complex64);
 
 impl MatKernel for bf16 {
     /// Widened to f32, multiplied by gemm, rounded once.

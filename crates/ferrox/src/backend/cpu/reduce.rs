@@ -30,10 +30,11 @@
 //! outputs in parallel when there are many of them.
 
 use super::parallel::{MIN_PAR_ELEMS, worth_splitting};
+use crate::dtype::Complex64;
 use crate::dtype::Element;
+use crate::error::{Error, Result};
 use crate::graph::primitive::Operand;
 use crate::runtime::memory::Pod;
-use crate::{Complex64, Error, Result};
 use half::{bf16, f16};
 use pulp::{Simd, WithSimd};
 use rayon::prelude::*;
@@ -1651,7 +1652,7 @@ pub fn arg_reduce<T: Extremum, const MAX: bool>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::DType;
+    use crate::dtype::DType;
     use crate::graph::layout::{Data, row_major_strides};
     use crate::runtime::memory::Storage;
     use proptest::prelude::*;
@@ -1901,7 +1902,7 @@ mod tests {
     #[test]
     #[ignore]
     fn timing_report() {
-        use crate::Array;
+        use crate::graph::array::Array;
         use std::time::Instant;
         fn best(label: &str, bytes: usize, f: impl Fn() -> Result<Array>) {
             let mut best = f64::INFINITY;
@@ -1924,53 +1925,53 @@ mod tests {
             .collect();
         let flat = Array::from_slice(&v, &[n]).unwrap();
         let square = Array::from_slice(&v, &[4096, 4096]).unwrap();
-        let square_t = crate::transpose(&square, None).unwrap();
+        let square_t = crate::ops::views::transpose(&square, None).unwrap();
         let halves = flat.astype(DType::Float16).unwrap();
         for a in [&flat, &square, &square_t, &halves] {
             a.eval().unwrap();
         }
         let b = 4 * n;
         best("sum 16M f32 (all axes)", b, || {
-            crate::sum(&flat, None, false)
+            crate::ops::reduce::sum(&flat, None, false)
         });
         best("max 16M f32 (all axes)", b, || {
-            crate::max(&flat, None, false)
+            crate::ops::reduce::max(&flat, None, false)
         });
         best("sum (4096,4096) f32 axis 1", b, || {
-            crate::sum(&square, Some(&[1]), false)
+            crate::ops::reduce::sum(&square, Some(&[1]), false)
         });
         best("sum (4096,4096) f32 axis 0", b, || {
-            crate::sum(&square, Some(&[0]), false)
+            crate::ops::reduce::sum(&square, Some(&[0]), false)
         });
         best("sum transposed (4096,4096) f32 axis 1", b, || {
-            crate::sum(&square_t, Some(&[1]), false)
+            crate::ops::reduce::sum(&square_t, Some(&[1]), false)
         });
         best("sum 16M f16 (all axes)", 2 * n, || {
-            crate::sum(&halves, None, false)
+            crate::ops::reduce::sum(&halves, None, false)
         });
         best("argmax 16M f32 (flattened)", b, || {
-            crate::argmax(&flat, None, false)
+            crate::ops::reduce::argmax(&flat, None, false)
         });
         best("argmax (4096,4096) f32 axis 0", b, || {
-            crate::argmax(&square, Some(0), false)
+            crate::ops::reduce::argmax(&square, Some(0), false)
         });
         best("logsumexp (4096,4096) f32 axis -1", b, || {
-            crate::logsumexp(&square, Some(&[-1]), false)
+            crate::ops::softmax::logsumexp(&square, Some(&[-1]), false)
         });
         best("softmax (4096,4096) f32 axis -1", 2 * b, || {
-            crate::softmax(&square, Some(&[-1]), false)
+            crate::ops::softmax::softmax(&square, Some(&[-1]), false)
         });
         best("softmax (4096,4096) f32 axis 0", 2 * b, || {
-            crate::softmax(&square, Some(&[0]), false)
+            crate::ops::softmax::softmax(&square, Some(&[0]), false)
         });
         best("var (4096,4096) f32 axis -1", b, || {
-            crate::var(&square, Some(&[-1]), false, 0)
+            crate::ops::reduce::var(&square, Some(&[-1]), false, 0)
         });
         best("cumsum 16M f32 (flattened)", 2 * b, || {
-            crate::cumsum(&flat, None, false, true)
+            crate::ops::scan::cumsum(&flat, None, false, true)
         });
         best("cumsum (4096,4096) f32 axis 0", 2 * b, || {
-            crate::cumsum(&square, Some(0), false, true)
+            crate::ops::scan::cumsum(&square, Some(0), false, true)
         });
     }
 

@@ -17,7 +17,7 @@ use half::{bf16, f16};
 use pulp::{Simd, WithSimd};
 use rayon::prelude::*;
 
-/// The scans computed by [`Scan`].
+/// The scans computed by [`Scan`](crate::ops::scan::Scan).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum ScanOp {
     /// Running sum.

@@ -1,5 +1,5 @@
 //! CPU kernels of the sorts: the [`SortKind`] selector, the element order
-//! ([`SortKey`]; numpy's, see [`crate::ops::sort`]) and the row engine.
+//! (`SortKey`; numpy's, see [`crate::ops::sort`]) and the row engine.
 //!
 //! A *row* is the run of elements along the axis for one position of
 //! the other axes (with `axis = None`, the whole flattened array). Rows are

@@ -6,8 +6,8 @@
 //! dimension, so callers write tight inner loops (or `copy_from_slice` when
 //! the inner stride is 1) instead of paying a multi-index update per element.
 
-use crate::Result;
 use crate::backend::cpu::parallel::{chunk_len, worth_splitting};
+use crate::error::Result;
 use crate::graph::layout::row_major_strides;
 use crate::graph::primitive::Operand;
 use crate::graph::walk::{for_each_segment, inner_strides, zip_strides};
@@ -300,7 +300,7 @@ mod tests {
         let op = Operand {
             data: &data,
             shape: &[3, 2],
-            dtype: crate::DType::Float32,
+            dtype: crate::dtype::DType::Float32,
         };
         let u = Unravel::new(&op);
         assert_eq!(

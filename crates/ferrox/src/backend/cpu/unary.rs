@@ -16,10 +16,11 @@ pub(crate) mod element;
 
 use crate::backend::cpu::elementwise::{map_slices, out_storage};
 use crate::backend::cpu::parallel::simd;
+use crate::dtype::{Complex64, DType};
+use crate::error::{Error, Result};
 use crate::graph::layout::Data;
 use crate::graph::primitive::{Operand, OutSpec};
 use crate::runtime::memory::Pod;
-use crate::{Complex64, DType, Error, Result};
 use element::{FloatElement, IntElement, round_decimals, round_int_decimals};
 use half::{bf16, f16};
 use std::borrow::Cow;

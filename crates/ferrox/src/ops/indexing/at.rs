@@ -3,7 +3,10 @@
 use super::scatter::{ScatterMode, UpdatesLayout, scatter_node};
 use super::{index_shape, require_indices};
 use crate::backend::cpu::strided::broadcasts_to;
-use crate::{Array, DType, Error, Result, multiply};
+use crate::dtype::DType;
+use crate::error::{Error, Result};
+use crate::graph::array::Array;
+use crate::ops::binary::multiply;
 
 /// Index arrays for [`Array::at`]: one array, or several (one per leading
 /// axis).
@@ -260,7 +263,8 @@ impl ArrayAt {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{ErrorKind, zeros};
+    use crate::error::ErrorKind;
+    use crate::ops::creation::zeros;
 
     fn arr(v: &[i32], shape: &[usize]) -> Array {
         Array::from_slice(v, shape).unwrap()
@@ -320,7 +324,7 @@ mod tests {
                 .unwrap(),
             [1, 5, 1]
         );
-        let h = crate::ones(&[2], DType::Float16).unwrap();
+        let h = crate::ops::creation::ones(&[2], DType::Float16).unwrap();
         let b = h.at(arr(&[1, 1], &[2])).unwrap().add(0.5).unwrap();
         assert_eq!(b.dtype(), DType::Float16);
         assert_eq!(

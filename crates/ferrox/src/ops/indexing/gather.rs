@@ -1,16 +1,17 @@
 //! MLX's general `gather`.
 
 use super::{index_axes, index_shape, require_indices, slice_starts};
-use crate::array::checked_numel;
 use crate::backend::cpu::copy::with_elem_size;
 use crate::backend::cpu::elementwise::out_storage;
 use crate::backend::cpu::strided::{Runs, par_blocks, par_chunks};
+use crate::error::{Error, Result};
+use crate::graph::array::Array;
 use crate::graph::layout::Data;
+use crate::graph::layout::checked_numel;
 use crate::graph::primitive::{Operand, OutSpec, Primitive};
 use crate::graph::walk::zip_strides;
+use crate::ops::grad_helpers;
 use crate::runtime::memory::Pod;
-use crate::transforms::rules;
-use crate::{Array, Error, Result};
 
 /// Copies a slice of `a` for every index tuple (MLX's `Gather`).
 ///
@@ -56,14 +57,19 @@ impl Primitive for Gather {
         argnums
             .iter()
             .map(|&i| match i {
-                0 => crate::scatter_add(&crate::zeros_like(&p[0])?, &p[1..], g, &axes),
-                _ => crate::zeros_like(&p[i]),
+                0 => crate::ops::indexing::scatter_add(
+                    &crate::ops::creation::zeros_like(&p[0])?,
+                    &p[1..],
+                    g,
+                    &axes,
+                ),
+                _ => crate::ops::creation::zeros_like(&p[i]),
             })
             .collect()
     }
     fn jvp(&self, p: &[Array], tangents: &[Option<Array>], output: &Array) -> Result<Array> {
         let Some(t) = &tangents[0] else {
-            return crate::zeros_like(output);
+            return crate::ops::creation::zeros_like(output);
         };
         let axes: Vec<isize> = self.axes.iter().map(|&a| a as isize).collect();
         gather(t, &p[1..], &axes, &self.slice_sizes)
@@ -76,7 +82,7 @@ impl Primitive for Gather {
             (None, false) => Ok((gather(a, indices, &signed, &self.slice_sizes)?, None)),
             (Some(ax), false) => {
                 // The batch axis is taken whole: it lands after the index dims.
-                let a2 = rules::batch_front(a, Some(ax))?;
+                let a2 = grad_helpers::batch_front(a, Some(ax))?;
                 let ax2: Vec<isize> = signed.iter().map(|&x| x + 1).collect();
                 let sizes: Vec<usize> = std::iter::once(a2.shape()[0])
                     .chain(self.slice_sizes.iter().copied())
@@ -89,19 +95,20 @@ impl Primitive for Gather {
                 Ok((gather(&a2, indices, &ax2, &sizes)?, Some(ni)))
             }
             (None, true) => {
-                let (idx, _) = rules::align_batch(indices, &axes[1..])?;
+                let (idx, _) = grad_helpers::align_batch(indices, &axes[1..])?;
                 Ok((gather(a, &idx, &signed, &self.slice_sizes)?, Some(0)))
             }
             (Some(ax), true) => {
                 // Index the batch axis of `a` with the batch position.
-                let a2 = rules::batch_front(a, Some(ax))?;
+                let a2 = grad_helpers::batch_front(a, Some(ax))?;
                 let b = a2.shape()[0];
-                let (mut idx, _) = rules::align_batch(indices, &axes[1..])?;
+                let (mut idx, _) = grad_helpers::align_batch(indices, &axes[1..])?;
                 let rank = idx.iter().map(Array::ndim).max().unwrap_or(1);
                 let mut shape = vec![1; rank.max(1)];
                 shape[0] = b;
-                let pos = crate::arange(0.0, b as f64, 1.0, crate::DType::Int64)?;
-                idx.insert(0, rules::reshape_to(&pos, &shape)?);
+                let pos =
+                    crate::ops::creation::arange(0.0, b as f64, 1.0, crate::dtype::DType::Int64)?;
+                idx.insert(0, grad_helpers::reshape_to(&pos, &shape)?);
                 let ax2: Vec<isize> = std::iter::once(0)
                     .chain(signed.iter().map(|&x| x + 1))
                     .collect();
@@ -111,7 +118,7 @@ impl Primitive for Gather {
                 let out = gather(&a2, &idx, &ax2, &sizes)?;
                 let batch_slice = out.ndim() - sizes.len();
                 Ok((
-                    crate::squeeze(&out, Some(&[batch_slice as isize]))?,
+                    crate::ops::views::squeeze(&out, Some(&[batch_slice as isize]))?,
                     Some(0),
                 ))
             }
@@ -228,8 +235,9 @@ pub(super) fn check_slice_sizes(op: &str, shape: &[usize], slice: &[usize]) -> R
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::dtype::DType;
+    use crate::error::ErrorKind;
     use crate::ops::indexing::tests_support::{contiguous, eval_kernel, permuted};
-    use crate::{DType, ErrorKind};
     use proptest::prelude::*;
 
     fn arr(v: &[i32], shape: &[usize]) -> Array {

@@ -8,13 +8,14 @@ use crate::backend::cpu::elementwise::out_storage;
 use crate::backend::cpu::strided::{
     broadcast_strides_to, broadcasts_to, contiguous_strides_to, copy_into, numel,
 };
+use crate::error::{Error, Result};
+use crate::graph::array::Array;
 use crate::graph::layout::{Data, row_major_strides};
 use crate::graph::primitive::{Operand, OutSpec, Primitive};
 use crate::graph::walk::{for_each_segment, inner_strides, zip_strides};
+use crate::ops::grad_helpers;
 use crate::ops::shape_rules::normalize_axis;
 use crate::runtime::memory::Pod;
-use crate::transforms::rules;
-use crate::{Array, Error, Result};
 
 /// Writes `values` into a copy of `a` at `indices` along an axis.
 ///
@@ -73,21 +74,21 @@ impl Primitive for PutAlongAxis {
         argnums
             .iter()
             .map(|&i| match i {
-                0 => put_along_axis(g, idx, &crate::zeros(&[], g.dtype())?, axis),
+                0 => put_along_axis(g, idx, &crate::ops::creation::zeros(&[], g.dtype())?, axis),
                 2 => {
-                    let taken = crate::take_along_axis(g, idx, axis)?;
-                    rules::unbroadcast(&taken, p[2].shape())
+                    let taken = crate::ops::indexing::take_along_axis(g, idx, axis)?;
+                    grad_helpers::unbroadcast(&taken, p[2].shape())
                 }
-                _ => crate::zeros_like(&p[i]),
+                _ => crate::ops::creation::zeros_like(&p[i]),
             })
             .collect()
     }
     fn jvp(&self, p: &[Array], tangents: &[Option<Array>], output: &Array) -> Result<Array> {
         if tangents[0].is_none() && tangents[2].is_none() {
-            return crate::zeros_like(output);
+            return crate::ops::creation::zeros_like(output);
         }
-        let ta = rules::tangent_or_zeros(p, tangents, 0)?;
-        let tv = rules::tangent_or_zeros(p, tangents, 2)?;
+        let ta = grad_helpers::tangent_or_zeros(p, tangents, 0)?;
+        let tv = grad_helpers::tangent_or_zeros(p, tangents, 2)?;
         put_along_axis(&ta, &p[1], &tv, self.axis.map(|a| a as isize))
     }
     fn vmap(&self, inputs: &[Array], axes: &[Option<usize>]) -> Result<(Array, Option<usize>)> {
@@ -105,10 +106,10 @@ impl Primitive for PutAlongAxis {
             .unwrap_or(1);
         let example = a.shape()[usize::from(axes[0].is_some())..].to_vec();
         let a2 = match axes[0] {
-            Some(_) => rules::batch_front(a, axes[0])?,
+            Some(_) => grad_helpers::batch_front(a, axes[0])?,
             None => {
                 let shape: Vec<usize> = std::iter::once(b).chain(example.iter().copied()).collect();
-                crate::broadcast_to(&crate::expand_dims(a, &[0])?, &shape)?
+                crate::ops::views::broadcast_to(&crate::ops::views::expand_dims(a, &[0])?, &shape)?
             }
         };
         let i2 = take::batch_or_one(idx, axes[1])?;
@@ -118,15 +119,17 @@ impl Primitive for PutAlongAxis {
             1
         };
         let v2 = match axes[2] {
-            Some(_) => rules::pad_example_rank(&rules::batch_front(v, axes[2])?, grid_rank)?,
+            Some(_) => {
+                grad_helpers::pad_example_rank(&grad_helpers::batch_front(v, axes[2])?, grid_rank)?
+            }
             None => v.clone(),
         };
         let out = match self.axis {
             Some(ax) => put_along_axis(&a2, &i2, &v2, Some(ax as isize + 1))?,
             None => {
-                let flat = rules::reshape_to(&a2, &[b, a2.size() / b.max(1)])?;
+                let flat = grad_helpers::reshape_to(&a2, &[b, a2.size() / b.max(1)])?;
                 let r = put_along_axis(&flat, &i2, &v2, Some(1))?;
-                rules::reshape_to(&r, a2.shape())?
+                grad_helpers::reshape_to(&r, a2.shape())?
             }
         };
         Ok((out, Some(0)))
@@ -234,8 +237,10 @@ pub fn put_along_axis(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::dtype::DType;
+    use crate::error::ErrorKind;
+    use crate::ops::creation::zeros;
     use crate::ops::indexing::tests_support::{contiguous, eval_kernel, permuted};
-    use crate::{DType, ErrorKind, zeros};
 
     fn arr(v: &[i32], shape: &[usize]) -> Array {
         Array::from_slice(v, shape).unwrap()

@@ -11,14 +11,17 @@ use super::{index_axes, index_shape, require_indices, slice_starts};
 use crate::backend::cpu::copy::with_elem_size;
 use crate::backend::cpu::elementwise::out_storage;
 use crate::backend::cpu::strided::{Runs, broadcast_strides_to, copy_into, offsets};
+use crate::dtype::Complex64;
 use crate::dtype::Element;
+use crate::error::{Error, Result};
+use crate::graph::array::Array;
 use crate::graph::layout::{Data, row_major_strides};
 use crate::graph::primitive::{Operand, OutSpec, Primitive};
 use crate::graph::walk::zip_strides;
+use crate::ops::grad_helpers;
 use crate::ops::shape_rules::broadcast_shapes;
 use crate::runtime::memory::Pod;
-use crate::transforms::rules;
-use crate::{Array, Complex64, Error, Result, with_dtype};
+use crate::with_dtype;
 
 /// How a scatter combines each update with the value it lands on.
 ///
@@ -140,7 +143,7 @@ impl Primitive for Scatter {
         let m = self.axes.len();
         let (a, indices, updates) = (&p[0], &p[1..1 + m], &p[1 + m]);
         let axes: Vec<isize> = self.axes.iter().map(|&a| a as isize).collect();
-        let gather_at = |t: &Array| crate::gather(t, indices, &axes, &self.slice);
+        let gather_at = |t: &Array| crate::ops::indexing::gather(t, indices, &axes, &self.slice);
         argnums
             .iter()
             .map(|&i| {
@@ -148,21 +151,24 @@ impl Primitive for Scatter {
                     match self.mode {
                         ScatterMode::Add => Ok(g.clone()),
                         ScatterMode::Set => {
-                            let zero = crate::zeros(&[], g.dtype())?;
-                            let z = crate::broadcast_to(&zero, &self.full_shape(indices)?)?;
+                            let zero = crate::ops::creation::zeros(&[], g.dtype())?;
+                            let z =
+                                crate::ops::views::broadcast_to(&zero, &self.full_shape(indices)?)?;
                             self.rebuild(ScatterMode::Set, g, indices, &z)
                         }
                         ScatterMode::Prod => {
-                            let ones = crate::ones_like(a)?;
+                            let ones = crate::ops::creation::ones_like(a)?;
                             let uf = self.full_updates(updates, indices)?;
-                            crate::multiply(
+                            crate::ops::binary::multiply(
                                 g,
                                 &self.rebuild(ScatterMode::Prod, &ones, indices, &uf)?,
                             )
                         }
-                        ScatterMode::Max | ScatterMode::Min => {
-                            crate::r#where(&crate::equal(out, a)?, g, &crate::zeros_like(g)?)
-                        }
+                        ScatterMode::Max | ScatterMode::Min => crate::ops::select::r#where(
+                            &crate::ops::binary::equal(out, a)?,
+                            g,
+                            &crate::ops::creation::zeros_like(g)?,
+                        ),
                     }
                 } else if i == 1 + m {
                     let gathered = gather_at(g)?;
@@ -170,17 +176,24 @@ impl Primitive for Scatter {
                         ScatterMode::Set | ScatterMode::Add => gathered,
                         ScatterMode::Prod => {
                             let others = self.other_factors(a, indices, updates)?;
-                            crate::multiply(&gather_at(&crate::multiply(g, a)?)?, &others)?
+                            crate::ops::binary::multiply(
+                                &gather_at(&crate::ops::binary::multiply(g, a)?)?,
+                                &others,
+                            )?
                         }
                         ScatterMode::Max | ScatterMode::Min => {
                             let uf = self.full_updates(updates, indices)?;
-                            let won = crate::equal(&gather_at(out)?, &uf)?;
-                            crate::r#where(&won, &gathered, &crate::zeros_like(&gathered)?)?
+                            let won = crate::ops::binary::equal(&gather_at(out)?, &uf)?;
+                            crate::ops::select::r#where(
+                                &won,
+                                &gathered,
+                                &crate::ops::creation::zeros_like(&gathered)?,
+                            )?
                         }
                     };
                     self.fold_to_updates(&full, updates, indices)
                 } else {
-                    crate::zeros_like(&p[i])
+                    crate::ops::creation::zeros_like(&p[i])
                 }
             })
             .collect()
@@ -188,39 +201,53 @@ impl Primitive for Scatter {
     fn jvp(&self, p: &[Array], tangents: &[Option<Array>], output: &Array) -> Result<Array> {
         let m = self.axes.len();
         if tangents[0].is_none() && tangents[1 + m].is_none() {
-            return crate::zeros_like(output);
+            return crate::ops::creation::zeros_like(output);
         }
         let (a, indices, updates) = (&p[0], &p[1..1 + m], &p[1 + m]);
-        let ta = rules::tangent_or_zeros(p, tangents, 0)?;
-        let tu = rules::tangent_or_zeros(p, tangents, 1 + m)?;
+        let ta = grad_helpers::tangent_or_zeros(p, tangents, 0)?;
+        let tu = grad_helpers::tangent_or_zeros(p, tangents, 1 + m)?;
         let tu = self.full_updates(&tu, indices)?;
         match self.mode {
             ScatterMode::Set | ScatterMode::Add => self.rebuild(self.mode, &ta, indices, &tu),
             ScatterMode::Prod => {
                 // d out = ta * P + a * scatter_add(tu_j * prod of the other
                 // updates landing with j).
-                let ones = crate::ones_like(a)?;
+                let ones = crate::ops::creation::ones_like(a)?;
                 let uf = self.full_updates(updates, indices)?;
                 let prod = self.rebuild(ScatterMode::Prod, &ones, indices, &uf)?;
                 let others = self.other_factors(a, indices, updates)?;
                 let spread = self.rebuild(
                     ScatterMode::Add,
-                    &crate::zeros_like(a)?,
+                    &crate::ops::creation::zeros_like(a)?,
                     indices,
-                    &crate::multiply(&tu, &others)?,
+                    &crate::ops::binary::multiply(&tu, &others)?,
                 )?;
-                crate::add(&crate::multiply(&ta, &prod)?, &crate::multiply(a, &spread)?)
+                crate::ops::binary::add(
+                    &crate::ops::binary::multiply(&ta, &prod)?,
+                    &crate::ops::binary::multiply(a, &spread)?,
+                )
             }
             ScatterMode::Max | ScatterMode::Min => {
                 // The tangent of whichever value won (every tied one).
                 let axes: Vec<isize> = self.axes.iter().map(|&a| a as isize).collect();
-                let zero_a = crate::zeros_like(a)?;
-                let from_a = crate::r#where(&crate::equal(output, a)?, &ta, &zero_a)?;
+                let zero_a = crate::ops::creation::zeros_like(a)?;
+                let from_a = crate::ops::select::r#where(
+                    &crate::ops::binary::equal(output, a)?,
+                    &ta,
+                    &zero_a,
+                )?;
                 let uf = self.full_updates(updates, indices)?;
-                let won = crate::equal(&crate::gather(output, indices, &axes, &self.slice)?, &uf)?;
-                let tu_won = crate::r#where(&won, &tu, &crate::zeros_like(&tu)?)?;
+                let won = crate::ops::binary::equal(
+                    &crate::ops::indexing::gather(output, indices, &axes, &self.slice)?,
+                    &uf,
+                )?;
+                let tu_won = crate::ops::select::r#where(
+                    &won,
+                    &tu,
+                    &crate::ops::creation::zeros_like(&tu)?,
+                )?;
                 let from_u = self.rebuild(ScatterMode::Add, &zero_a, indices, &tu_won)?;
-                crate::add(&from_a, &from_u)
+                crate::ops::binary::add(&from_a, &from_u)
             }
         }
     }
@@ -238,12 +265,12 @@ impl Primitive for Scatter {
         // Every example writes into its own slab of a batched `a`: the
         // batch position becomes an extra index on axis 0.
         let a2 = match axes[0] {
-            Some(_) => rules::batch_front(a, axes[0])?,
+            Some(_) => grad_helpers::batch_front(a, axes[0])?,
             None => {
                 let shape: Vec<usize> = std::iter::once(b)
                     .chain(a.shape().iter().copied())
                     .collect();
-                crate::broadcast_to(&crate::expand_dims(a, &[0])?, &shape)?
+                crate::ops::views::broadcast_to(&crate::ops::views::expand_dims(a, &[0])?, &shape)?
             }
         };
         // Example index shape, from the unbatched view of the indices.
@@ -269,11 +296,11 @@ impl Primitive for Scatter {
         let mut idx = Vec::with_capacity(m + 1);
         let mut pos_shape = vec![1; ri + 1];
         pos_shape[0] = b;
-        let pos = crate::arange(0.0, b as f64, 1.0, crate::DType::Int64)?;
-        idx.push(rules::reshape_to(&pos, &pos_shape)?);
+        let pos = crate::ops::creation::arange(0.0, b as f64, 1.0, crate::dtype::DType::Int64)?;
+        idx.push(grad_helpers::reshape_to(&pos, &pos_shape)?);
         for (x, ax) in indices.iter().zip(&axes[1..1 + m]) {
             idx.push(match ax {
-                Some(_) => rules::pad_example_rank(&rules::batch_front(x, *ax)?, ri)?,
+                Some(_) => grad_helpers::pad_example_rank(&grad_helpers::batch_front(x, *ax)?, ri)?,
                 None => x.clone(),
             });
         }
@@ -281,26 +308,27 @@ impl Primitive for Scatter {
         // [b, index..., 1 (the batch slice), slice...].
         let ex_updates = match axes[1 + m] {
             Some(ax) => {
-                let u = rules::batch_front(updates, Some(ax))?;
+                let u = grad_helpers::batch_front(updates, Some(ax))?;
                 let mut full = vec![b];
                 full.extend(&ex_index);
                 full.extend(&self.slice);
                 // Broadcast each example's updates to the full layout.
                 let u = match self.layout {
-                    UpdatesLayout::Full => {
-                        crate::broadcast_to(&rules::pad_example_rank(&u, full.len() - 1)?, &full)?
-                    }
+                    UpdatesLayout::Full => crate::ops::views::broadcast_to(
+                        &grad_helpers::pad_example_rank(&u, full.len() - 1)?,
+                        &full,
+                    )?,
                     UpdatesLayout::Squeezed => self.squeezed_to_full_batched(&u, &ex_index, b)?,
                 };
-                crate::expand_dims(&u, &[1 + ri as isize])?
+                crate::ops::views::expand_dims(&u, &[1 + ri as isize])?
             }
             None => {
                 let u = self.full_updates_for(updates, &ex_index)?;
                 let mut full = vec![b];
                 full.extend(&ex_index);
                 full.extend(&self.slice);
-                let u = crate::broadcast_to(&u, &full)?;
-                crate::expand_dims(&u, &[1 + ri as isize])?
+                let u = crate::ops::views::broadcast_to(&u, &full)?;
+                crate::ops::views::expand_dims(&u, &[1 + ri as isize])?
             }
         };
         let ax2: Vec<isize> = std::iter::once(0)
@@ -319,27 +347,32 @@ impl Scatter {
     fn other_factors(&self, a: &Array, indices: &[Array], updates: &Array) -> Result<Array> {
         let axes: Vec<isize> = self.axes.iter().map(|&a| a as isize).collect();
         let uf = self.full_updates(updates, indices)?;
-        let is_zero = crate::equal(&uf, &Array::from(0.0))?;
-        let one = crate::ones_like(&uf)?;
-        let u1 = crate::r#where(&is_zero, &one, &uf)?;
+        let is_zero = crate::ops::binary::equal(&uf, &Array::from(0.0))?;
+        let one = crate::ops::creation::ones_like(&uf)?;
+        let u1 = crate::ops::select::r#where(&is_zero, &one, &uf)?;
         // The product of the non-zero updates and the count of zeros, per element.
-        let nonzero_prod = self.rebuild(ScatterMode::Prod, &crate::ones_like(a)?, indices, &u1)?;
+        let nonzero_prod = self.rebuild(
+            ScatterMode::Prod,
+            &crate::ops::creation::ones_like(a)?,
+            indices,
+            &u1,
+        )?;
         let zeros = self.rebuild(
             ScatterMode::Add,
-            &crate::zeros_like(a)?,
+            &crate::ops::creation::zeros_like(a)?,
             indices,
             &is_zero.astype(a.dtype())?,
         )?;
-        let none = crate::equal(&zeros, &Array::from(0.0))?;
-        let one_zero = crate::equal(&zeros, &Array::from(1.0))?;
-        let zero_a = crate::zeros_like(a)?;
-        let if_nonzero = crate::r#where(&none, &nonzero_prod, &zero_a)?;
-        let if_zero = crate::r#where(&one_zero, &nonzero_prod, &zero_a)?;
-        let gather_at = |t: &Array| crate::gather(t, indices, &axes, &self.slice);
-        crate::r#where(
+        let none = crate::ops::binary::equal(&zeros, &Array::from(0.0))?;
+        let one_zero = crate::ops::binary::equal(&zeros, &Array::from(1.0))?;
+        let zero_a = crate::ops::creation::zeros_like(a)?;
+        let if_nonzero = crate::ops::select::r#where(&none, &nonzero_prod, &zero_a)?;
+        let if_zero = crate::ops::select::r#where(&one_zero, &nonzero_prod, &zero_a)?;
+        let gather_at = |t: &Array| crate::ops::indexing::gather(t, indices, &axes, &self.slice);
+        crate::ops::select::r#where(
             &is_zero,
             &gather_at(&if_zero)?,
-            &crate::divide(&gather_at(&if_nonzero)?, &u1)?,
+            &crate::ops::binary::divide(&gather_at(&if_nonzero)?, &u1)?,
         )
     }
 
@@ -358,18 +391,18 @@ impl Scatter {
     fn full_updates_for(&self, updates: &Array, ex_index: &[usize]) -> Result<Array> {
         let full: Vec<usize> = [ex_index.to_vec(), self.slice.clone()].concat();
         match self.layout {
-            UpdatesLayout::Full => crate::broadcast_to(updates, &full),
+            UpdatesLayout::Full => crate::ops::views::broadcast_to(updates, &full),
             UpdatesLayout::Squeezed => {
                 let kept: Vec<usize> = (0..self.slice.len())
                     .filter(|d| !self.axes.contains(d))
                     .map(|d| self.slice[d])
                     .collect();
                 let target: Vec<usize> = [ex_index.to_vec(), kept].concat();
-                let u = crate::broadcast_to(updates, &target)?;
+                let u = crate::ops::views::broadcast_to(updates, &target)?;
                 let ni = ex_index.len() as isize;
                 let mut at: Vec<isize> = self.axes.iter().map(|&a| ni + a as isize).collect();
                 at.sort_unstable();
-                crate::broadcast_to(&crate::expand_dims(&u, &at)?, &full)
+                crate::ops::views::broadcast_to(&crate::ops::views::expand_dims(&u, &at)?, &full)
             }
         }
     }
@@ -384,7 +417,10 @@ impl Scatter {
             .chain(ex_index.iter().copied())
             .chain(kept)
             .collect();
-        let u = crate::broadcast_to(&rules::pad_example_rank(u, target.len() - 1)?, &target)?;
+        let u = crate::ops::views::broadcast_to(
+            &grad_helpers::pad_example_rank(u, target.len() - 1)?,
+            &target,
+        )?;
         let ni = 1 + ex_index.len() as isize;
         let mut at: Vec<isize> = self.axes.iter().map(|&a| ni + a as isize).collect();
         at.sort_unstable();
@@ -392,7 +428,7 @@ impl Scatter {
             .chain(ex_index.iter().copied())
             .chain(self.slice.iter().copied())
             .collect();
-        crate::broadcast_to(&crate::expand_dims(&u, &at)?, &full)
+        crate::ops::views::broadcast_to(&crate::ops::views::expand_dims(&u, &at)?, &full)
     }
 
     /// A full-layout cotangent of the updates, folded back to `updates`'
@@ -403,10 +439,10 @@ impl Scatter {
             UpdatesLayout::Squeezed => {
                 let ni = index_shape(self.mode.name(), indices)?.len() as isize;
                 let at: Vec<isize> = self.axes.iter().map(|&a| ni + a as isize).collect();
-                crate::sum(g, Some(&at), false)?
+                crate::ops::reduce::sum(g, Some(&at), false)?
             }
         };
-        rules::unbroadcast(&g, updates.shape())
+        grad_helpers::unbroadcast(&g, updates.shape())
     }
 
     /// A full-layout scatter of `mode` with this node's axes and slice.
@@ -760,8 +796,10 @@ pub fn scatter_min(a: &Array, indices: &[Array], updates: &Array, axes: &[isize]
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::dtype::DType;
+    use crate::error::ErrorKind;
+    use crate::ops::creation::zeros;
     use crate::ops::indexing::tests_support::{contiguous, eval_kernel, permuted, reversed};
-    use crate::{DType, ErrorKind, zeros};
     use proptest::prelude::*;
 
     fn arr(v: &[i32], shape: &[usize]) -> Array {

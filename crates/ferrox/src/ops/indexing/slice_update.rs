@@ -3,11 +3,12 @@
 use crate::backend::cpu::copy::with_elem_size;
 use crate::backend::cpu::elementwise::out_storage;
 use crate::backend::cpu::strided::{broadcast_strides_to, broadcasts_to, copy_into, numel};
+use crate::error::{Error, Result};
+use crate::graph::array::Array;
 use crate::graph::layout::{Data, row_major_strides};
 use crate::graph::primitive::{Operand, OutSpec, Primitive};
 use crate::graph::walk::{for_each_segment, zip_strides};
 use crate::runtime::memory::Pod;
-use crate::{Array, Error, Result};
 
 /// Writes `update` (broadcast) over a strided slice of a copy of `a`.
 ///
@@ -42,24 +43,24 @@ impl Primitive for SliceUpdate {
         argnums
             .iter()
             .map(|&i| match i {
-                0 => Ok(self.apply(g, &crate::zeros(&[], g.dtype())?)),
+                0 => Ok(self.apply(g, &crate::ops::creation::zeros(&[], g.dtype())?)),
                 _ => {
                     let taken = self.take(g)?;
-                    crate::transforms::rules::unbroadcast(&taken, p[1].shape())
+                    crate::ops::grad_helpers::unbroadcast(&taken, p[1].shape())
                 }
             })
             .collect()
     }
     fn jvp(&self, p: &[Array], tangents: &[Option<Array>], output: &Array) -> Result<Array> {
         if tangents.iter().all(Option::is_none) {
-            return crate::zeros_like(output);
+            return crate::ops::creation::zeros_like(output);
         }
-        let ta = crate::transforms::rules::tangent_or_zeros(p, tangents, 0)?;
-        let tu = crate::transforms::rules::tangent_or_zeros(p, tangents, 1)?;
+        let ta = crate::ops::grad_helpers::tangent_or_zeros(p, tangents, 0)?;
+        let tu = crate::ops::grad_helpers::tangent_or_zeros(p, tangents, 1)?;
         Ok(self.apply(&ta, &tu))
     }
     fn vmap(&self, inputs: &[Array], axes: &[Option<usize>]) -> Result<(Array, Option<usize>)> {
-        use crate::transforms::rules::{batch_front, pad_example_rank};
+        use crate::ops::grad_helpers::{batch_front, pad_example_rank};
         let (a, u) = (&inputs[0], &inputs[1]);
         if axes[0].is_none() && axes[1].is_none() {
             return Ok((self.apply(a, u), None));
@@ -74,7 +75,7 @@ impl Primitive for SliceUpdate {
             None => {
                 let mut shape = vec![b];
                 shape.extend_from_slice(a.shape());
-                crate::broadcast_to(&crate::expand_dims(a, &[0])?, &shape)?
+                crate::ops::views::broadcast_to(&crate::ops::views::expand_dims(a, &[0])?, &shape)?
             }
         };
         let u2 = match axes[1] {
@@ -113,7 +114,7 @@ impl SliceUpdate {
     /// The slice this update writes, read from `g`.
     fn take(&self, g: &Array) -> Result<Array> {
         if self.shape.contains(&0) {
-            return crate::zeros(&self.shape, g.dtype());
+            return crate::ops::creation::zeros(&self.shape, g.dtype());
         }
         let start: Vec<isize> = self.start.iter().map(|&s| s as isize).collect();
         let stop: Vec<isize> = start
@@ -131,7 +132,7 @@ impl SliceUpdate {
                 }
             })
             .collect();
-        crate::slice(g, &start, &stop, &self.strides)
+        crate::ops::views::slice(g, &start, &stop, &self.strides)
     }
 
     fn kernel<T: Pod>(
@@ -288,8 +289,10 @@ pub fn slice_update(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::dtype::DType;
+    use crate::error::ErrorKind;
+    use crate::ops::creation::zeros;
     use crate::ops::indexing::tests_support::{eval_kernel, permuted, reversed};
-    use crate::{DType, ErrorKind, zeros};
     use proptest::prelude::*;
 
     #[test]

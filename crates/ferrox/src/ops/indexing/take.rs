@@ -1,20 +1,21 @@
 //! `take` and `take_along_axis`.
 
 use super::{IndexBound, positions, require_indices};
-use crate::array::checked_numel;
 use crate::backend::cpu::copy::with_elem_size;
 use crate::backend::cpu::elementwise::out_storage;
 use crate::backend::cpu::strided::{
     Runs, Unravel, broadcast_strides_to, contiguous_strides_to, numel, offsets, par_blocks,
     par_chunks,
 };
+use crate::error::{Error, Result};
+use crate::graph::array::Array;
 use crate::graph::layout::Data;
+use crate::graph::layout::checked_numel;
 use crate::graph::primitive::{Operand, OutSpec, Primitive};
 use crate::graph::walk::{for_each_segment, inner_strides, zip_strides};
+use crate::ops::grad_helpers;
 use crate::ops::shape_rules::normalize_axis;
 use crate::runtime::memory::Pod;
-use crate::transforms::rules;
-use crate::{Array, Error, Result};
 
 /// Selects entries of `a` along `axis` (or of the flattened `a` when `None`).
 #[derive(Debug, Clone, PartialEq)]
@@ -47,7 +48,7 @@ impl Primitive for Take {
             .iter()
             .map(|&i| {
                 if i != 0 {
-                    return crate::zeros_like(&p[i]);
+                    return crate::ops::creation::zeros_like(&p[i]);
                 }
                 let (g2, idx2, axis) = self.as_along_axis(a.ndim(), g, idx)?;
                 scatter_along_axis(&g2, &idx2, axis, a.shape())
@@ -57,7 +58,7 @@ impl Primitive for Take {
     fn jvp(&self, p: &[Array], tangents: &[Option<Array>], output: &Array) -> Result<Array> {
         match &tangents[0] {
             Some(t) => take(t, &p[1], self.axis.map(|a| a as isize)),
-            None => crate::zeros_like(output),
+            None => crate::ops::creation::zeros_like(output),
         }
     }
     fn vmap(&self, inputs: &[Array], axes: &[Option<usize>]) -> Result<(Array, Option<usize>)> {
@@ -74,24 +75,26 @@ impl Primitive for Take {
         let k: usize = idx_shape.iter().product();
         let out = match self.axis {
             None => {
-                let a3 =
-                    rules::reshape_to(&a2, &[a2.shape()[0], a2.size() / a2.shape()[0].max(1)])?;
-                let i3 = rules::reshape_to(&i2, &[i2.shape()[0], k])?;
+                let a3 = grad_helpers::reshape_to(
+                    &a2,
+                    &[a2.shape()[0], a2.size() / a2.shape()[0].max(1)],
+                )?;
+                let i3 = grad_helpers::reshape_to(&i2, &[i2.shape()[0], k])?;
                 let t = take_along_axis(&a3, &i3, Some(1))?;
                 let shape: Vec<usize> = std::iter::once(b).chain(idx_shape).collect();
-                rules::reshape_to(&t, &shape)?
+                grad_helpers::reshape_to(&t, &shape)?
             }
             Some(ax) => {
                 let nd = a2.ndim();
                 let mut ishape = vec![1; nd];
                 ishape[0] = i2.shape()[0];
                 ishape[ax + 1] = k;
-                let i3 = rules::reshape_to(&i2, &ishape)?;
+                let i3 = grad_helpers::reshape_to(&i2, &ishape)?;
                 let t = take_along_axis(&a2, &i3, Some(ax as isize + 1))?;
                 let mut shape = t.shape()[..ax + 1].to_vec();
                 shape.extend(&idx_shape);
                 shape.extend(&t.shape()[ax + 2..]);
-                rules::reshape_to(&t, &shape)?
+                grad_helpers::reshape_to(&t, &shape)?
             }
         };
         Ok((out, Some(0)))
@@ -111,8 +114,8 @@ impl Take {
         let k = idx.size();
         match self.axis {
             None => Ok((
-                rules::reshape_to(g, &[k])?,
-                rules::reshape_to(idx, &[k])?,
+                grad_helpers::reshape_to(g, &[k])?,
+                grad_helpers::reshape_to(idx, &[k])?,
                 None,
             )),
             Some(ax) => {
@@ -123,8 +126,8 @@ impl Take {
                 let mut ishape = vec![1; nd];
                 ishape[ax] = k;
                 Ok((
-                    rules::reshape_to(g, &gshape)?,
-                    rules::reshape_to(idx, &ishape)?,
+                    grad_helpers::reshape_to(g, &gshape)?,
+                    grad_helpers::reshape_to(idx, &ishape)?,
                     Some(ax),
                 ))
             }
@@ -136,8 +139,8 @@ impl Take {
 /// not batched (the `*_along_axis` ops broadcast it).
 pub(crate) fn batch_or_one(x: &Array, ax: Option<usize>) -> Result<Array> {
     match ax {
-        Some(_) => rules::batch_front(x, ax),
-        None => crate::expand_dims(x, &[0]),
+        Some(_) => grad_helpers::batch_front(x, ax),
+        None => crate::ops::views::expand_dims(x, &[0]),
     }
 }
 
@@ -150,13 +153,18 @@ pub(crate) fn scatter_along_axis(
     axis: Option<usize>,
     a_shape: &[usize],
 ) -> Result<Array> {
-    let zeros_flat = |n: usize| crate::zeros(&[n], g.dtype());
+    let zeros_flat = |n: usize| crate::ops::creation::zeros(&[n], g.dtype());
     match axis {
         None => {
             let n: usize = a_shape.iter().product();
-            let u = crate::expand_dims(g, &[-1])?;
-            let r = crate::scatter_add(&zeros_flat(n)?, std::slice::from_ref(idx), &u, &[0])?;
-            rules::reshape_to(&r, a_shape)
+            let u = crate::ops::views::expand_dims(g, &[-1])?;
+            let r = crate::ops::indexing::scatter_add(
+                &zeros_flat(n)?,
+                std::slice::from_ref(idx),
+                &u,
+                &[0],
+            )?;
+            grad_helpers::reshape_to(&r, a_shape)
         }
         Some(ax) => {
             let nd = a_shape.len();
@@ -167,15 +175,25 @@ pub(crate) fn scatter_along_axis(
                 } else {
                     let mut shape = vec![1; nd];
                     shape[d] = n;
-                    let r = crate::arange(0.0, n as f64, 1.0, crate::DType::Int64)?;
-                    indices.push(rules::reshape_to(&r, &shape)?);
+                    let r = crate::ops::creation::arange(
+                        0.0,
+                        n as f64,
+                        1.0,
+                        crate::dtype::DType::Int64,
+                    )?;
+                    indices.push(grad_helpers::reshape_to(&r, &shape)?);
                 }
             }
             let mut ushape = g.shape().to_vec();
             ushape.extend(std::iter::repeat_n(1, nd));
-            let u = rules::reshape_to(g, &ushape)?;
+            let u = grad_helpers::reshape_to(g, &ushape)?;
             let all: Vec<isize> = (0..nd as isize).collect();
-            crate::scatter_add(&crate::zeros(a_shape, g.dtype())?, &indices, &u, &all)
+            crate::ops::indexing::scatter_add(
+                &crate::ops::creation::zeros(a_shape, g.dtype())?,
+                &indices,
+                &u,
+                &all,
+            )
         }
     }
 }
@@ -315,14 +333,14 @@ impl Primitive for TakeAlongAxis {
             .iter()
             .map(|&i| match i {
                 0 => scatter_along_axis(g, &p[1], self.axis, p[0].shape()),
-                _ => crate::zeros_like(&p[i]),
+                _ => crate::ops::creation::zeros_like(&p[i]),
             })
             .collect()
     }
     fn jvp(&self, p: &[Array], tangents: &[Option<Array>], output: &Array) -> Result<Array> {
         match &tangents[0] {
             Some(t) => take_along_axis(t, &p[1], self.axis.map(|a| a as isize)),
-            None => crate::zeros_like(output),
+            None => crate::ops::creation::zeros_like(output),
         }
     }
     fn vmap(&self, inputs: &[Array], axes: &[Option<usize>]) -> Result<(Array, Option<usize>)> {
@@ -338,7 +356,7 @@ impl Primitive for TakeAlongAxis {
         let out = match self.axis {
             None => {
                 let rows = a2.shape()[0];
-                let a3 = rules::reshape_to(&a2, &[rows, a2.size() / rows.max(1)])?;
+                let a3 = grad_helpers::reshape_to(&a2, &[rows, a2.size() / rows.max(1)])?;
                 take_along_axis(&a3, &i2, Some(1))?
             }
             Some(ax) => take_along_axis(&a2, &i2, Some(ax as isize + 1))?,
@@ -473,8 +491,9 @@ pub(super) fn along_axis_shape(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::dtype::DType;
+    use crate::error::ErrorKind;
     use crate::ops::indexing::tests_support::{contiguous, eval_kernel, permuted, reversed};
-    use crate::{DType, ErrorKind};
     use proptest::prelude::*;
 
     fn arr_i32(v: &[i32], shape: &[usize]) -> Array {
@@ -574,7 +593,7 @@ mod tests {
             DType::Float32,
             DType::Complex64,
         ] {
-            let a = crate::arange(0.0, 2.0, 1.0, DType::Float32)
+            let a = crate::ops::creation::arange(0.0, 2.0, 1.0, DType::Float32)
                 .unwrap()
                 .astype(dt)
                 .unwrap();
@@ -681,7 +700,7 @@ mod tests {
     #[test]
     fn large_take_runs_in_parallel_chunks() {
         let n = 1 << 17;
-        let a = crate::arange(0.0, n as f64, 1.0, DType::Float32).unwrap();
+        let a = crate::ops::creation::arange(0.0, n as f64, 1.0, DType::Float32).unwrap();
         let idx: Vec<i64> = (0..n as i64)
             .map(|i| (i * 7919) % n as i64 - n as i64)
             .collect();

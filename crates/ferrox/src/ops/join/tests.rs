@@ -4,8 +4,9 @@
 #![allow(clippy::cloned_ref_to_slice_refs)] // test code: kept as written
 
 use super::*;
+use crate::error::ErrorKind;
+use crate::ops::creation::arange;
 use crate::ops::views::{SliceArg, transpose};
-use crate::{ErrorKind, arange};
 use proptest::prelude::*;
 use std::sync::Arc;
 

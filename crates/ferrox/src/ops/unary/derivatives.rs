@@ -10,7 +10,9 @@
 //! have their own rules ([`vjp`], [`jvp`]).
 
 use super::UnaryOp;
-use crate::{Array, Complex64, DType, Result};
+use crate::dtype::{Complex64, DType};
+use crate::error::Result;
+use crate::graph::array::Array;
 
 /// True for ops whose output is bool or integer whatever the input.
 fn non_differentiable(op: UnaryOp) -> bool {
@@ -22,17 +24,17 @@ fn non_differentiable(op: UnaryOp) -> bool {
 pub(super) fn vjp(op: UnaryOp, x: &Array, out: &Array, g: &Array) -> Result<Array> {
     use UnaryOp::*;
     match op {
-        _ if non_differentiable(op) => crate::zeros_like(x),
+        _ if non_differentiable(op) => crate::ops::creation::zeros_like(x),
         // The complex parts: a real cotangent `g` of `re(z)` pulls back to
         // `g`, of `im(z)` to `g * i` (MLX's convention); on real inputs
         // these are identities or zeros and need no special case.
         Real if x.dtype() == DType::Complex64 => g.astype(DType::Complex64),
         Imag if x.dtype() == DType::Complex64 => {
             let i = Array::from_slice(&[Complex64::new(0.0, 1.0)], &[])?;
-            crate::multiply(&g.astype(DType::Complex64)?, &i)
+            crate::ops::binary::multiply(&g.astype(DType::Complex64)?, &i)
         }
         Conjugate => super::conjugate(g),
-        Imag => crate::zeros_like(x),
+        Imag => crate::ops::creation::zeros_like(x),
         Real => Ok(g.clone()),
         _ => times_derivative(op, x, out, g),
     }
@@ -42,14 +44,15 @@ pub(super) fn vjp(op: UnaryOp, x: &Array, out: &Array, g: &Array) -> Result<Arra
 pub(super) fn jvp(op: UnaryOp, x: &Array, out: &Array, t: &Array) -> Result<Array> {
     use UnaryOp::*;
     match op {
-        _ if non_differentiable(op) => crate::zeros_like(out),
+        _ if non_differentiable(op) => crate::ops::creation::zeros_like(out),
         Real => super::real(t),
         Imag => super::imag(t),
         Conjugate => super::conjugate(t),
         // |z| is not holomorphic: d|z| = re(conj(z) dz) / |z|.
-        Abs if x.dtype() == DType::Complex64 => {
-            super::real(&crate::multiply(&super::conjugate(&super::sign(x)?)?, t)?)
-        }
+        Abs if x.dtype() == DType::Complex64 => super::real(&crate::ops::binary::multiply(
+            &super::conjugate(&super::sign(x)?)?,
+            t,
+        )?),
         _ => times_derivative(op, x, out, t),
     }
 }
@@ -57,7 +60,7 @@ pub(super) fn jvp(op: UnaryOp, x: &Array, out: &Array, t: &Array) -> Result<Arra
 /// `g * op'(x)`, where `out = op(x)` is reused when the derivative is
 /// cheaper in terms of the output (exp, tanh, sigmoid, sqrt, ...).
 pub(super) fn times_derivative(op: UnaryOp, x: &Array, out: &Array, g: &Array) -> Result<Array> {
-    use crate::{add, divide, multiply, subtract};
+    use crate::ops::binary::{add, divide, multiply, subtract};
     use UnaryOp::*;
     let one = || Array::from(1.0);
     let d = match op {
@@ -95,8 +98,12 @@ pub(super) fn times_derivative(op: UnaryOp, x: &Array, out: &Array, g: &Array) -
             &super::exp(&multiply(out, out)?)?,
             &Array::from(std::f64::consts::PI.sqrt() / 2.0),
         )?,
-        Sign | Floor | Ceil | Round(_) => return crate::zeros_like(g),
-        other => return Err(crate::graph::primitive::no_rule(other.name(), "derivative")),
+        Sign | Floor | Ceil | Round(_) => return crate::ops::creation::zeros_like(g),
+        // Handled before this function is reached (zeros, or their own
+        // rules in `vjp`/`jvp`); listed so that a new op must say its rule.
+        LogicalNot | BitwiseInvert | IsNan | IsInf | IsFinite | Real | Imag | Conjugate => {
+            return Err(crate::graph::primitive::no_rule(op.name(), "derivative"));
+        }
     };
     multiply(g, &d)
 }

@@ -1,7 +1,8 @@
 //! Method forms of the unary ops that MLX's `array` has as methods.
 
 use super::ops;
-use crate::{Array, Result};
+use crate::error::Result;
+use crate::graph::array::Array;
 
 impl Array {
     /// Method form of [`abs`](crate::abs).

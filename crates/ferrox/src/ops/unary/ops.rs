@@ -2,7 +2,8 @@
 
 use super::UnaryOp;
 use super::rules::build;
-use crate::{Array, Result};
+use crate::error::Result;
+use crate::graph::array::Array;
 
 /// Elementwise absolute value. Complex inputs give float32 magnitudes; bool and unsigned inputs are returned as they are; `abs` of the most negative integer wraps (numpy).
 ///

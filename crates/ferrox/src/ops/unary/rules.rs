@@ -13,8 +13,10 @@
 //! | `real` `imag` `conjugate` | identity, zeros, identity | identity, zeros, identity | float32, float32, same |
 
 use super::{Unary, UnaryOp};
+use crate::dtype::DType;
+use crate::error::{Error, Result};
+use crate::graph::array::Array;
 use crate::ops::creation::{full, zeros_like};
-use crate::{Array, DType, Error, Result};
 
 /// How an op applies to an input of some dtype.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

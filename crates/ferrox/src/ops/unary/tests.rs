@@ -8,13 +8,15 @@ use super::rules::{Plan, output_dtype, plan};
 use super::*;
 use crate::backend::cpu::math;
 use crate::backend::cpu::unary::element::{round_decimals, round_int_decimals};
+use crate::dtype::{Complex64, DType};
+use crate::error::ErrorKind;
+use crate::graph::array::Array;
 use crate::graph::layout::Data;
-use crate::{Array, Complex64, DType, ErrorKind};
 use half::{bf16, f16};
 use proptest::prelude::*;
 
 /// An op under test.
-type OpFn = fn(&Array) -> crate::Result<Array>;
+type OpFn = fn(&Array) -> crate::error::Result<Array>;
 /// An op and its scalar reference (and tolerance).
 type Check<T> = (OpFn, fn(T) -> T);
 type CheckTol = (OpFn, fn(f64) -> f64, f64);
@@ -137,7 +139,7 @@ fn dtype_rules_follow_mlx() {
 fn every_op_and_dtype_either_builds_and_evaluates_or_errors_with_its_name() {
     for op in ALL_OPS {
         for dtype in DType::ALL {
-            let a = crate::ones(&[3], dtype).unwrap();
+            let a = crate::ops::creation::ones(&[3], dtype).unwrap();
             match build_op(op, &a) {
                 Ok(y) => {
                     y.eval()
@@ -159,7 +161,7 @@ fn every_op_and_dtype_either_builds_and_evaluates_or_errors_with_its_name() {
     }
 }
 
-fn build_op(op: UnaryOp, a: &Array) -> crate::Result<Array> {
+fn build_op(op: UnaryOp, a: &Array) -> crate::error::Result<Array> {
     super::rules::build(op, a)
 }
 
@@ -310,18 +312,18 @@ fn broadcast_input_with_zero_strides() {
 
 #[test]
 fn transposed_views_through_the_graph() {
-    let a = crate::arange(-3.0, 3.0, 0.5, DType::Float32)
+    let a = crate::ops::creation::arange(-3.0, 3.0, 0.5, DType::Float32)
         .unwrap()
         .reshape(&[3, 4])
         .unwrap();
-    let t = crate::transpose(&a, None).unwrap();
-    let want: Vec<f32> = f32s(&crate::contiguous(&t).unwrap())
+    let t = crate::ops::views::transpose(&a, None).unwrap();
+    let want: Vec<f32> = f32s(&crate::ops::views::contiguous(&t).unwrap())
         .iter()
         .map(|&v| math::tanh_f32(v))
         .collect();
     assert_eq!(f32s(&tanh(&t).unwrap()), want);
-    let r = crate::slice(&a, &[-1, -1], &[-4, -5], &[-1, -2]).unwrap();
-    let want: Vec<f32> = f32s(&crate::contiguous(&r).unwrap())
+    let r = crate::ops::views::slice(&a, &[-1, -1], &[-4, -5], &[-1, -2]).unwrap();
+    let want: Vec<f32> = f32s(&crate::ops::views::contiguous(&r).unwrap())
         .iter()
         .map(|&v| v.abs())
         .collect();

@@ -5,7 +5,8 @@
 //! removes or inserts size-1 axes (always a view).
 
 use super::{reshape_to, slice_axis, slice_parts};
-use crate::{Array, Error, Result};
+use crate::error::{Error, Result};
+use crate::graph::array::Array;
 use std::ops::{Range, RangeFrom, RangeFull, RangeInclusive, RangeTo, RangeToInclusive};
 
 /// One entry of an index expression, as in `a[1, ::-1, None, ...]`.

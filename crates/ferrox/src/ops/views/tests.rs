@@ -3,8 +3,10 @@
 #![allow(clippy::reversed_empty_ranges)] // test code: kept as written
 
 use super::*;
+use crate::dtype::DType;
+use crate::error::ErrorKind;
 use crate::graph::layout::row_major_strides;
-use crate::{DType, ErrorKind, arange};
+use crate::ops::creation::arange;
 use proptest::prelude::*;
 
 fn iota(shape: &[usize]) -> Array {
@@ -307,7 +309,7 @@ fn errors_name_the_op_and_values() {
 }
 
 fn zeros(shape: &[usize]) -> Array {
-    crate::zeros(shape, DType::Int32).unwrap()
+    crate::ops::creation::zeros(shape, DType::Int32).unwrap()
 }
 
 // ------------------------------------------- random chains vs naive model

@@ -1,6 +1,7 @@
 //! Helpers shared by the primitives' transform rules.
 
-use crate::{Array, Result};
+use crate::error::Result;
+use crate::graph::array::Array;
 
 /// Sums `g` down to `shape`, undoing numpy broadcasting: the cotangent of
 /// a broadcast operand.
@@ -8,7 +9,7 @@ use crate::{Array, Result};
 /// ```
 /// use ferrox::*;
 /// let g = ones(&[2, 3], DType::Float32)?;
-/// let r = ferrox::transforms::rules::unbroadcast(&g, &[3])?;
+/// let r = ferrox::ops::grad_helpers::unbroadcast(&g, &[3])?;
 /// assert_eq!(r.to_vec::<f32>()?, vec![2.0; 3]);
 /// # Ok::<(), ferrox::Error>(())
 /// ```
@@ -23,9 +24,9 @@ pub fn unbroadcast(g: &Array, shape: &[usize]) -> Result<Array> {
             axes.push((extra + i) as isize);
         }
     }
-    let s = crate::sum(g, Some(&axes), true)?;
+    let s = crate::ops::reduce::sum(g, Some(&axes), true)?;
     let target: Vec<isize> = shape.iter().map(|&d| d as isize).collect();
-    crate::reshape(&s, &target)
+    crate::ops::views::reshape(&s, &target)
 }
 
 /// Moves every batched input's batch axis to the front and pads its rank
@@ -50,13 +51,13 @@ pub fn align_batch(
         match a {
             None => out.push(x.clone()),
             Some(ax) => {
-                let moved = crate::moveaxis(x, *ax as isize, 0)?;
+                let moved = crate::ops::views::moveaxis(x, *ax as isize, 0)?;
                 let example_rank = x.ndim() - 1;
                 if example_rank < rank {
                     let mut shape: Vec<isize> = vec![moved.shape()[0] as isize];
                     shape.extend(std::iter::repeat_n(1, rank - example_rank));
                     shape.extend(moved.shape()[1..].iter().map(|&d| d as isize));
-                    out.push(crate::reshape(&moved, &shape)?);
+                    out.push(crate::ops::views::reshape(&moved, &shape)?);
                 } else {
                     out.push(moved);
                 }
@@ -70,14 +71,14 @@ pub fn align_batch(
 ///
 /// ```
 /// let x = ferrox::zeros(&[2, 3], ferrox::DType::Float32)?;
-/// let y = ferrox::transforms::rules::batch_front(&x, Some(1))?;
+/// let y = ferrox::ops::grad_helpers::batch_front(&x, Some(1))?;
 /// assert_eq!(y.shape(), &[3, 2]);
 /// # Ok::<(), ferrox::Error>(())
 /// ```
 pub fn batch_front(x: &Array, ax: Option<usize>) -> Result<Array> {
     match ax {
         Some(0) | None => Ok(x.clone()),
-        Some(ax) => crate::moveaxis(x, ax as isize, 0),
+        Some(ax) => crate::ops::views::moveaxis(x, ax as isize, 0),
     }
 }
 
@@ -85,7 +86,7 @@ pub fn batch_front(x: &Array, ax: Option<usize>) -> Result<Array> {
 ///
 /// ```
 /// let x = ferrox::zeros(&[6], ferrox::DType::Float32)?;
-/// assert_eq!(ferrox::transforms::rules::reshape_to(&x, &[2, 3])?.shape(), &[2, 3]);
+/// assert_eq!(ferrox::ops::grad_helpers::reshape_to(&x, &[2, 3])?.shape(), &[2, 3]);
 /// # Ok::<(), ferrox::Error>(())
 /// ```
 pub fn reshape_to(x: &Array, shape: &[usize]) -> Result<Array> {
@@ -93,7 +94,7 @@ pub fn reshape_to(x: &Array, shape: &[usize]) -> Result<Array> {
         return Ok(x.clone());
     }
     let s: Vec<isize> = shape.iter().map(|&d| d as isize).collect();
-    crate::reshape(x, &s)
+    crate::ops::views::reshape(x, &s)
 }
 
 /// Inserts size-1 axes right after the leading batch axis of `x` until one
@@ -102,7 +103,7 @@ pub fn reshape_to(x: &Array, shape: &[usize]) -> Result<Array> {
 ///
 /// ```
 /// let x = ferrox::zeros(&[4, 3], ferrox::DType::Float32)?;
-/// assert_eq!(ferrox::transforms::rules::pad_example_rank(&x, 3)?.shape(), &[4, 1, 1, 3]);
+/// assert_eq!(ferrox::ops::grad_helpers::pad_example_rank(&x, 3)?.shape(), &[4, 1, 1, 3]);
 /// # Ok::<(), ferrox::Error>(())
 /// ```
 pub fn pad_example_rank(x: &Array, rank: usize) -> Result<Array> {
@@ -121,7 +122,7 @@ pub fn pad_example_rank(x: &Array, rank: usize) -> Result<Array> {
 ///
 /// ```
 /// let g = ferrox::ones(&[2], ferrox::DType::Float32)?;
-/// let e = ferrox::transforms::rules::expand_reduced(&g, &[1], false, &[2, 3])?;
+/// let e = ferrox::ops::grad_helpers::expand_reduced(&g, &[1], false, &[2, 3])?;
 /// assert_eq!(e.shape(), &[2, 3]);
 /// # Ok::<(), ferrox::Error>(())
 /// ```
@@ -130,9 +131,9 @@ pub fn expand_reduced(g: &Array, axes: &[usize], keepdims: bool, shape: &[usize]
         g.clone()
     } else {
         let ax: Vec<isize> = axes.iter().map(|&a| a as isize).collect();
-        crate::expand_dims(g, &ax)?
+        crate::ops::views::expand_dims(g, &ax)?
     };
-    crate::broadcast_to(&g, shape)
+    crate::ops::views::broadcast_to(&g, shape)
 }
 
 /// `x * s` (`x` itself when `s == 1`); `s` is a weak scalar.
@@ -140,7 +141,7 @@ pub fn scale(x: &Array, s: f64) -> Result<Array> {
     if s == 1.0 {
         Ok(x.clone())
     } else {
-        crate::multiply(x, &Array::from(s))
+        crate::ops::binary::multiply(x, &Array::from(s))
     }
 }
 
@@ -149,7 +150,7 @@ pub fn sum_terms(terms: impl IntoIterator<Item = Option<Array>>) -> Result<Optio
     let mut total: Option<Array> = None;
     for t in terms.into_iter().flatten() {
         total = Some(match total {
-            Some(prev) => crate::add(&prev, &t)?,
+            Some(prev) => crate::ops::binary::add(&prev, &t)?,
             None => t,
         });
     }
@@ -164,8 +165,10 @@ pub fn zero_cotangents(primals: &[Array], argnums: &[usize]) -> Result<Vec<Array
         .map(|&i| {
             primals
                 .get(i)
-                .ok_or_else(|| crate::Error::runtime("vjp", format!("argnum {i} out of range")))
-                .and_then(crate::zeros_like)
+                .ok_or_else(|| {
+                    crate::error::Error::runtime("vjp", format!("argnum {i} out of range"))
+                })
+                .and_then(crate::ops::creation::zeros_like)
         })
         .collect()
 }
@@ -174,6 +177,6 @@ pub fn zero_cotangents(primals: &[Array], argnums: &[usize]) -> Result<Vec<Array
 pub fn tangent_or_zeros(primals: &[Array], tangents: &[Option<Array>], i: usize) -> Result<Array> {
     match tangents.get(i) {
         Some(Some(t)) => Ok(t.clone()),
-        _ => crate::zeros_like(&primals[i]),
+        _ => crate::ops::creation::zeros_like(&primals[i]),
     }
 }
