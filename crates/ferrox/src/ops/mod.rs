@@ -4,12 +4,10 @@
 //! derivative and batching rules, and its tests.
 
 pub mod binary;
-mod binary_derivatives;
 pub mod cast;
 pub mod cholesky;
 pub mod closeness;
 pub mod conv;
-mod conv_rules;
 pub mod creation;
 pub mod fft;
 pub mod grad_helpers;

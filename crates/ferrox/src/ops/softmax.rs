@@ -7,6 +7,7 @@
 use super::reduce::reduced_shape;
 use super::shape_rules::normalize_axes;
 use crate::backend::cpu::elementwise::out_storage;
+use crate::backend::cpu::half::HalfBlock;
 use crate::backend::cpu::parallel::MIN_PAR_ELEMS;
 use crate::backend::cpu::reduce::{
     Cursor, Dim, LogSumExpReducer, LseFloat, LseInput, MaxSumReducer, SOFTMAX_LANES, dispatch,
@@ -289,12 +290,10 @@ macro_rules! compute_half {($($t:ty),*) => {$(
         fn as_compute(_: &[$t]) -> Option<&[f32]> { None }
         fn as_compute_mut(_: &mut [$t]) -> Option<&mut [f32]> { None }
         fn widen_into(xs: &[$t], out: &mut [f32]) {
-            use half::slice::HalfFloatSliceExt;
-            xs.convert_to_f32_slice(out)
+            <$t as HalfBlock>::widen(xs, out)
         }
         fn narrow_into(xs: &[f32], out: &mut [$t]) {
-            use half::slice::HalfFloatSliceExt;
-            out.convert_from_f32_slice(xs)
+            <$t as HalfBlock>::narrow(xs, out)
         }
     }
 )*}}

@@ -15,6 +15,7 @@
 //! [`elementwise::binary`]: crate::backend::cpu::elementwise::binary
 
 use crate::backend::cpu::elementwise::{binary, out_storage};
+use crate::backend::cpu::half::HalfBlock;
 use crate::backend::cpu::parallel::{chunk_len, simd, worth_splitting};
 use crate::dtype::{Category, Complex64, DType, Element};
 use crate::error::{Error, Result};
@@ -22,7 +23,6 @@ use crate::graph::layout::{Data, for_each_offset};
 use crate::graph::primitive::{Operand, OutSpec};
 use crate::runtime::memory::Pod;
 use crate::with_dtype;
-use half::slice::HalfFloatSliceExt;
 use half::{bf16, f16};
 use rayon::prelude::*;
 
@@ -816,38 +816,6 @@ pub fn eval(op: BinaryOp, a: &Operand<'_>, b: &Operand<'_>, out: OutSpec<'_>) ->
 // ---------------------------------------------------------------------------
 // Half-precision fast path.
 // ---------------------------------------------------------------------------
-
-/// f16 and bf16 converted to and from f32 a block at a time.
-///
-/// The half crate's per-element `to_f32`/`from_f32` check the CPU's
-/// features on every call and cannot vectorise (f16 `add` ran about 30x
-/// slower than f32 through them); its slice conversions check once and use
-/// F16C. Results are identical: either way each element is computed in f32
-/// and rounded once.
-pub(crate) trait HalfBlock: Pod {
-    /// `dst[i] = src[i] as f32`.
-    fn widen(src: &[Self], dst: &mut [f32]);
-    /// `dst[i] = round(src[i])`.
-    fn narrow(src: &[f32], dst: &mut [Self]);
-}
-
-impl HalfBlock for f16 {
-    fn widen(src: &[Self], dst: &mut [f32]) {
-        src.convert_to_f32_slice(dst);
-    }
-    fn narrow(src: &[f32], dst: &mut [Self]) {
-        dst.convert_from_f32_slice(src);
-    }
-}
-
-impl HalfBlock for bf16 {
-    fn widen(src: &[Self], dst: &mut [f32]) {
-        src.convert_to_f32_slice(dst);
-    }
-    fn narrow(src: &[f32], dst: &mut [Self]) {
-        dst.convert_from_f32_slice(src);
-    }
-}
 
 /// An output of the half fast path: the f32 result rounded to a half
 /// type, or a bool.

@@ -2,8 +2,8 @@
 //! vectorised f32 <-> f16/bf16 blocks) and bit reinterpretation (views
 //! that share storage where the layout allows, byte copies otherwise).
 
-use crate::backend::cpu::binary::HalfBlock;
 use crate::backend::cpu::elementwise::{map_slices, out_storage, unary};
+use crate::backend::cpu::half::HalfBlock;
 use crate::backend::cpu::parallel::{chunk_len, worth_splitting};
 use crate::dtype::{DType, Element};
 use crate::error::{Error, Result};

@@ -7,6 +7,7 @@ pub mod copy;
 pub mod elementwise;
 pub mod fft;
 pub mod fused;
+pub mod half;
 pub mod math;
 pub mod matmul;
 pub mod parallel;

@@ -29,6 +29,7 @@
 //! [`super::parallel::MIN_PAR_ELEMS`], and runs whole
 //! outputs in parallel when there are many of them.
 
+use super::half::HalfBlock;
 use super::parallel::{MIN_PAR_ELEMS, worth_splitting};
 use crate::dtype::Complex64;
 use crate::dtype::Element;
@@ -790,55 +791,49 @@ impl Truthy for bool {
 // Reducers
 // ---------------------------------------------------------------------------
 
-/// Sum with [`SumInput`]'s accumulator.
-#[derive(Debug, Clone, Copy)]
-pub struct SumReducer;
+/// Defines a reducer that folds elements into an accumulator with `$op`
+/// from `$init`, the element type's widening rule given by `$input` (a
+/// trait with `Acc`, `Out`, `widen` and `narrow`): the sums and products of
+/// reductions (`SumInput`) and of scans (`ScanInput`, which keeps narrow
+/// integers narrow) are this one definition.
+macro_rules! accumulating_reducer {
+    ($(#[$doc:meta])* $name:ident, $input:ident, $init:ident, $op:ident) => {
+        $(#[$doc])*
+        #[derive(Debug, Clone, Copy)]
+        pub struct $name;
 
-impl<T: SumInput> Reducer<T> for SumReducer {
-    type Acc = T::Acc;
-    type Out = T::Out;
-    #[inline(always)]
-    fn init(&self) -> T::Acc {
-        T::Acc::ZERO
-    }
-    #[inline(always)]
-    fn step(&self, acc: T::Acc, x: T) -> T::Acc {
-        acc.add(x.widen())
-    }
-    #[inline(always)]
-    fn merge(&self, a: T::Acc, b: T::Acc) -> T::Acc {
-        a.add(b)
-    }
-    #[inline(always)]
-    fn finish(&self, acc: T::Acc, _count: usize) -> T::Out {
-        T::narrow(acc)
-    }
+        impl<T: $input> Reducer<T> for $name {
+            type Acc = T::Acc;
+            type Out = T::Out;
+            #[inline(always)]
+            fn init(&self) -> T::Acc {
+                T::Acc::$init
+            }
+            #[inline(always)]
+            fn step(&self, acc: T::Acc, x: T) -> T::Acc {
+                acc.$op(x.widen())
+            }
+            #[inline(always)]
+            fn merge(&self, a: T::Acc, b: T::Acc) -> T::Acc {
+                a.$op(b)
+            }
+            #[inline(always)]
+            fn finish(&self, acc: T::Acc, _count: usize) -> T::Out {
+                T::narrow(acc)
+            }
+        }
+    };
 }
+pub(crate) use accumulating_reducer;
 
-/// Product with [`SumInput`]'s accumulator.
-#[derive(Debug, Clone, Copy)]
-pub struct ProdReducer;
-
-impl<T: SumInput> Reducer<T> for ProdReducer {
-    type Acc = T::Acc;
-    type Out = T::Out;
-    #[inline(always)]
-    fn init(&self) -> T::Acc {
-        T::Acc::ONE
-    }
-    #[inline(always)]
-    fn step(&self, acc: T::Acc, x: T) -> T::Acc {
-        acc.mul(x.widen())
-    }
-    #[inline(always)]
-    fn merge(&self, a: T::Acc, b: T::Acc) -> T::Acc {
-        a.mul(b)
-    }
-    #[inline(always)]
-    fn finish(&self, acc: T::Acc, _count: usize) -> T::Out {
-        T::narrow(acc)
-    }
-}
+accumulating_reducer!(
+    /// Sum with [`SumInput`]'s accumulator.
+    SumReducer, SumInput, ZERO, add
+);
+accumulating_reducer!(
+    /// Product with [`SumInput`]'s accumulator.
+    ProdReducer, SumInput, ONE, mul
+);
 
 /// Arithmetic mean with [`MeanInput`]'s accumulator.
 #[derive(Debug, Clone, Copy)]
@@ -1298,13 +1293,12 @@ macro_rules! lse_half {($($t:ty),*) => {$(
         #[inline(always)] fn narrow(f: f32) -> $t { <$t>::from_f32(f) }
         #[inline(always)]
         fn online(xs: &[$t]) -> (f32, f32) {
-            use half::slice::HalfFloatSliceExt;
             // Convert through a stack buffer so the f32 kernel does the work.
             let mut buf = [0.0f32; 256];
             let mut state = (f32::NEG_INFINITY, 0.0);
             for chunk in xs.chunks(buf.len()) {
                 let b = &mut buf[..chunk.len()];
-                chunk.convert_to_f32_slice(b);
+                <$t as HalfBlock>::widen(chunk, b);
                 state = online_merge(state, online_max_sum(b));
             }
             state

@@ -5,7 +5,8 @@
 use crate::backend::cpu::elementwise::out_storage;
 use crate::backend::cpu::parallel::{MIN_PAR_ELEMS, worth_splitting};
 use crate::backend::cpu::reduce::{
-    AccNum, Cursor, Dim, MaxReducer, MinReducer, Reducer, dispatch, lanes, merge_dims, offset_of,
+    AccNum, Cursor, Dim, MaxReducer, MinReducer, Reducer, accumulating_reducer, dispatch, lanes,
+    merge_dims, offset_of,
 };
 use crate::dtype::{Complex64, Element};
 use crate::error::{Error, Result};
@@ -133,55 +134,14 @@ impl ScanInput for bool {
     }
 }
 
-/// Running sum with [`ScanInput`]'s accumulator.
-#[derive(Debug, Clone, Copy)]
-pub struct CumSum;
-
-impl<T: ScanInput> Reducer<T> for CumSum {
-    type Acc = T::Acc;
-    type Out = T::Out;
-    #[inline(always)]
-    fn init(&self) -> T::Acc {
-        T::Acc::ZERO
-    }
-    #[inline(always)]
-    fn step(&self, acc: T::Acc, x: T) -> T::Acc {
-        acc.add(x.widen())
-    }
-    #[inline(always)]
-    fn merge(&self, a: T::Acc, b: T::Acc) -> T::Acc {
-        a.add(b)
-    }
-    #[inline(always)]
-    fn finish(&self, acc: T::Acc, _count: usize) -> T::Out {
-        T::narrow(acc)
-    }
-}
-
-/// Running product with [`ScanInput`]'s accumulator.
-#[derive(Debug, Clone, Copy)]
-pub struct CumProd;
-
-impl<T: ScanInput> Reducer<T> for CumProd {
-    type Acc = T::Acc;
-    type Out = T::Out;
-    #[inline(always)]
-    fn init(&self) -> T::Acc {
-        T::Acc::ONE
-    }
-    #[inline(always)]
-    fn step(&self, acc: T::Acc, x: T) -> T::Acc {
-        acc.mul(x.widen())
-    }
-    #[inline(always)]
-    fn merge(&self, a: T::Acc, b: T::Acc) -> T::Acc {
-        a.mul(b)
-    }
-    #[inline(always)]
-    fn finish(&self, acc: T::Acc, _count: usize) -> T::Out {
-        T::narrow(acc)
-    }
-}
+accumulating_reducer!(
+    /// Running sum with [`ScanInput`]'s accumulator.
+    CumSum, ScanInput, ZERO, add
+);
+accumulating_reducer!(
+    /// Running product with [`ScanInput`]'s accumulator.
+    CumProd, ScanInput, ONE, mul
+);
 
 /// Scan direction and inclusiveness.
 #[derive(Debug, Clone, Copy)]

@@ -1,6 +1,6 @@
 //! Method forms of the unary ops that MLX's `array` has as methods.
 
-use super::ops;
+use super::builders;
 use crate::error::Result;
 use crate::graph::array::Array;
 
@@ -13,7 +13,7 @@ impl Array {
     /// # Ok::<(), ferrox::Error>(())
     /// ```
     pub fn abs(&self) -> Result<Array> {
-        ops::abs(self)
+        builders::abs(self)
     }
 
     /// Method form of [`square`](crate::square).
@@ -24,7 +24,7 @@ impl Array {
     /// # Ok::<(), ferrox::Error>(())
     /// ```
     pub fn square(&self) -> Result<Array> {
-        ops::square(self)
+        builders::square(self)
     }
 
     /// Method form of [`sqrt`](crate::sqrt).
@@ -35,7 +35,7 @@ impl Array {
     /// # Ok::<(), ferrox::Error>(())
     /// ```
     pub fn sqrt(&self) -> Result<Array> {
-        ops::sqrt(self)
+        builders::sqrt(self)
     }
 
     /// Method form of [`rsqrt`](crate::rsqrt).
@@ -46,7 +46,7 @@ impl Array {
     /// # Ok::<(), ferrox::Error>(())
     /// ```
     pub fn rsqrt(&self) -> Result<Array> {
-        ops::rsqrt(self)
+        builders::rsqrt(self)
     }
 
     /// Method form of [`reciprocal`](crate::reciprocal).
@@ -57,7 +57,7 @@ impl Array {
     /// # Ok::<(), ferrox::Error>(())
     /// ```
     pub fn reciprocal(&self) -> Result<Array> {
-        ops::reciprocal(self)
+        builders::reciprocal(self)
     }
 
     /// Method form of [`exp`](crate::exp).
@@ -68,7 +68,7 @@ impl Array {
     /// # Ok::<(), ferrox::Error>(())
     /// ```
     pub fn exp(&self) -> Result<Array> {
-        ops::exp(self)
+        builders::exp(self)
     }
 
     /// Method form of [`log`](crate::log).
@@ -79,7 +79,7 @@ impl Array {
     /// # Ok::<(), ferrox::Error>(())
     /// ```
     pub fn log(&self) -> Result<Array> {
-        ops::log(self)
+        builders::log(self)
     }
 
     /// Method form of [`log2`](crate::log2).
@@ -90,7 +90,7 @@ impl Array {
     /// # Ok::<(), ferrox::Error>(())
     /// ```
     pub fn log2(&self) -> Result<Array> {
-        ops::log2(self)
+        builders::log2(self)
     }
 
     /// Method form of [`log10`](crate::log10).
@@ -101,7 +101,7 @@ impl Array {
     /// # Ok::<(), ferrox::Error>(())
     /// ```
     pub fn log10(&self) -> Result<Array> {
-        ops::log10(self)
+        builders::log10(self)
     }
 
     /// Method form of [`log1p`](crate::log1p).
@@ -112,7 +112,7 @@ impl Array {
     /// # Ok::<(), ferrox::Error>(())
     /// ```
     pub fn log1p(&self) -> Result<Array> {
-        ops::log1p(self)
+        builders::log1p(self)
     }
 
     /// Method form of [`sin`](crate::sin).
@@ -123,7 +123,7 @@ impl Array {
     /// # Ok::<(), ferrox::Error>(())
     /// ```
     pub fn sin(&self) -> Result<Array> {
-        ops::sin(self)
+        builders::sin(self)
     }
 
     /// Method form of [`cos`](crate::cos).
@@ -134,7 +134,7 @@ impl Array {
     /// # Ok::<(), ferrox::Error>(())
     /// ```
     pub fn cos(&self) -> Result<Array> {
-        ops::cos(self)
+        builders::cos(self)
     }
 
     /// Method form of [`conjugate`](crate::conjugate).
@@ -145,7 +145,7 @@ impl Array {
     /// # Ok::<(), ferrox::Error>(())
     /// ```
     pub fn conj(&self) -> Result<Array> {
-        ops::conjugate(self)
+        builders::conjugate(self)
     }
 
     /// Method form of [`real`](crate::real).
@@ -156,7 +156,7 @@ impl Array {
     /// # Ok::<(), ferrox::Error>(())
     /// ```
     pub fn real(&self) -> Result<Array> {
-        ops::real(self)
+        builders::real(self)
     }
 
     /// Method form of [`imag`](crate::imag).
@@ -167,7 +167,7 @@ impl Array {
     /// # Ok::<(), ferrox::Error>(())
     /// ```
     pub fn imag(&self) -> Result<Array> {
-        ops::imag(self)
+        builders::imag(self)
     }
 
     /// Method form of [`round`](crate::round).
@@ -178,6 +178,6 @@ impl Array {
     /// # Ok::<(), ferrox::Error>(())
     /// ```
     pub fn round(&self, decimals: i32) -> Result<Array> {
-        ops::round(self, decimals)
+        builders::round(self, decimals)
     }
 }

@@ -4,7 +4,7 @@
 //! loops.
 #![allow(clippy::type_complexity)] // test code: kept as written
 
-use super::rules::{Plan, output_dtype, plan};
+use super::dtypes::{Plan, output_dtype, plan};
 use super::*;
 use crate::backend::cpu::math;
 use crate::backend::cpu::unary::element::{round_decimals, round_int_decimals};
@@ -162,7 +162,7 @@ fn every_op_and_dtype_either_builds_and_evaluates_or_errors_with_its_name() {
 }
 
 fn build_op(op: UnaryOp, a: &Array) -> crate::error::Result<Array> {
-    super::rules::build(op, a)
+    super::dtypes::build(op, a)
 }
 
 #[test]

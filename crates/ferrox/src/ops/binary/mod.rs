@@ -23,6 +23,7 @@
 //!   the sign fill for `right_shift` of a negative value; bool shifts
 //!   compute in uint8 (MLX).
 
+mod grad;
 use super::shape_rules::broadcast_shapes;
 use crate::backend::cpu::binary;
 // The selector and its kernel family are the kernels' vocabulary; their
@@ -120,13 +121,13 @@ impl Primitive for Binary {
         output: &Array,
         argnums: &[usize],
     ) -> Result<Vec<Array>> {
-        super::binary_derivatives::vjp(self.0, primals, cotangent, output, argnums)
+        grad::vjp(self.0, primals, cotangent, output, argnums)
     }
     fn jvp(&self, primals: &[Array], tangents: &[Option<Array>], output: &Array) -> Result<Array> {
-        super::binary_derivatives::jvp(self.0, primals, tangents, output)
+        grad::jvp(self.0, primals, tangents, output)
     }
     fn vmap(&self, inputs: &[Array], axes: &[Option<usize>]) -> Result<(Array, Option<usize>)> {
-        super::binary_derivatives::vmap(self.0, inputs, axes)
+        grad::vmap(self.0, inputs, axes)
     }
     fn output_shape(&self, input_shapes: &[&[usize]]) -> Option<Result<Vec<usize>>> {
         match input_shapes {
@@ -765,6 +766,7 @@ impl Array {
 mod tests {
     use super::*;
     use crate::backend::cpu::binary::*;
+    use crate::backend::cpu::half::HalfBlock;
     use crate::dtype::Complex64;
     use crate::dtype::Element;
     use crate::error::ErrorKind;

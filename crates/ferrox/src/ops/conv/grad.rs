@@ -1,4 +1,4 @@
-//! Transform rules of the convolution (kept beside `conv.rs`; its
+//! Transform rules of the convolution (kept beside `mod.rs`; its
 //! `Convolution` primitive's rules call these), expressed with existing ops
 //! so that they are themselves differentiable and batchable.
 //!
@@ -20,7 +20,7 @@
 //!   padding `p` and `G` groups; the result `[C_in / G, K'..., C_out]`
 //!   (`K' >= K`) is cropped to `K` and transposed.
 
-use super::conv::Convolution;
+use super::Convolution;
 use crate::error::Result;
 use crate::graph::array::Array;
 use crate::ops::grad_helpers::{batch_front, reshape_to};
@@ -34,7 +34,7 @@ fn conv(
     dilation: &[usize],
     groups: usize,
 ) -> Result<Array> {
-    super::conv::convolution_nd(x, w, stride, padding, dilation, groups)
+    super::convolution_nd(x, w, stride, padding, dilation, groups)
 }
 
 impl Convolution {

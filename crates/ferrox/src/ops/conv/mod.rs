@@ -8,6 +8,7 @@
 //!
 //! The kernel (im2col + gemm) is in [`crate::backend::cpu::conv`].
 
+mod grad;
 use crate::backend::cpu::conv::{self as kernels, ConvGeometry, ConvParams};
 use crate::dtype::DType;
 use crate::error::{Error, Result};
@@ -202,13 +203,13 @@ impl Primitive for Convolution {
         _output: &Array,
         argnums: &[usize],
     ) -> Result<Vec<Array>> {
-        super::conv_rules::vjp(self, primals, cotangent, argnums)
+        grad::vjp(self, primals, cotangent, argnums)
     }
     fn jvp(&self, primals: &[Array], tangents: &[Option<Array>], output: &Array) -> Result<Array> {
-        super::conv_rules::jvp(self, primals, tangents, output)
+        grad::jvp(self, primals, tangents, output)
     }
     fn vmap(&self, inputs: &[Array], axes: &[Option<usize>]) -> Result<(Array, Option<usize>)> {
-        super::conv_rules::vmap(self, inputs, axes)
+        grad::vmap(self, inputs, axes)
     }
     crate::primitive_common!();
 }

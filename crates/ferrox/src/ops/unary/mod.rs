@@ -5,20 +5,20 @@
 //! `isnan`, `isinf`, `isfinite`), `bitwise_invert`, and the complex parts
 //! (`real`, `imag`, `conjugate`).
 //!
-//! Dtype rules follow MLX (see `rules.rs` for the table): transcendental
+//! Dtype rules follow MLX (see `dtypes.rs` for the table): transcendental
 //! ops compute bool and integer inputs in float32, predicates return bool,
 //! `abs`/`real`/`imag` of complex64 return float32. Values follow numpy.
 //! Float kernels are vectorised (`backend::cpu::math` for `f32`, and for
 //! `f16`/`bf16` through `f32`); `f64` uses the standard library.
 
-mod derivatives;
+mod builders;
+mod dtypes;
+mod grad;
 mod methods;
-mod ops;
-mod rules;
 #[cfg(test)]
 mod tests;
 
-pub use ops::*;
+pub use builders::*;
 // The selector of the elementwise function is the kernel's vocabulary; its
 // public path stays here, beside the builders.
 pub use crate::backend::cpu::unary::UnaryOp;
@@ -55,7 +55,7 @@ impl Primitive for Unary {
                 format!("expected 1 input, got {}", inputs.len()),
             ));
         };
-        if rules::output_dtype(self.0, x.dtype) != Some(out.dtype) {
+        if dtypes::output_dtype(self.0, x.dtype) != Some(out.dtype) {
             return Err(Error::runtime(
                 self.name(),
                 format!(
@@ -76,12 +76,7 @@ impl Primitive for Unary {
         output: &crate::graph::array::Array,
         _argnums: &[usize],
     ) -> Result<Vec<crate::graph::array::Array>> {
-        Ok(vec![derivatives::vjp(
-            self.0,
-            &primals[0],
-            output,
-            cotangent,
-        )?])
+        Ok(vec![grad::vjp(self.0, &primals[0], output, cotangent)?])
     }
     fn jvp(
         &self,
@@ -90,7 +85,7 @@ impl Primitive for Unary {
         output: &crate::graph::array::Array,
     ) -> Result<crate::graph::array::Array> {
         match &tangents[0] {
-            Some(t) => derivatives::jvp(self.0, &primals[0], output, t),
+            Some(t) => grad::jvp(self.0, &primals[0], output, t),
             None => crate::ops::creation::zeros_like(output),
         }
     }
@@ -99,7 +94,7 @@ impl Primitive for Unary {
         inputs: &[crate::graph::array::Array],
         axes: &[Option<usize>],
     ) -> Result<(crate::graph::array::Array, Option<usize>)> {
-        Ok((rules::build(self.0, &inputs[0])?, axes[0]))
+        Ok((dtypes::build(self.0, &inputs[0])?, axes[0]))
     }
     crate::primitive_common!();
 }

@@ -1,4 +1,4 @@
-//! Derivatives of the binary ops (kept beside `binary.rs`; its `Binary`
+//! Derivatives of the binary ops (kept beside `mod.rs`; its `Binary`
 //! primitive's rules call these).
 //!
 //! Ops whose output is piecewise constant in the inputs (`floor_divide`)
@@ -6,7 +6,7 @@
 //! logical and bitwise ops, shifts) have zero cotangents and a zero tangent
 //! of the output's dtype, like `isclose`.
 
-use super::binary::{BinaryOp, DtypeRule};
+use super::{BinaryOp, DtypeRule};
 use crate::error::Result;
 use crate::graph::array::Array;
 use crate::ops::binary::{add, divide, multiply, subtract};
@@ -170,8 +170,5 @@ pub(super) fn vmap(
     axes: &[Option<usize>],
 ) -> Result<(Array, Option<usize>)> {
     let (aligned, out_axis) = crate::ops::grad_helpers::align_batch(inputs, axes)?;
-    Ok((
-        super::binary::build(op, &aligned[0], &aligned[1])?,
-        out_axis,
-    ))
+    Ok((super::build(op, &aligned[0], &aligned[1])?, out_axis))
 }

@@ -1,7 +1,7 @@
 //! The public unary op functions (see the parent module for the rules).
 
 use super::UnaryOp;
-use super::rules::build;
+use super::dtypes::build;
 use crate::error::Result;
 use crate::graph::array::Array;
 
