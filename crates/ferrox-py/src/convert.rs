@@ -119,7 +119,7 @@ fn vec_to_numpy<'py, T: Element + Pod + numpy::Element>(
     a: &Array,
 ) -> PyResult<Bound<'py, PyAny>> {
     let shape = a.shape().to_vec();
-    let v = py.detach(|| a.to_vec::<T>()).py()?;
+    let v = crate::gil::keep_or_detach(py, std::slice::from_ref(a), || a.to_vec::<T>()).py()?;
     let flat = numpy::PyArray1::from_vec(py, v);
     Ok(flat.reshape(shape)?.into_any())
 }
