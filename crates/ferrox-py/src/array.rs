@@ -21,6 +21,8 @@ pub struct PyArr {
 
 impl PyArr {
     pub fn new(a: Array) -> Self {
+        // Every op result passes here: the cheapest common point of entry.
+        crate::gil::protect_thread();
         PyArr {
             inner: RwLock::new(a),
         }

@@ -135,7 +135,8 @@ fn body(
     // The arrays left after the arguments' are the implicit inputs.
     let state: Vec<Array> = arrays.collect();
     let (out, state_out) = implicit::trace_with(py, implicit, state, || {
-        gil::call(f.bind(py), &args.cast_into::<PyTuple>()?, kwargs.as_ref())
+        f.bind(py)
+            .call(args.cast_into::<PyTuple>()?, kwargs.as_ref())
     })?;
     let mut leaves = vec![];
     let tree = flatten(&out, &mut leaves)?;

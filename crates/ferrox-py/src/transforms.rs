@@ -55,7 +55,7 @@ impl Call {
             .collect::<PyResult<Vec<_>>>()?;
         let args = PyTuple::new(py, args)?;
         let kwargs = self.kwargs.as_ref().map(|k| k.bind(py));
-        let out = gil::call(self.fun.bind(py), &args, kwargs)?;
+        let out = self.fun.bind(py).call(args, kwargs)?;
         let mut leaves = vec![];
         let tree = flatten(&out, &mut leaves)?;
         if has_other(&tree) {
@@ -497,7 +497,7 @@ impl CustomFn {
                     let tree = c.out_tree()?;
                     let ct = unflatten(py, &tree, &mut ct.iter().cloned())?;
                     let o = unflatten(py, &tree, &mut o.iter().cloned())?;
-                    let r = gil::call1(rule.bind(py), (c.args_tuple(py, p)?, ct, o))?;
+                    let r = rule.bind(py).call1((c.args_tuple(py, p)?, ct, o))?;
                     rule_leaves("vjp", &r, p.len())
                 })
             }));
@@ -507,8 +507,9 @@ impl CustomFn {
             f = f.with_jvp(Arc::new(move |p: &[Array], t: &[Array]| {
                 with_py(|py| {
                     let n = count_leaves(&*c.out_tree()?);
-                    let r =
-                        gil::call1(rule.bind(py), (c.args_tuple(py, p)?, c.args_tuple(py, t)?))?;
+                    let r = rule
+                        .bind(py)
+                        .call1((c.args_tuple(py, p)?, c.args_tuple(py, t)?))?;
                     rule_leaves("jvp", &r, n)
                 })
             }));
@@ -518,7 +519,7 @@ impl CustomFn {
             f = f.with_vmap(Arc::new(move |xs: &[Array], axes: &[Option<usize>]| {
                 with_py(|py| {
                     let axes = PyTuple::new(py, axes.iter().copied())?;
-                    let r = gil::call1(rule.bind(py), (c.args_tuple(py, xs)?, axes))?;
+                    let r = rule.bind(py).call1((c.args_tuple(py, xs)?, axes))?;
                     let (outs, out_axes): (Bound<'_, PyAny>, Bound<'_, PyAny>) = r.extract()?;
                     let mut leaves = vec![];
                     let tree = flatten(&outs, &mut leaves)?;
