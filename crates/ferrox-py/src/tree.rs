@@ -1,8 +1,9 @@
 //! Trees of arrays: nested lists, tuples and dicts, as MLX's transforms and
-//! compile take them. One walk ([`flatten`]) gives the structure and the
-//! arrays; [`encode`]/[`decode`] give a compiled call's structure and its
-//! non-array values as typed constants, the part of its cache key that
-//! Python code may branch on.
+//! compile take them. One walk ([`flatten`]; [`array_objects`] and
+//! [`encode`] use it too) gives the structure and the arrays; [`encode`] and
+//! [`decode`] turn a compiled call's structure and non-array values into
+//! typed constants and back: the part of its cache key that Python code may
+//! branch on.
 
 use crate::array::PyArr;
 use ferrox::compile::Constant;
@@ -127,61 +128,71 @@ pub fn has_other(t: &Tree) -> bool {
 }
 
 /// Encodes the arguments' structure and non-array values as typed
-/// constants (part of the cache key) and takes out their arrays.
+/// constants (part of the cache key) and takes out their arrays, in
+/// [`flatten`]'s order: one walk, then the structure as constants.
 pub fn encode(
     obj: &Bound<'_, PyAny>,
     leaves: &mut Vec<Array>,
     out: &mut Vec<Constant>,
 ) -> PyResult<()> {
+    let tree = flatten(obj, leaves)?;
+    constants(obj.py(), &tree, out)
+}
+
+/// The constants of one tree (see [`decode`] for the tags).
+fn constants(py: Python<'_>, tree: &Tree, out: &mut Vec<Constant>) -> PyResult<()> {
     let tag = |s: &str| Constant::Str(s.to_string());
-    if let Ok(a) = obj.cast::<PyArr>() {
-        leaves.push(a.get().arr());
-        out.push(tag("a"));
-    } else if obj.is_none() {
-        out.push(tag("n"));
-    } else if obj.is_instance_of::<PyBool>() {
-        out.push(tag("b"));
-        out.push(Constant::Bool(obj.extract()?));
-    } else if obj.is_instance_of::<PyInt>() {
-        let v: i64 = obj.extract().map_err(|_| {
-            PyValueError::new_err("compile: integer argument out of the int64 range")
-        })?;
-        out.push(tag("i"));
-        out.push(Constant::Int(v));
-    } else if obj.is_instance_of::<PyFloat>() {
-        out.push(tag("f"));
-        out.push(Constant::float(obj.extract()?));
-    } else if let Ok(s) = obj.cast::<PyString>() {
-        out.push(tag("s"));
-        out.push(Constant::Str(s.to_string()));
-    } else if let Ok(l) = obj.cast::<PyList>() {
-        out.push(tag("l"));
-        out.push(Constant::Int(l.len() as i64));
-        for o in l.iter() {
-            encode(&o, leaves, out)?;
+    match tree {
+        Tree::Leaf => out.push(tag("a")),
+        Tree::List(v) | Tree::Tuple(v) => {
+            out.push(tag(if matches!(tree, Tree::List(_)) {
+                "l"
+            } else {
+                "t"
+            }));
+            out.push(Constant::Int(v.len() as i64));
+            for t in v {
+                constants(py, t, out)?;
+            }
         }
-    } else if let Ok(t) = obj.cast::<PyTuple>() {
-        out.push(tag("t"));
-        out.push(Constant::Int(t.len() as i64));
-        for o in t.iter() {
-            encode(&o, leaves, out)?;
+        Tree::Dict(v) => {
+            out.push(tag("d"));
+            out.push(Constant::Int(v.len() as i64));
+            for (k, t) in v {
+                let k = k.bind(py).cast::<PyString>().map_err(|_| {
+                    PyTypeError::new_err("compile: dict arguments must have str keys")
+                })?;
+                out.push(Constant::Str(k.to_string()));
+                constants(py, t, out)?;
+            }
         }
-    } else if let Ok(d) = obj.cast::<PyDict>() {
-        out.push(tag("d"));
-        out.push(Constant::Int(d.len() as i64));
-        for (k, v) in d.iter() {
-            let k = k
-                .cast::<PyString>()
-                .map_err(|_| PyTypeError::new_err("compile: dict arguments must have str keys"))?;
-            out.push(Constant::Str(k.to_string()));
-            encode(&v, leaves, out)?;
+        Tree::Other(o) => {
+            let obj = o.bind(py);
+            if obj.is_none() {
+                out.push(tag("n"));
+            } else if obj.is_instance_of::<PyBool>() {
+                out.push(tag("b"));
+                out.push(Constant::Bool(obj.extract()?));
+            } else if obj.is_instance_of::<PyInt>() {
+                let v: i64 = obj.extract().map_err(|_| {
+                    PyValueError::new_err("compile: integer argument out of the int64 range")
+                })?;
+                out.push(tag("i"));
+                out.push(Constant::Int(v));
+            } else if obj.is_instance_of::<PyFloat>() {
+                out.push(tag("f"));
+                out.push(Constant::float(obj.extract()?));
+            } else if let Ok(s) = obj.cast::<PyString>() {
+                out.push(tag("s"));
+                out.push(Constant::Str(s.to_string()));
+            } else {
+                return Err(PyTypeError::new_err(format!(
+                    "compile: unsupported argument type {}; pass arrays, Python scalars, \
+                     strings, None or lists/tuples/dicts of them",
+                    obj.get_type().name()?
+                )));
+            }
         }
-    } else {
-        return Err(PyTypeError::new_err(format!(
-            "compile: unsupported argument type {}; pass arrays, Python scalars, strings, None \
-             or lists/tuples/dicts of them",
-            obj.get_type().name()?
-        )));
     }
     Ok(())
 }
