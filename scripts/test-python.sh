@@ -26,6 +26,33 @@ echo "== maturin develop (crates/ferrox-py)"
 )
 
 echo "== pytest"
-cd crates/ferrox-py
 # Run from the tests folder's parent, against the installed package.
-exec "$venv/bin/python" -m pytest -q tests "$@"
+(cd crates/ferrox-py && "$venv/bin/python" -m pytest -q tests "$@")
+
+# Interpreter exit differs between CPython versions (3.11-3.13 end daemon
+# threads with pthread_exit, 3.14 parks them), so the exit scenarios also run
+# on every other CPython 3.11+ under pyenv (EXIT_PYTHONS, a list of
+# interpreters, overrides that; an empty value skips them).
+if [ -z "${EXIT_PYTHONS+set}" ]; then
+    EXIT_PYTHONS=""
+    mine=$("$venv/bin/python" -c 'import sys; print(sys.version_info[:2])')
+    for py in "${PYENV_ROOT:-$HOME/.pyenv}"/versions/3.1[1-9]*/bin/python3; do
+        if [ -x "$py" ] && [ "$("$py" -c 'import sys; print(sys.version_info[:2])')" != "$mine" ]; then
+            EXIT_PYTHONS="$EXIT_PYTHONS $py"
+        fi
+    done
+fi
+for py in ${EXIT_PYTHONS:-}; do
+    v=$("$py" -c 'import sys; print("%d.%d" % sys.version_info[:2])')
+    echo "== exit scenarios on CPython $v"
+    other="$root/target/py-venv-$v"
+    rm -rf "$other"
+    "$py" -m venv "$other"
+    "$other/bin/python" -m pip install --quiet --upgrade pip
+    "$other/bin/python" -m pip install --quiet maturin pytest numpy
+    (
+        cd crates/ferrox-py
+        VIRTUAL_ENV="$other" PATH="$other/bin:$PATH" "$other/bin/maturin" develop --quiet
+        "$other/bin/python" -m pytest -q tests/test_exit.py
+    )
+done

@@ -21,6 +21,8 @@ pub struct PyArr {
 
 impl PyArr {
     pub fn new(a: Array) -> Self {
+        // Every op result passes here: the cheapest common point of entry.
+        crate::gil::protect_thread();
         PyArr {
             inner: RwLock::new(a),
         }
@@ -41,9 +43,9 @@ impl PyArr {
     }
 }
 
-/// Evaluates `a` with the GIL released.
+/// Evaluates `a`, with the GIL released unless the work is small.
 pub fn eval_nogil(py: Python<'_>, a: &Array) -> PyResult<()> {
-    py.detach(|| a.eval()).py()
+    crate::gil::keep_or_detach(py, std::slice::from_ref(a), || a.eval()).py()
 }
 
 type BinFn = fn(&Array, &Array) -> ferrox::Result<Array>;

@@ -68,7 +68,7 @@ pub unsafe fn get(slf: &Bound<'_, PyArr>, view: *mut ffi::Py_buffer, flags: c_in
     let format = format_of(a.dtype()).ok_or_else(|| {
         PyBufferError::new_err("array: bfloat16 has no buffer format; use astype(float32)")
     })?;
-    let data = slf.py().detach(|| a.data()).py()?;
+    let data = crate::gil::keep_or_detach(slf.py(), std::slice::from_ref(&a), || a.data()).py()?;
     let item = a.itemsize();
     let contiguous = is_c_contiguous(a.shape(), &data.strides);
     let wants_contiguous = flags & ffi::PyBUF_ANY_CONTIGUOUS == ffi::PyBUF_ANY_CONTIGUOUS

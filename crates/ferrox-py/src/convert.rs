@@ -119,7 +119,7 @@ fn vec_to_numpy<'py, T: Element + Pod + numpy::Element>(
     a: &Array,
 ) -> PyResult<Bound<'py, PyAny>> {
     let shape = a.shape().to_vec();
-    let v = py.detach(|| a.to_vec::<T>()).py()?;
+    let v = crate::gil::keep_or_detach(py, std::slice::from_ref(a), || a.to_vec::<T>()).py()?;
     let flat = numpy::PyArray1::from_vec(py, v);
     Ok(flat.reshape(shape)?.into_any())
 }
@@ -178,6 +178,8 @@ fn complex_scalar(obj: &Bound<'_, PyAny>) -> PyResult<Array> {
 /// An operand of an op: arrays as they are, Python scalars as weak scalars
 /// (so `float16_array * 2.0` stays float16), anything else as [`new_array`].
 pub fn to_array(obj: &Bound<'_, PyAny>) -> PyResult<Array> {
+    // Conversions may run Python code (`__array__`, `__index__`, numpy).
+    crate::gil::protect_thread();
     if let Ok(a) = obj.cast::<PyArr>() {
         return Ok(a.get().arr());
     }
@@ -209,6 +211,7 @@ pub fn opt_array(obj: Option<&Bound<'_, PyAny>>) -> PyResult<Option<Array>> {
 /// complex64; nested lists the same, by their widest element; numpy arrays
 /// keep their dtype except float64 (float32 unless `dtype` says otherwise).
 pub fn new_array(obj: &Bound<'_, PyAny>, dtype: Option<DType>) -> PyResult<Array> {
+    crate::gil::protect_thread();
     let a = if let Ok(a) = obj.cast::<PyArr>() {
         a.get().arr()
     } else if obj.is_instance_of::<PyBool>() {

@@ -184,7 +184,7 @@ fn synchronize(py: Python<'_>, stream: Option<&Bound<'_, PyAny>>) -> PyResult<()
         Some(s) if !s.is_none() => stream_of(s)?,
         _ => scoped_stream(),
     };
-    py.detach(|| ferrox::synchronize(s));
+    crate::gil::detach(py, || ferrox::synchronize(s));
     Ok(())
 }
 

@@ -4,14 +4,18 @@ use ferrox::{Error, ErrorKind};
 use pyo3::exceptions::{
     PyIndexError, PyMemoryError, PyNotImplementedError, PyRuntimeError, PyTypeError, PyValueError,
 };
-use pyo3::PyErr;
+use pyo3::prelude::*;
 
 /// The Python exception for a ferrox error: shape, axis and value errors
 /// are `ValueError`, dtype errors `TypeError`, index errors `IndexError`,
 /// a missing transform rule `NotImplementedError`, allocation failures
 /// `MemoryError`, failed kernels `RuntimeError`. The message is the error's
-/// text (`op: message`).
+/// text (`op: message`). An error made from a Python exception
+/// ([`from_py`]) raises that exception.
 pub fn to_py(e: Error) -> PyErr {
+    if let Some(raised) = e.payload::<PyErr>() {
+        return crate::gil::attach(|py| raised.clone_ref(py));
+    }
     let msg = e.to_string();
     match e.kind() {
         ErrorKind::Shape | ErrorKind::Axis | ErrorKind::Value => PyValueError::new_err(msg),
@@ -21,6 +25,21 @@ pub fn to_py(e: Error) -> PyErr {
         ErrorKind::Memory => PyMemoryError::new_err(msg),
         ErrorKind::Runtime => PyRuntimeError::new_err(msg),
     }
+}
+
+/// A Python exception as a ferrox error, for Rust code between a Python
+/// function and its caller (a trace, a transform). The exception rides
+/// along as the error's payload, and [`to_py`] raises it again: the thread
+/// that ran the function and every thread that waited on that trace (a
+/// clone of this error) get the same exception, type and message.
+pub fn from_py(e: PyErr, py: Python<'_>) -> Error {
+    let kind = e
+        .get_type(py)
+        .name()
+        .map(|n| n.to_string())
+        .unwrap_or_default();
+    let msg = format!("{kind}: {}", e.value(py));
+    Error::new(ErrorKind::Runtime, "python", msg).with_payload(e)
 }
 
 /// `.map_err(to_py)` as a method.

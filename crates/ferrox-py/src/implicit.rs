@@ -13,11 +13,11 @@
 //! function, so calls that update it should not overlap.
 
 use crate::array::PyArr;
+use crate::tree::array_objects;
 use ferrox::Array;
 use pyo3::exceptions::PyValueError;
 use pyo3::gc::PyVisit;
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyList, PyTuple};
 use pyo3::PyTraverseError;
 use std::sync::{Arc, Mutex};
 
@@ -47,32 +47,8 @@ pub fn new_cell(
     }))
 }
 
-/// The array objects of a tree, depth first (dicts in iteration order).
-fn arrays_of<'py>(obj: &Bound<'py, PyAny>, out: &mut Vec<Bound<'py, PyArr>>) -> PyResult<()> {
-    if let Ok(a) = obj.cast::<PyArr>() {
-        out.push(a.clone());
-    } else if let Ok(l) = obj.cast::<PyList>() {
-        for x in l.iter() {
-            arrays_of(&x, out)?;
-        }
-    } else if let Ok(t) = obj.cast::<PyTuple>() {
-        for x in t.iter() {
-            arrays_of(&x, out)?;
-        }
-    } else if let Ok(d) = obj.cast::<PyDict>() {
-        for (_, v) in d.iter() {
-            arrays_of(&v, out)?;
-        }
-    }
-    Ok(())
-}
-
 fn tree_arrays<'py>(py: Python<'py>, tree: Option<Py<PyAny>>) -> PyResult<Vec<Bound<'py, PyArr>>> {
-    let mut out = vec![];
-    if let Some(t) = tree {
-        arrays_of(t.bind(py), &mut out)?;
-    }
-    Ok(out)
+    tree.map_or(Ok(vec![]), |t| array_objects(t.bind(py)))
 }
 
 /// The arrays now in the `inputs` tree (extra inputs of a call).

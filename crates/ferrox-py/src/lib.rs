@@ -5,10 +5,12 @@
 
 mod array;
 mod buffer;
+mod compiled;
 mod convert;
 mod device;
 mod errors;
 mod fft;
+mod gil;
 mod implicit;
 mod index;
 mod linalg;
@@ -17,6 +19,7 @@ mod misc;
 mod ops;
 mod random;
 mod transforms;
+mod tree;
 
 use pyo3::prelude::*;
 
@@ -31,9 +34,11 @@ fn core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     ops::register(m)?;
     misc::register(m)?;
     transforms::register(m)?;
+    compiled::register(m)?;
     random::register(m)?;
     fft::register(m)?;
     linalg::register(m)?;
+    gil::register(m)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

@@ -1,25 +1,27 @@
 //! eval, async_eval and the memory functions.
 
 use crate::errors::OrPy;
-use crate::transforms::tree_arrays;
+use crate::tree::tree_arrays;
 use pyo3::prelude::*;
 use pyo3::types::PyTuple;
 
-/// Evaluates every array in the arguments (arrays or trees of arrays),
-/// with the GIL released so other Python threads keep running.
+/// Evaluates every array in the arguments (arrays or trees of arrays).
+/// Small work runs with the GIL held, the rest with it released so other
+/// Python threads keep running (see `gil::keep_or_detach`).
 #[pyfunction]
 #[pyo3(signature = (*args))]
 fn eval(py: Python<'_>, args: &Bound<'_, PyTuple>) -> PyResult<()> {
     let xs = tree_arrays(args.as_any())?;
-    py.detach(|| ferrox::eval(&xs)).py()
+    crate::gil::keep_or_detach(py, &xs, || ferrox::eval(&xs)).py()
 }
 
-/// Starts evaluating the arrays in the arguments and returns at once.
+/// Starts evaluating the arrays in the arguments and returns at once. It
+/// only queues work and never waits, so it keeps the GIL.
 #[pyfunction]
 #[pyo3(signature = (*args))]
-fn async_eval(py: Python<'_>, args: &Bound<'_, PyTuple>) -> PyResult<()> {
+fn async_eval(args: &Bound<'_, PyTuple>) -> PyResult<()> {
     let xs = tree_arrays(args.as_any())?;
-    py.detach(|| ferrox::async_eval(&xs)).py()
+    ferrox::async_eval(&xs).py()
 }
 
 #[pyfunction]

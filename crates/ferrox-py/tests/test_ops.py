@@ -372,3 +372,8 @@ def test_out_of_range_take_fails_without_crashing():
         fx.eval(a)
     # the process is fine and later work succeeds
     assert fx.arange(3).sum().item() == 3
+
+
+def test_python_ints_beyond_int32_keep_their_value_with_float_arrays():
+    assert (fx.ones((2,)) + 3_000_000_000).tolist() == [3e9, 3e9]
+    assert fx.compile(lambda x: x * 3_000_000_000)(fx.ones((1,))).tolist() == [3e9]

@@ -157,3 +157,110 @@ def test_arrays_built_on_one_thread_evaluate_on_others():
 
     run_threads(8, read)
     assert out == [3000.0] * 8
+
+
+def test_every_waiter_gets_the_exception_the_trace_raised():
+    class Boom(ValueError):
+        pass
+
+    tracing = threading.Event()
+    release = threading.Event()
+
+    def f(x):
+        tracing.set()
+        release.wait(TIMEOUT)
+        raise Boom("boom in the trace")
+
+    cf = fx.compile(f)
+    x = fx.ones((4,))
+    caught = [None] * 4
+
+    def call(i):
+        if i > 0:
+            tracing.wait(TIMEOUT)
+            time.sleep(0.05)  # inside the trace's wait, not a second trace
+        try:
+            cf(x)
+        except BaseException as e:  # noqa: BLE001 - compared below
+            caught[i] = e
+
+    def releaser():
+        tracing.wait(TIMEOUT)
+        time.sleep(0.2)
+        release.set()
+
+    t = threading.Thread(target=releaser, daemon=True)
+    t.start()
+    run_threads(4, call)
+    t.join(TIMEOUT)
+    assert cf.traces == 1  # three threads waited on the one trace
+    for e in caught:
+        assert type(e) is Boom, repr(e)
+        assert str(e) == "boom in the trace"
+    # A failed trace leaves no entry: the next call traces again.
+    release.set()
+    with __import__("pytest").raises(Boom):
+        cf(x)
+
+
+def test_small_work_keeps_the_gil_but_never_waits_on_a_trace_with_it():
+    # Thread A traces slowly and needs the GIL to finish; thread B calls the
+    # same signature meanwhile. B's call is small work, but a trace is in
+    # progress, so B must wait with the GIL released: else A could never
+    # finish (the watchdog reports the deadlock) and thread C, which runs
+    # Python code while B waits, would not run.
+    tracing = threading.Event()
+    b_calls = threading.Event()
+    done = threading.Event()
+
+    def f(x):
+        tracing.set()
+        b_calls.wait(TIMEOUT)
+        time.sleep(0.2)  # B is in its call now
+        total = 0
+        for _ in range(200_000):  # Python work: needs the GIL
+            total += 1
+        return x + total
+
+    cf = fx.compile(f)
+    x = fx.ones((16,))
+    out = {}
+    ticks = [0]
+
+    def body(i):
+        if i == 0:
+            out["a"] = cf(x).tolist()
+        elif i == 1:
+            tracing.wait(TIMEOUT)
+            b_calls.set()
+            out["b"] = cf(x).tolist()
+            done.set()
+        else:
+            b_calls.wait(TIMEOUT)
+            while not done.wait(0.001):
+                ticks[0] += 1
+
+    run_threads(3, body)
+    want = [200_001.0] * 16
+    assert out["a"] == want and out["b"] == want
+    assert cf.traces == 1
+    assert ticks[0] > 10
+
+
+def test_many_threads_of_small_cached_calls_agree_with_one():
+    # Small cached calls keep the GIL; results stay right from any thread.
+    cf = fx.compile(lambda x, y: fx.exp(x * 2 + y))
+    x = fx.array(np.linspace(0, 1, 1024).astype(np.float32))
+    want = np.exp(np.linspace(0, 1, 1024).astype(np.float32) * 2 + 1)
+    barrier = threading.Barrier(8, timeout=TIMEOUT)
+    results = [None] * 8
+
+    def call(i):
+        barrier.wait()
+        for _ in range(200):
+            results[i] = np.array(cf(x, 1.0))
+
+    run_threads(8, call)
+    for r in results:
+        np.testing.assert_allclose(r, want, rtol=1e-6)
+    assert cf.traces == 1

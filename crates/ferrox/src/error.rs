@@ -5,7 +5,9 @@
 //! may panic: bindings map [`ErrorKind`] onto their own exception types
 //! (`ValueError`, `TypeError`, `IndexError`, ...).
 
+use std::any::Any;
 use std::fmt;
+use std::sync::Arc;
 
 /// What went wrong, coarsely: bindings choose an exception type from this.
 ///
@@ -53,7 +55,31 @@ pub struct Error {
     kind: ErrorKind,
     op: String,
     message: String,
+    payload: Payload,
 }
+
+/// What a binding attached to an error (see [`Error::with_payload`]). Two
+/// errors compare equal only when they carry the same attachment (or none).
+#[derive(Clone, Default)]
+struct Payload(Option<Arc<dyn Any + Send + Sync>>);
+
+impl fmt::Debug for Payload {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(if self.0.is_some() { "Some(..)" } else { "None" })
+    }
+}
+
+impl PartialEq for Payload {
+    fn eq(&self, other: &Self) -> bool {
+        match (&self.0, &other.0) {
+            (Some(a), Some(b)) => Arc::ptr_eq(a, b),
+            (None, None) => true,
+            _ => false,
+        }
+    }
+}
+
+impl Eq for Payload {}
 
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -74,7 +100,29 @@ impl Error {
             kind,
             op: op.into(),
             message: message.into(),
+            payload: Payload::default(),
         }
+    }
+    /// Attaches a value that caused this error, for the face that raised it
+    /// to find again: the Python binding attaches the exception a traced
+    /// Python function raised, so every thread that waited on that trace
+    /// (and received a clone of this error) re-raises that very exception.
+    /// Clones share the attachment.
+    ///
+    /// ```
+    /// use ferrox::{Error, ErrorKind};
+    /// let e = Error::new(ErrorKind::Runtime, "python", "boom").with_payload(42u32);
+    /// let waiter = e.clone();
+    /// assert_eq!(waiter.payload::<u32>(), Some(&42));
+    /// assert_eq!(waiter.payload::<String>(), None);
+    /// ```
+    pub fn with_payload(mut self, payload: impl Any + Send + Sync) -> Self {
+        self.payload = Payload(Some(Arc::new(payload)));
+        self
+    }
+    /// The attachment of [`with_payload`](Self::with_payload), if it is a `T`.
+    pub fn payload<T: Any>(&self) -> Option<&T> {
+        self.payload.0.as_deref()?.downcast_ref()
     }
     /// The coarse category of the error.
     pub fn kind(&self) -> ErrorKind {

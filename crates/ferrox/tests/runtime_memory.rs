@@ -36,17 +36,42 @@ fn memory_counters_are_exact_under_concurrent_evaluation() {
 }
 
 #[test]
-fn memory_limit_applies_backpressure_instead_of_failing() {
+fn an_allocation_larger_than_the_memory_limit_fails_at_once() {
     let _turn = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
     watchdog(60, || {
         let old = set_memory_limit(1 << 20);
-        // Each result is 4 MB, far over the 1 MB limit: allocations wait
-        // briefly for memory, then proceed; nothing fails.
+        // A 4 MB result can never fit a 1 MB limit: a Memory error, without
+        // waiting for frees that cannot make room.
         let x = full(&[1 << 20], 1.0, DType::Float32).unwrap();
-        let y = add(&x, &x).unwrap();
-        let r = y.to_vec::<f32>();
+        let start = std::time::Instant::now();
+        let r = x.to_vec::<f32>();
+        let took = start.elapsed();
+        set_memory_limit(old);
+        let e = r.unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::Memory);
+        assert!(
+            e.to_string().contains("memory limit of 1048576 bytes"),
+            "{e}"
+        );
+        assert!(took < std::time::Duration::from_secs(5), "{took:?}");
+    });
+}
+
+#[test]
+fn an_allocation_over_the_limit_that_fits_alone_proceeds() {
+    let _turn = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+    watchdog(60, || {
+        // 3 MB held, 2 MB more under a 4 MB limit: over the limit, but the
+        // allocation fits on its own and no other evaluation could free
+        // memory, so it proceeds.
+        let held = full(&[3 << 18], 1.0, DType::Float32).unwrap();
+        held.eval().unwrap();
+        let old = set_memory_limit(get_active_memory() + (1 << 20));
+        let x = full(&[1 << 19], 2.0, DType::Float32).unwrap();
+        let r = x.to_vec::<f32>();
         set_memory_limit(old);
         assert_eq!(r.unwrap()[0], 2.0);
+        drop(held);
     });
 }
 

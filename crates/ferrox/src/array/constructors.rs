@@ -61,16 +61,24 @@ impl Array {
     pub fn weak_f64(value: f64) -> Array {
         Self::try_scalar(value as f32, true).unwrap_or_else(|_| Self::unavailable(DType::Float32))
     }
-    /// A weakly typed integer scalar (int32 unless combined with an array).
+    /// A weakly typed integer scalar (int32 unless combined with an array;
+    /// int64 when the value does not fit int32, so that combined with a
+    /// float array it keeps its value).
     ///
     /// ```
     /// use ferrox::*;
     /// let a = ones(&[2], DType::UInt8)?;
     /// assert_eq!(add(&a, &Array::weak_i64(1))?.dtype(), DType::UInt8);
+    /// let f = ones(&[1], DType::Float32)?;
+    /// assert_eq!(add(&f, &Array::weak_i64(3_000_000_000))?.to_vec::<f32>()?, vec![3e9]);
     /// # Ok::<(), ferrox::Error>(())
     /// ```
     pub fn weak_i64(value: i64) -> Array {
-        Self::try_scalar(value as i32, true).unwrap_or_else(|_| Self::unavailable(DType::Int32))
+        match i32::try_from(value) {
+            Ok(v) => Self::try_scalar(v, true),
+            Err(_) => Self::try_scalar(value, true),
+        }
+        .unwrap_or_else(|_| Self::unavailable(DType::Int32))
     }
     /// A weakly typed boolean scalar.
     ///

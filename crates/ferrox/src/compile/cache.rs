@@ -262,14 +262,7 @@ impl<K: CacheKey, V: Send + Sync + 'static> CompileCache<K, V> {
             }
             match state.slots.get_mut(&key) {
                 Some(Slot::Ready { value, last_used }) => {
-                    // A hit reads the clock (inserts advance it), so the hot
-                    // path writes no shared counter; hits between two inserts
-                    // tie, which only coarsens the LRU order among them.
-                    let now = self.clock.load(Ordering::Relaxed);
-                    if *last_used != now {
-                        *last_used = now;
-                    }
-                    return Ok(value.clone());
+                    return Ok(self.hit(value, last_used));
                 }
                 Some(Slot::Tracing(flight)) if flight.tracer == current_thread() => {
                     return Err(Error::unsupported(
@@ -313,6 +306,31 @@ impl<K: CacheKey, V: Send + Sync + 'static> CompileCache<K, V> {
                 landing.land(&result);
                 result
             }
+        }
+    }
+
+    /// A hit: marks the entry recently used and returns its value.
+    fn hit(&self, value: &Arc<V>, last_used: &mut u64) -> Arc<V> {
+        // A hit reads the clock (inserts advance it), so the hot path writes
+        // no shared counter; hits between two inserts tie, which only
+        // coarsens the LRU order among them.
+        let now = self.clock.load(Ordering::Relaxed);
+        if *last_used != now {
+            *last_used = now;
+        }
+        value.clone()
+    }
+
+    /// The finished value for `key` in `shard`, if there is one; never
+    /// traces and never waits (a trace in progress is `None`).
+    fn get_ready_in(&self, shard: &Shard<K, V>, key: &K) -> Option<Arc<V>> {
+        let mut state = lock(&shard.state);
+        if state.released {
+            return None;
+        }
+        match state.slots.get_mut(key) {
+            Some(Slot::Ready { value, last_used }) => Some(self.hit(value, last_used)),
+            _ => None,
         }
     }
 

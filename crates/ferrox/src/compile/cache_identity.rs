@@ -187,6 +187,26 @@ impl<K: CacheKey, V: Send + Sync + 'static> FnIdentity<K, V> {
         r.cache.get_or_trace_in(&r.shard, key, trace)
     }
 
+    /// The cached value for `key` if a finished trace is there: a hit as in
+    /// [`get_or_trace`](Self::get_or_trace), but a miss or a trace in
+    /// progress returns `None` at once instead of tracing or waiting. A
+    /// caller that holds a lock a trace may need (a binding's interpreter
+    /// lock) can call this, and release the lock only on `None`.
+    ///
+    /// ```
+    /// use ferrox::compile::cache::{CompileCache, FnIdentity};
+    /// use ferrox::sync::Arc;
+    /// let f = FnIdentity::new_in(&Arc::new(CompileCache::<u32, u32>::new()));
+    /// assert!(f.get_ready(&1).is_none());
+    /// f.get_or_trace(1, || Ok(10))?;
+    /// assert_eq!(f.get_ready(&1).as_deref(), Some(&10));
+    /// # Ok::<(), ferrox::Error>(())
+    /// ```
+    pub fn get_ready(&self, key: &K) -> Option<Arc<V>> {
+        let r = &*self.registration;
+        r.cache.get_ready_in(&r.shard, key)
+    }
+
     /// How many traces ran for this function (see [`CompileCache::traces`]).
     ///
     /// ```

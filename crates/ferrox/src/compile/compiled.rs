@@ -131,6 +131,41 @@ impl CompiledFn {
         tape.replay(args, inner.shapeless)
     }
 
+    /// Calls the function only if that needs no trace and no wait: when a
+    /// finished trace for this signature is cached, replays it (building
+    /// the lazy outputs, computing nothing) and returns `Some`; otherwise
+    /// (first call, another thread's trace in progress, inside a transform,
+    /// compile disabled) returns `None` at once, and the caller uses
+    /// [`call_with_constants`](Self::call_with_constants).
+    ///
+    /// The Python binding calls this while holding the interpreter lock, so
+    /// a cached call of small work needs no lock hand-off, and a thread
+    /// holding the lock never waits on another thread's trace.
+    ///
+    /// ```
+    /// use ferrox::*;
+    /// let f = compile(|xs: &[Array]| Ok(vec![(&xs[0] + 1.0)?]));
+    /// let x = zeros(&[2], DType::Float32)?;
+    /// assert!(f.call_if_cached(&[x.clone()], &[]).is_none()); // not traced yet
+    /// f.call(&[x.clone()])?;
+    /// let y = f.call_if_cached(&[x], &[]).expect("a cached signature")?;
+    /// assert_eq!(y[0].to_vec::<f32>()?, vec![1.0; 2]);
+    /// # Ok::<(), ferrox::Error>(())
+    /// ```
+    pub fn call_if_cached(
+        &self,
+        args: &[Array],
+        constants: &[Constant],
+    ) -> Option<Result<Vec<Array>>> {
+        let inner = &self.inner;
+        if !ENABLED.load(Ordering::Relaxed) || args.iter().any(|a| a.0.in_live_trace()) {
+            return None;
+        }
+        let key = Signature::of(args, constants, inner.shapeless);
+        let tape = inner.identity.get_ready(&key)?;
+        Some(tape.replay(args, inner.shapeless))
+    }
+
     /// This function's never-reused identity.
     pub fn id(&self) -> FnId {
         self.inner.identity.id()

@@ -103,6 +103,11 @@ impl<T: Clone> EvalCell<T> {
         self.result.get().is_some()
     }
 
+    /// True while some thread computes the value (claimed, not published).
+    pub fn is_running(&self) -> bool {
+        !self.is_done() && matches!(*lock(&self.state), State::Running(_))
+    }
+
     /// Blocks until the value is published. A pending (unclaimed) cell is
     /// reported as an error rather than waited on: only a claimed cell has a
     /// thread that will publish.

@@ -55,6 +55,9 @@ impl Hasher for IdHasher {
 /// # Ok::<(), ferrox::Error>(())
 /// ```
 pub fn eval(outputs: &[Array]) -> Result<()> {
+    // Counted so that an allocation over the memory limit knows whether
+    // another evaluation may still free memory (see `runtime::memory`).
+    let _in_flight = super::memory::EvalInFlight::enter();
     for node in topo_order(outputs) {
         compute(&node)?;
     }
@@ -93,6 +96,58 @@ pub fn async_eval(outputs: &[Array]) -> Result<()> {
         }
     });
     Ok(())
+}
+
+/// The work [`eval`] of `outputs` would do now, in elements read and
+/// written by its kernels (each pending node counts its output and its
+/// inputs), if that is at most `limit` and nothing it needs is being
+/// computed by another thread; otherwise `None`. The walk stops as soon as
+/// the answer is `None`, so it costs at most `limit`-bounded bookkeeping.
+///
+/// Bindings use it to decide whether an evaluation is small enough to run
+/// without releasing their interpreter lock (a lock hand-off costs more
+/// than microseconds of work); an evaluation that would wait on another
+/// thread's node is never small.
+///
+/// ```
+/// use ferrox::*;
+/// let x = Array::from_slice(&[1.0f32, 2.0, 3.0, 4.0], &[4])?; // data: done
+/// let y = add(&x, &x)?; // pending: writes 4, reads 4 + 4
+/// assert_eq!(runtime::eval::pending_work(&[y.clone()], 1 << 16), Some(12));
+/// assert_eq!(runtime::eval::pending_work(&[y.clone()], 8), None);
+/// y.eval()?;
+/// assert_eq!(runtime::eval::pending_work(&[y], 8), Some(0));
+/// # Ok::<(), ferrox::Error>(())
+/// ```
+pub fn pending_work(outputs: &[Array], limit: usize) -> Option<usize> {
+    // Small graphs are the only ones that can qualify, so a short list
+    // beats a hash set for the visited nodes.
+    const MAX_NODES: usize = 256;
+    let mut seen: Vec<u64> = Vec::new();
+    let mut stack: Vec<Array> = outputs
+        .iter()
+        .filter(|o| !o.0.cell.is_done())
+        .cloned()
+        .collect();
+    let mut work = 0usize;
+    while let Some(a) = stack.pop() {
+        if a.0.cell.is_done() || seen.contains(&a.id()) {
+            continue;
+        }
+        if seen.len() == MAX_NODES || a.0.cell.is_running() {
+            return None;
+        }
+        seen.push(a.id());
+        let inputs = read(&a.0.inputs);
+        work = inputs.iter().fold(work.saturating_add(a.size()), |w, i| {
+            w.saturating_add(i.size())
+        });
+        if work > limit {
+            return None;
+        }
+        stack.extend(inputs.iter().filter(|i| !i.0.cell.is_done()).cloned());
+    }
+    Some(work)
 }
 
 /// The unevaluated nodes reachable from `outputs`, inputs before users.

@@ -23,6 +23,41 @@ use std::sync::OnceLock;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
+/// The longest an allocation over the memory limit waits for other
+/// evaluations to free memory before it proceeds anyway.
+const BACKPRESSURE_WAIT: Duration = Duration::from_millis(20);
+/// How often a waiting allocation re-checks that another evaluation is
+/// still in flight (frees also wake it).
+const POLL: Duration = Duration::from_millis(1);
+
+thread_local! {
+    /// How many evaluations this thread is inside (a plain integer: no
+    /// destructor, nothing created behind the user's back).
+    static EVAL_DEPTH: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+/// Marks an evaluation in flight on this thread for as long as it lives.
+pub(crate) struct EvalInFlight {
+    stripe: usize,
+}
+
+impl EvalInFlight {
+    /// Enters an evaluation.
+    pub(crate) fn enter() -> EvalInFlight {
+        let stripe = my_stripe();
+        pool().evaluating[stripe].fetch_add(1, Ordering::Relaxed);
+        let _ = EVAL_DEPTH.try_with(|d| d.set(d.get() + 1));
+        EvalInFlight { stripe }
+    }
+}
+
+impl Drop for EvalInFlight {
+    fn drop(&mut self) {
+        pool().evaluating[self.stripe].fetch_sub(1, Ordering::Relaxed);
+        let _ = EVAL_DEPTH.try_with(|d| d.set(d.get().saturating_sub(1)));
+    }
+}
+
 /// Alignment of every buffer: a cache line, enough for any SIMD load.
 pub const ALIGN: usize = 64;
 /// Buffers at least this large go through the cache.
@@ -185,6 +220,10 @@ struct Pool {
     memory_limit: AtomicUsize,
     cache_limit: AtomicUsize,
     waiting_evals: AtomicUsize,
+    /// Evaluations in flight, striped like `active` (an `eval` adds to its
+    /// thread's stripe on entry and subtracts on exit, so the sum is exact
+    /// when read and no two threads write one line).
+    evaluating: [LinePadded<AtomicUsize>; STRIPES],
 }
 
 /// Stripes of the active-bytes counter.
@@ -220,6 +259,7 @@ fn pool() -> &'static Pool {
             memory_limit: AtomicUsize::new(ram.saturating_mul(3) / 2),
             cache_limit: AtomicUsize::new(ram / 4),
             waiting_evals: AtomicUsize::new(0),
+            evaluating: std::array::from_fn(|_| LinePadded(AtomicUsize::new(0))),
         }
     })
 }
@@ -242,7 +282,7 @@ fn rounded(len: usize) -> usize {
 impl Pool {
     fn take(&self, len: usize, zeroed: bool) -> crate::error::Result<RawBuf> {
         let cap = rounded(len);
-        self.apply_backpressure(cap);
+        self.apply_backpressure(len, cap)?;
         let reused = if cap >= POOL_MIN {
             self.take_cached(cap)
         } else {
@@ -306,28 +346,54 @@ impl Pool {
     }
 
     /// Over the memory limit, an allocation first returns cached blocks to
-    /// the system, then waits (briefly, repeatedly) for other evaluations to
-    /// free memory. It never fails for being over the limit: if nothing is
-    /// freed within the grace period the allocation proceeds. Allocations
-    /// under [`POOL_MIN`] bytes are not held back (and do not sum the
-    /// active stripes).
-    fn apply_backpressure(&self, cap: usize) {
+    /// the system. An allocation larger than the limit itself can never fit
+    /// and fails at once. Otherwise, while another evaluation is in flight
+    /// (it may free memory), it waits for frees, for at most
+    /// [`BACKPRESSURE_WAIT`] in all, then proceeds over the limit: with no
+    /// other evaluation running nothing will be freed, so it does not wait
+    /// at all. Allocations under [`POOL_MIN`] bytes are not held back (and
+    /// do not sum the active stripes).
+    fn apply_backpressure(&self, len: usize, cap: usize) -> crate::error::Result<()> {
         let limit = self.memory_limit.load(Ordering::Relaxed);
         if cap < POOL_MIN || self.active() + cap <= limit {
-            return;
+            return Ok(());
+        }
+        if cap > limit {
+            return Err(crate::error::Error::new(
+                crate::error::ErrorKind::Memory,
+                "malloc",
+                format!("{len} bytes exceed the memory limit of {limit} bytes (set_memory_limit)"),
+            ));
         }
         self.clear_cache();
-        let deadline = Instant::now() + Duration::from_millis(200);
+        if self.active() + cap <= limit || self.others_evaluating() == 0 {
+            return Ok(());
+        }
+        let deadline = Instant::now() + BACKPRESSURE_WAIT;
         self.waiting_evals.fetch_add(1, Ordering::Relaxed);
         let mut guard = lock(&self.free);
-        while self.active() + cap > limit && Instant::now() < deadline {
-            guard = match self.freed.wait_timeout(guard, Duration::from_millis(5)) {
+        while self.active() + cap > limit && self.others_evaluating() > 0 {
+            let now = Instant::now();
+            if now >= deadline {
+                break;
+            }
+            guard = match self.freed.wait_timeout(guard, (deadline - now).min(POLL)) {
                 Ok((g, _)) => g,
                 Err(p) => p.into_inner().0,
             };
         }
         drop(guard);
         self.waiting_evals.fetch_sub(1, Ordering::Relaxed);
+        Ok(())
+    }
+
+    /// Evaluations in flight on other threads than this one.
+    fn others_evaluating(&self) -> usize {
+        let all = self
+            .evaluating
+            .iter()
+            .fold(0usize, |sum, s| sum.wrapping_add(s.load(Ordering::Relaxed)));
+        all.saturating_sub(EVAL_DEPTH.try_with(|d| d.get()).unwrap_or(0))
     }
 
     /// Bytes in live buffers: the sum of the stripes.
@@ -398,8 +464,12 @@ pub fn reset_peak_memory() {
 pub fn get_cache_memory() -> usize {
     pool().cache.load(Ordering::Relaxed)
 }
-/// Sets the memory limit and returns the previous one. Allocations over the
-/// limit wait for memory to be freed (back-pressure) rather than fail.
+/// Sets the memory limit and returns the previous one. An allocation larger
+/// than the limit fails at once with a `Memory` error. One that would take
+/// the active memory over it first releases the buffer cache, then, while
+/// other evaluations are in flight, waits up to 20 ms for them to free
+/// memory, then proceeds (the limit bounds what is cached and held back,
+/// it does not fail work that fits on its own).
 ///
 /// ```
 /// let old = ferrox::set_memory_limit(1 << 40);
