@@ -11,6 +11,11 @@ and a 512x512 matmul, each call followed by an evaluation, from 1, 2, 4 and
 8 threads (total calls/s, median of --repeat runs); single-thread dispatch
 of the 16-element call in microseconds; and an op whose allocation goes over
 the memory limit (ferrox only), alone and beside another evaluating thread.
+
+On a machine where one large call already keeps every core busy (ferrox's
+kernels run on a rayon pool of one thread per core), more Python threads
+cannot add throughput; RAYON_NUM_THREADS=1 shows what the binding itself
+allows (large calls release the GIL, so N threads overlap).
 """
 import argparse
 import statistics
@@ -55,6 +60,15 @@ def calls_per_s(call, threads, secs):
     return None if failed else sum(counts)
 
 
+def data(n, square=False):
+    """Materialized float32 inputs (a broadcast `ones` would take the
+    strided paths), the same values for every implementation."""
+    import numpy as np
+    rng = np.random.default_rng(0)
+    shape = (n, n) if square else (n,)
+    return (rng.standard_normal(shape) * (0.03 if square else 0.5)).astype(np.float32)
+
+
 def implementations():
     impls = {}
     try:
@@ -62,8 +76,8 @@ def implementations():
         f = fx.compile(lambda x: fx.exp(x * 2 + 1))
         mm = fx.compile(lambda a: a @ a)
         impls["ferrox"] = dict(
-            make=lambda n: fx.ones((n,)),
-            square=lambda n: fx.ones((n, n)) * 0.01,
+            make=lambda n: fx.array(data(n)),
+            square=lambda n: fx.array(data(n, True)),
             call=lambda x: fx.eval(f(x)),
             matmul=lambda a: fx.eval(mm(a)),
         )
@@ -75,8 +89,8 @@ def implementations():
         g = jax.jit(lambda x: jnp.exp(x * 2 + 1))
         gm = jax.jit(lambda a: a @ a)
         impls["jax"] = dict(
-            make=lambda n: jnp.ones(n, dtype=jnp.float32),
-            square=lambda n: jnp.ones((n, n), dtype=jnp.float32) * 0.01,
+            make=lambda n: jnp.asarray(data(n)),
+            square=lambda n: jnp.asarray(data(n, True)),
             call=lambda x: g(x).block_until_ready(),
             matmul=lambda a: gm(a).block_until_ready(),
         )
@@ -87,8 +101,8 @@ def implementations():
         h = mx.compile(lambda x: mx.exp(x * 2 + 1))
         hm = mx.compile(lambda a: a @ a)
         impls["mlx"] = dict(
-            make=lambda n: mx.ones((n,)),
-            square=lambda n: mx.ones((n, n)) * 0.01,
+            make=lambda n: mx.array(data(n)),
+            square=lambda n: mx.array(data(n, True)),
             call=lambda x: mx.eval(h(x)),
             matmul=lambda a: mx.eval(hm(a)),
         )
@@ -165,10 +179,16 @@ def main():
         for case, kind, n in cases:
             x = impl["square"](n) if kind == "matmul" else impl["make"](n)
             fn = impl[kind]
+            # Thread counts interleave within each repetition, so a drift of
+            # the machine's speed between repetitions hits them alike.
+            runs = {t: [] for t in threads}
+            for _ in range(repeat):
+                for t in threads:
+                    r = calls_per_s(lambda: fn(x), t, secs)
+                    if r is not None:
+                        runs[t].append(r)
             for t in threads:
-                runs = [calls_per_s(lambda: fn(x), t, secs) for _ in range(repeat)]
-                ok = [r for r in runs if r is not None]
-                results[(name, case, t)] = statistics.median(ok) if ok else None
+                results[(name, case, t)] = statistics.median(runs[t]) if runs[t] else None
     names = list(impls)
     print(f"total calls/s (median of {repeat}); ratio = ferrox / peer; scaling = n threads / 1 thread")
     header = f"{'case':16} {'threads':>7}" + "".join(f" {n:>10}" for n in names)

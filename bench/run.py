@@ -17,6 +17,8 @@ import sys
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from python_threads import calls_per_s  # noqa: E402  (more threads: python_threads.py)
 
 
 def median_ms(fn, reps, warmup=2):
@@ -198,41 +200,6 @@ def torch_cases(reps):
     return out
 
 
-def threaded_calls_per_s(call, threads, secs=1.0):
-    """Total calls per second of `call` from `threads` Python threads."""
-    import threading
-    counts = [0] * threads
-    errors = []
-    start = threading.Barrier(threads)
-
-    def run(i):
-        try:
-            call()
-        except Exception as e:  # e.g. MLX: "There is no Stream(cpu, 0) in current thread."
-            errors.append(f"{type(e).__name__}: {e}")
-            start.abort()
-            return
-        try:
-            start.wait()
-        except threading.BrokenBarrierError:
-            return
-        t = time.perf_counter()
-        n = 0
-        while time.perf_counter() - t < secs:
-            call()
-            n += 1
-        counts[i] = n / (time.perf_counter() - t)
-
-    ts = [threading.Thread(target=run, args=(i,)) for i in range(threads)]
-    for t in ts:
-        t.start()
-    for t in ts:
-        t.join(timeout=60)
-    if errors:
-        return "fails: " + errors[0]
-    return sum(counts)
-
-
 def python_cases(reps):
     """Compiled 3-op calls from Python: ferrox.core beside JAX jit,
     torch (eager) and mx.compile. Needs the ferrox wheel
@@ -261,9 +228,9 @@ def python_cases(reps):
     for name, (make, call) in impls.items():
         x16, x1k = make(16), make(1024)
         us = median_ms(lambda: [call(x16) for _ in range(1000)], reps)  # ms per 1000 = us per call
-        two = threaded_calls_per_s(lambda: call(x1k), 2)
+        two = calls_per_s(lambda: call(x1k), 2, 1.0)
         out[name] = {"py_compiled_3op_16_us": round(us, 2),
-                     "py_2threads_3op_1024_calls_per_s": two if isinstance(two, str) else round(two)}
+                     "py_2threads_3op_1024_calls_per_s": "fails" if two is None else round(two)}
     return out
 
 
