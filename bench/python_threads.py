@@ -167,10 +167,13 @@ def main():
     p = argparse.ArgumentParser()
     p.add_argument("--quick", action="store_true")
     p.add_argument("--repeat", type=int, default=None)
+    p.add_argument("--only", default=None, help="comma-separated: ferrox,jax,mlx")
     args = p.parse_args()
     repeat = args.repeat or (1 if args.quick else 3)
     secs = 0.5 if args.quick else 1.0
     impls = implementations()
+    if args.only:
+        impls = {k: v for k, v in impls.items() if k in args.only.split(",")}
     threads = (1, 2, 4, 8)
     cases = [("exp(2x+1) 16", "call", 16), ("exp(2x+1) 1024", "call", 1024),
              ("exp(2x+1) 1M", "call", 1 << 20), ("matmul 512", "matmul", 512)]
