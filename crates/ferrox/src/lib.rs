@@ -60,6 +60,7 @@ pub use transforms::tree::{Tree, value_and_grad_tree};
 pub use transforms::vjp::{ValueAndGradFn, grad, value_and_grad, vjp};
 pub use transforms::vmap::vmap;
 
+pub use ops::binary::divmod::divmod;
 pub use ops::binary::{
     add, arctan2, bitwise_and, bitwise_or, bitwise_xor, divide, equal, floor_divide, greater,
     greater_equal, left_shift, less, less_equal, logaddexp, logical_and, logical_or, maximum,

@@ -189,13 +189,18 @@ fn shapeless_replays_at_new_broadcasts_stay_correct() {
     assert_eq!(f.traces(), 1);
 }
 
-/// The fused node behind a compiled result (itself, or the packed value a
-/// `fused_output` view reads).
+/// The fused node behind a compiled result (itself, or the group node of
+/// which it is an output).
 fn kernel_of(y: &Array) -> Array {
-    match y.primitive().map(|p| p.name()) {
-        Some("fused_output") => y.inputs()[0].clone(),
-        _ => y.clone(),
-    }
+    y.output_of().map_or_else(|| y.clone(), |(group, _)| group)
+}
+
+/// The dtypes of a group node's outputs (none for a single-output node).
+fn output_dtypes(kernel: &Array) -> Vec<DType> {
+    kernel
+        .output_specs()
+        .map(|s| s.iter().map(|(_, d)| *d).collect())
+        .unwrap_or_default()
 }
 
 #[test]
@@ -210,16 +215,20 @@ fn values_used_outside_a_chain_are_computed_once_and_returned() {
         let x = astype(&Rng::new(5).array(&[n], -1.0, 1.0), DType::Float32).unwrap();
         let y = f.call(std::slice::from_ref(&x)).unwrap();
         // One kernel computes both: `shared` is its extra output.
-        for v in &y {
-            assert_eq!(v.primitive().unwrap().name(), "fused_output");
+        for (index, v) in y.iter().enumerate() {
+            assert_eq!(v.primitive().unwrap().name(), "output");
+            assert_eq!(v.output_of().map(|(_, i)| i), Some(index));
         }
         let kernel = kernel_of(&y[0]);
         assert_eq!(kernel.id(), kernel_of(&y[1]).id());
         assert_eq!(kernel.primitive().unwrap().name(), "fused");
-        assert_eq!(kernel.dtype(), DType::UInt8);
-        assert_eq!(
-            kernel.shape(),
-            &[compile::packed_layout(&[DType::Float32; 2], n).1]
+        assert_eq!(output_dtypes(&kernel), [DType::Float32; 2]);
+        assert!(
+            kernel
+                .output_specs()
+                .unwrap()
+                .iter()
+                .all(|(s, _)| s == &[n])
         );
         assert_eq!(kernel.inputs().len(), 1, "x only");
         let shared = exp(&x).unwrap();
@@ -248,8 +257,11 @@ fn an_intermediate_read_by_two_chains_is_computed_once() {
     let y = f.call(&xs).unwrap();
     let kernel = kernel_of(&y[0]);
     assert_eq!(kernel.primitive().unwrap().name(), "fused");
-    let two_rows = compile::packed_layout(&[DType::Float32; 2], 300 * 70).1;
-    assert_eq!(kernel.shape(), &[two_rows], "exp(t) and sin(t) + 1");
+    assert_eq!(
+        output_dtypes(&kernel),
+        [DType::Float32; 2],
+        "exp(t) and sin(t) + 1"
+    );
     assert_eq!(kernel_of(&y[1]).id(), kernel.id());
     assert_eq!(kernel.inputs().len(), 2, "x and y");
     let want = body(&xs).unwrap();
@@ -278,7 +290,7 @@ fn an_extra_output_never_waits_on_its_own_readers() {
 }
 
 #[test]
-fn outputs_of_several_dtypes_share_a_kernel_and_shapeless_functions_do_not() {
+fn outputs_of_several_dtypes_share_a_kernel_also_when_shapeless() {
     let with_mask = |xs: &[Array]| -> Result<Vec<Array>> {
         let e = exp(&xs[0])?;
         let mask = greater(&e, &Array::from(1.0f32))?;
@@ -289,18 +301,21 @@ fn outputs_of_several_dtypes_share_a_kernel_and_shapeless_functions_do_not() {
     for n in [9, 20_001] {
         let x = astype(&Rng::new(4).array(&[n], -1.0, 1.0), DType::Float32).unwrap();
         let want = with_mask(std::slice::from_ref(&x)).unwrap();
-        // One kernel, four rows of three dtypes; each result is a typed
-        // view of its row.
+        // One kernel, four outputs of three dtypes, each its own buffer.
         let y = compile(with_mask).call(std::slice::from_ref(&x)).unwrap();
         let kernel = kernel_of(&y[0]);
         assert!(y.iter().all(|v| kernel_of(v).id() == kernel.id()));
-        assert_eq!(kernel.shape(), &[compile::packed_layout(&dtypes, n).1]);
-        // Shapeless: one output per kernel, whatever the dtypes.
+        let kernel_dtypes = output_dtypes(&kernel);
+        assert_eq!(kernel_dtypes.len(), 4);
+        for v in &y {
+            let (_, index) = v.output_of().unwrap();
+            assert_eq!(kernel_dtypes[index], v.dtype());
+        }
         let z = compile_shapeless(with_mask)
             .call(std::slice::from_ref(&x))
             .unwrap();
+        assert!(z.iter().all(|v| kernel_of(v).id() == kernel_of(&z[0]).id()));
         for (((a, b), w), d) in y.iter().zip(&z).zip(&want).zip(dtypes) {
-            assert_ne!(b.primitive().unwrap().name(), "fused_output");
             assert_eq!(a.dtype(), d);
             assert_eq!(bits(a), bits(w));
             assert_eq!(bits(b), bits(w));
@@ -384,8 +399,7 @@ fn chains_that_share_only_an_input_become_one_kernel() {
         .collect();
     let y = compile(body).call(&xs).unwrap();
     let kernel = kernel_of(&y[0]);
-    let three_rows = compile::packed_layout(&[DType::Float32; 3], 200 * 60).1;
-    assert_eq!(kernel.shape(), &[three_rows]);
+    assert_eq!(output_dtypes(&kernel), [DType::Float32; 3]);
     assert!(y.iter().all(|v| kernel_of(v).id() == kernel.id()));
     assert_eq!(kernel.inputs().len(), 2, "x once, and the second input");
     for (g, w) in y.iter().zip(&body(&xs).unwrap()) {
@@ -410,4 +424,26 @@ fn chains_that_share_only_a_scalar_stay_apart() {
     }
     assert_ne!(y[0].id(), y[1].id());
     assert_eq!(y[1].to_vec::<f32>().unwrap(), vec![2.0f32.exp(); 50]);
+}
+
+#[test]
+fn a_shapeless_kernel_with_several_outputs_replays_at_new_broadcast_shapes() {
+    // Traced with y of x's shape, the two results share one kernel; called
+    // with a y that broadcasts, they get different shapes.
+    let body = |xs: &[Array]| -> Result<Vec<Array>> {
+        let e = exp(&xs[0])?;
+        Ok(vec![e.clone(), add(&e, &xs[1])?])
+    };
+    let f = compile_shapeless(body);
+    let x = Array::from_slice(&[0.0f32, 1.0, -1.0], &[1, 3]).unwrap();
+    let y = f.call(&[x.clone(), x.clone()]).unwrap();
+    assert_eq!(kernel_of(&y[0]).id(), kernel_of(&y[1]).id());
+    let wide = astype(&Rng::new(8).array(&[2, 3], -1.0, 1.0), DType::Float32).unwrap();
+    let z = f.call(&[x.clone(), wide.clone()]).unwrap();
+    assert_eq!(f.traces(), 1);
+    assert_eq!((z[0].shape(), z[1].shape()), (&[1, 3][..], &[2, 3][..]));
+    let want = body(&[x, wide]).unwrap();
+    for (g, w) in z.iter().zip(&want) {
+        assert_eq!(bits(g), bits(w));
+    }
 }

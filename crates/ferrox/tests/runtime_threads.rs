@@ -263,3 +263,106 @@ fn outputs_written_with_cache_bypassing_stores_are_whole_when_other_threads_read
         }
     });
 }
+
+/// (x + 1, x * 2) from one kernel with two outputs, counting its runs;
+/// optionally slow or failing.
+#[derive(Debug)]
+struct CountedPair(Counted);
+
+impl Primitive for CountedPair {
+    fn name(&self) -> &'static str {
+        "counted_pair"
+    }
+    fn eval_cpu(&self, _: &[Operand<'_>], _: OutSpec<'_>) -> Result<Data> {
+        Err(ferrox::graph::outputs::not_single(self.name()))
+    }
+    fn eval_cpu_multi(&self, inputs: &[Operand<'_>], outs: &[OutSpec<'_>]) -> Result<Vec<Data>> {
+        let first = self.0.eval_cpu(inputs, outs[0])?;
+        let second =
+            ferrox::backend::cpu::elementwise::unary(&inputs[0], outs[1], |v: f32| v * 2.0)?;
+        Ok(vec![first, second])
+    }
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+}
+
+fn counted_pair(x: &Array, runs: &Arc<AtomicUsize>, sleep_ms: u64, fail: bool) -> Vec<Array> {
+    let op = CountedPair(Counted {
+        runs: runs.clone(),
+        sleep_ms,
+        fail,
+    });
+    let spec = (x.shape().to_vec(), x.dtype());
+    Array::from_primitive_multi(vec![spec.clone(), spec], Arc::new(op), vec![x.clone()])
+}
+
+#[test]
+fn sibling_outputs_compute_once_whichever_thread_reads_or_drops_first() {
+    watchdog(120, || {
+        for round in 0..50u64 {
+            let runs = Arc::new(AtomicUsize::new(0));
+            let x = arange(0.0, 64.0, 1.0, DType::Float32).unwrap();
+            let outs = counted_pair(&x, &runs, round % 3, false);
+            let barrier = Arc::new(Barrier::new(6));
+            // Threads 0-3 read one sibling each (two per output), thread 4
+            // drops its handle of output 0, thread 5 builds on output 1.
+            let handles: Vec<_> = (0..6usize)
+                .map(|t| {
+                    let (mine, barrier) = (outs[t % 2].clone(), barrier.clone());
+                    std::thread::spawn(move || {
+                        barrier.wait();
+                        match t {
+                            4 => {
+                                drop(mine);
+                                None
+                            }
+                            5 => Some(add(&mine, &mine).unwrap().to_vec::<f32>().unwrap()),
+                            _ => Some(mine.to_vec::<f32>().unwrap()),
+                        }
+                    })
+                })
+                .collect();
+            let (first, second) = (outs[0].clone(), outs[1].clone());
+            drop(outs);
+            let got: Vec<_> = handles.into_iter().map(|h| join_within(30, h)).collect();
+            let plus_one: Vec<f32> = (0..64).map(|v| v as f32 + 1.0).collect();
+            let twice: Vec<f32> = (0..64).map(|v| v as f32 * 2.0).collect();
+            let four_times: Vec<f32> = (0..64).map(|v| v as f32 * 4.0).collect();
+            assert_eq!(got[0].as_ref(), Some(&plus_one));
+            assert_eq!(got[1].as_ref(), Some(&twice));
+            assert_eq!(got[2].as_ref(), Some(&plus_one));
+            assert_eq!(got[3].as_ref(), Some(&twice));
+            assert_eq!(got[5].as_ref(), Some(&four_times));
+            assert_eq!(runs.load(Ordering::SeqCst), 1, "round {round}");
+            // Each output is its own buffer.
+            let (a, b) = (first.data().unwrap(), second.data().unwrap());
+            assert!(!Arc::ptr_eq(&a.storage, &b.storage));
+        }
+    });
+}
+
+#[test]
+fn a_failing_kernel_with_two_outputs_fails_both_for_every_reader() {
+    watchdog(60, || {
+        let runs = Arc::new(AtomicUsize::new(0));
+        let x = ones(&[8], DType::Float32).unwrap();
+        let outs = counted_pair(&x, &runs, 10, true);
+        let barrier = Arc::new(Barrier::new(4));
+        let handles: Vec<_> = (0..4usize)
+            .map(|t| {
+                let (mine, barrier) = (outs[t % 2].clone(), barrier.clone());
+                std::thread::spawn(move || {
+                    barrier.wait();
+                    mine.eval()
+                })
+            })
+            .collect();
+        for h in handles {
+            let err = join_within(30, h).unwrap_err();
+            assert_eq!(err.to_string(), "counted: deliberate failure");
+        }
+        assert!(outs[1].to_vec::<f32>().is_err());
+        assert_eq!(runs.load(Ordering::SeqCst), 1);
+    });
+}

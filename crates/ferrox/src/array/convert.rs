@@ -29,10 +29,10 @@ impl Array {
     /// ```
     pub fn data(&self) -> Result<Data> {
         if let Some(r) = self.0.cell.get() {
-            return r;
+            return r?.into_single();
         }
         self.eval()?;
-        self.0.cell.wait()
+        self.0.cell.wait()?.into_single()
     }
 
     /// Evaluates and copies the elements out in row-major order. `T` must be

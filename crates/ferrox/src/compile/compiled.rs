@@ -126,7 +126,7 @@ impl CompiledFn {
         let key = Signature::of(args, constants, inner.shapeless);
         let tape = inner.identity.get_or_trace(key, || {
             let tape = Tape::trace(args, |xs| (inner.body)(xs, constants))?;
-            Ok(fuse(simplify(tape), !inner.shapeless).isolate_ops())
+            Ok(fuse(simplify(tape)).isolate_ops())
         })?;
         tape.replay(args, inner.shapeless)
     }

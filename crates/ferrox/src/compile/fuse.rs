@@ -15,13 +15,14 @@
 //! the same rule, so that input is read once. Groups of one instruction
 //! are left alone.
 //!
-//! Shapeless functions keep one output per group: a replay at new shapes
-//! may give a group's outputs different broadcast shapes, which one packed
-//! buffer cannot hold.
+//! A group with several outputs is a group node (see
+//! [`crate::graph::outputs`]) with one buffer per output, so a shapeless
+//! replay at new shapes may give its outputs different broadcast shapes.
 
 use super::tape::{Instr, Ref, Tape};
-use crate::backend::cpu::fused::{Fused, FusedConst, FusedOutput, Reg, Step};
+use crate::backend::cpu::fused::{Fused, FusedConst, Reg, Step};
 use crate::graph::array::Array;
+use crate::graph::outputs::{OutputOf, OutputSpecs};
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -38,7 +39,7 @@ fn embeddable(a: &Array) -> Option<FusedConst> {
     if a.shape().iter().product::<usize>() != 1 {
         return None;
     }
-    let data = a.0.cell.get_ref()?.ok()?;
+    let data = a.0.cell.get_ref()?.ok()?.single().ok()?;
     Some(FusedConst::new(data, a.shape(), a.dtype()))
 }
 
@@ -50,7 +51,6 @@ fn group_to_join(
     readers: &[usize],
     is_output: bool,
     root: &[Option<usize>],
-    several_outputs: bool,
 ) -> Option<usize> {
     let ins = &tape.instrs[k];
     let mut groups: Vec<usize> = readers.iter().filter_map(|&c| root[c]).collect();
@@ -70,7 +70,7 @@ fn group_to_join(
         if outside.peek().is_none() && !is_output {
             return true; // read only inside g: an internal step
         }
-        several_outputs && outside.all(|e| e > g)
+        outside.all(|e| e > g)
     })
 }
 
@@ -145,9 +145,9 @@ fn merge_siblings(
     }
 }
 
-/// Returns the tape with elementwise chains fused; with `several_outputs`,
-/// a group may return intermediates that are read elsewhere too.
-pub(crate) fn fuse(tape: Tape, several_outputs: bool) -> Tape {
+/// Returns the tape with elementwise chains fused; a group may return
+/// intermediates that are read elsewhere too.
+pub(crate) fn fuse(tape: Tape) -> Tape {
     let n = tape.instrs.len();
     // readers[j]: the instructions reading j's value (once per reader).
     let mut readers: Vec<Vec<usize>> = vec![Vec::new(); n];
@@ -172,7 +172,7 @@ pub(crate) fn fuse(tape: Tape, several_outputs: bool) -> Tape {
     let mut root: Vec<Option<usize>> = vec![None; n];
     for k in (0..n).rev() {
         if is_elementwise(&tape.instrs[k]) {
-            let g = group_to_join(k, &tape, &readers[k], is_output[k], &root, several_outputs);
+            let g = group_to_join(k, &tape, &readers[k], is_output[k], &root);
             root[k] = Some(g.unwrap_or(k));
         }
     }
@@ -182,9 +182,7 @@ pub(crate) fn fuse(tape: Tape, several_outputs: bool) -> Tape {
             members.entry(*g).or_default().push(k);
         }
     }
-    if several_outputs {
-        merge_siblings(&tape, &readers, &mut root, &mut members);
-    }
+    merge_siblings(&tape, &readers, &mut root, &mut members);
 
     let mut new_ref: Vec<Option<Ref>> = vec![None; n];
     let remap = |r: &Ref, new_ref: &[Option<Ref>]| match r {
@@ -245,25 +243,39 @@ pub(crate) fn fuse(tape: Tape, several_outputs: bool) -> Tape {
                     consts.into_iter().map(|(_, c)| c).collect(),
                     outputs.iter().map(|j| step_of[j]).collect(),
                 );
-                let packed = Ref::Node(instrs.len());
-                let dtypes = fused.output_dtypes();
-                instrs.push(Instr {
-                    shape: fused.node_shape(&ins.shape),
-                    dtype: fused.node_dtype(),
-                    op: Arc::new(fused),
-                    inputs,
-                });
+                let fused = Arc::new(fused);
                 if let [_] = outputs[..] {
-                    new_ref[k] = Some(packed);
+                    new_ref[k] = Some(Ref::Node(instrs.len()));
+                    instrs.push(Instr {
+                        shape: ins.shape.clone(),
+                        dtype: ins.dtype,
+                        op: fused,
+                        inputs,
+                        outputs: None,
+                    });
                     continue;
                 }
+                // Several outputs: a group node and one output node each.
+                let group = Ref::Node(instrs.len());
+                let specs: OutputSpecs = outputs
+                    .iter()
+                    .map(|&j| (ins.shape.clone(), tape.instrs[j].dtype))
+                    .collect();
+                instrs.push(Instr {
+                    shape: vec![],
+                    dtype: specs[0].1,
+                    op: fused,
+                    inputs,
+                    outputs: Some(specs),
+                });
                 for (index, &j) in outputs.iter().enumerate() {
                     new_ref[j] = Some(Ref::Node(instrs.len()));
                     instrs.push(Instr {
-                        op: Arc::new(FusedOutput::new(index, dtypes.clone())),
-                        inputs: vec![packed.clone()],
+                        op: Arc::new(OutputOf { index }),
+                        inputs: vec![group.clone()],
                         shape: ins.shape.clone(),
                         dtype: tape.instrs[j].dtype,
+                        outputs: None,
                     });
                 }
             }

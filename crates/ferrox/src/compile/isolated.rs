@@ -70,4 +70,67 @@ impl Primitive for IsolatedOp {
     fn output_shape(&self, input_shapes: &[&[usize]]) -> Option<Result<Vec<usize>>> {
         self.0.output_shape(input_shapes)
     }
+    fn eval_cpu_multi(&self, inputs: &[Operand<'_>], outs: &[OutSpec<'_>]) -> Result<Vec<Data>> {
+        self.0.eval_cpu_multi(inputs, outs)
+    }
+    fn vjp_multi(
+        &self,
+        primals: &[Array],
+        cotangents: &[Option<Array>],
+        outputs: &[Array],
+        argnums: &[usize],
+    ) -> Result<Vec<Array>> {
+        self.0.vjp_multi(primals, cotangents, outputs, argnums)
+    }
+    fn jvp_multi(
+        &self,
+        primals: &[Array],
+        tangents: &[Option<Array>],
+        outputs: &[Array],
+    ) -> Result<Vec<Array>> {
+        self.0.jvp_multi(primals, tangents, outputs)
+    }
+    fn vmap_multi(
+        &self,
+        inputs: &[Array],
+        axes: &[Option<usize>],
+    ) -> Result<Vec<(Array, Option<usize>)>> {
+        self.0.vmap_multi(inputs, axes)
+    }
+    fn output_shapes(&self, input_shapes: &[&[usize]]) -> Option<Result<Vec<Vec<usize>>>> {
+        self.0.output_shapes(input_shapes)
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    /// The names of the methods `Primitive` declares, read from its source.
+    fn trait_methods() -> Vec<String> {
+        let src = include_str!("../graph/primitive.rs");
+        let start = src.find("pub trait Primitive").expect("the trait");
+        let body = &src[start..];
+        let end = body.find("\n}\n").expect("the trait's end");
+        body[..end]
+            .lines()
+            .filter_map(|l| l.trim_start().strip_prefix("fn "))
+            .filter_map(|l| l.split(['(', '<']).next())
+            .map(str::to_owned)
+            .collect()
+    }
+
+    /// A default method added to `Primitive` but not forwarded here would
+    /// silently run its default for every replayed op.
+    #[test]
+    fn every_primitive_method_is_forwarded() {
+        let methods = trait_methods();
+        assert!(methods.len() >= 12, "read the trait: {methods:?}");
+        let src = include_str!("isolated.rs");
+        let forwarded = &src[src.find("impl Primitive for IsolatedOp").expect("the impl")..];
+        for m in methods {
+            assert!(
+                forwarded.contains(&format!("fn {m}(")),
+                "IsolatedOp does not forward Primitive::{m}"
+            );
+        }
+    }
 }

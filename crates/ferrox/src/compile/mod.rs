@@ -14,6 +14,6 @@ pub use compiled::{
     disable_compile, enable_compile,
 };
 // Public paths kept: the fused chunk engine lives in the backend.
-pub use crate::backend::cpu::fused::{Fused, FusedOutput, packed_layout};
+pub use crate::backend::cpu::fused::Fused;
 pub use signature::{Constant, Signature};
 pub use tape::Tape;

@@ -4,6 +4,7 @@ use super::isolated::IsolatedOp;
 use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::graph::array::Array;
+use crate::graph::outputs::{OutputSpecs, output_index};
 use crate::graph::primitive::Primitive;
 use crate::graph::trace::{EndOnDrop, Trace, TraceKind};
 use crate::transforms::graph::trace_order;
@@ -40,6 +41,9 @@ pub(crate) struct Instr {
     pub(crate) inputs: Vec<Ref>,
     pub(crate) shape: Vec<usize>,
     pub(crate) dtype: DType,
+    /// `Some` for a group node: its outputs (read by `OutputOf`
+    /// instructions; see [`crate::graph::outputs`]).
+    pub(crate) outputs: Option<OutputSpecs>,
 }
 
 /// A traced function: instructions in dependency order and the outputs.
@@ -92,6 +96,7 @@ impl Tape {
                 inputs: ins,
                 shape: node.shape().to_vec(),
                 dtype: node.dtype(),
+                outputs: node.output_specs().cloned(),
             });
         }
         let outputs = outputs
@@ -136,22 +141,49 @@ impl Tape {
         };
         for ins in &self.instrs {
             let inputs: Vec<Array> = ins.inputs.iter().map(|r| resolve(r, &vals)).collect();
-            let shape = if shapeless {
-                let shapes: Vec<&[usize]> = inputs.iter().map(|a| a.shape()).collect();
-                match ins.op.output_shape(&shapes) {
-                    Some(s) => s?,
-                    None => {
-                        return Err(Error::unsupported(
-                            ins.op.name(),
-                            "cannot infer its output shape for a shapeless compiled function",
-                        ));
-                    }
-                }
+            let value = if let Some(index) = output_index(ins.op.as_ref()) {
+                // Its shape is its group's (replayed just before) output's.
+                let group = inputs.first().ok_or_else(|| {
+                    Error::runtime("compile", "internal error: an output without its group")
+                })?;
+                Array::output_node(group, index, ins.op.clone())?
+            } else if let Some(specs) = &ins.outputs {
+                let specs = if shapeless {
+                    let shapes: Vec<&[usize]> = inputs.iter().map(|a| a.shape()).collect();
+                    let shapes = ins
+                        .op
+                        .output_shapes(&shapes)
+                        .ok_or_else(|| no_shapes(&ins.op))??;
+                    shapes
+                        .into_iter()
+                        .zip(specs.iter().map(|(_, d)| *d))
+                        .collect()
+                } else {
+                    specs.clone()
+                };
+                Array::group_node(specs, ins.op.clone(), inputs)
             } else {
-                ins.shape.clone()
+                let shape = if shapeless {
+                    let shapes: Vec<&[usize]> = inputs.iter().map(|a| a.shape()).collect();
+                    ins.op
+                        .output_shape(&shapes)
+                        .ok_or_else(|| no_shapes(&ins.op))??
+                } else {
+                    ins.shape.clone()
+                };
+                Array::from_op_arc(shape, ins.dtype, ins.op.clone(), inputs)
             };
-            vals.push(Array::from_op_arc(shape, ins.dtype, ins.op.clone(), inputs));
+            vals.push(value);
         }
         Ok(self.outputs.iter().map(|r| resolve(r, &vals)).collect())
     }
+}
+
+/// The error for an op that cannot infer its output shapes in a shapeless
+/// replay.
+fn no_shapes(op: &Arc<dyn Primitive>) -> Error {
+    Error::unsupported(
+        op.name(),
+        "cannot infer its output shape for a shapeless compiled function",
+    )
 }

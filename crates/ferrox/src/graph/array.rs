@@ -4,6 +4,7 @@
 use super::cell::{Claimed, EvalCell};
 use super::layout::Data;
 use super::node::{self, Node};
+use super::outputs::{OutputSpecs, Value};
 use super::primitive::Primitive;
 use super::stream::{Stream, current_stream};
 use super::trace::{TraceKind, TraceSet, union};
@@ -48,6 +49,7 @@ impl Array {
             weak: false,
             op: None,
             inputs: RwLock::new(vec![]),
+            outputs: None,
             cell: EvalCell::pending(),
             traces: None,
         };
@@ -68,7 +70,8 @@ impl Array {
             weak: false,
             op: None,
             inputs: RwLock::new(vec![]),
-            cell: EvalCell::ready(data),
+            outputs: None,
+            cell: EvalCell::ready(Value::One(data)),
             traces: None,
         }))
     }
@@ -137,6 +140,30 @@ impl Array {
             weak: false,
             op: Some(op),
             inputs: RwLock::new(inputs),
+            outputs: None,
+            cell: EvalCell::pending(),
+            traces,
+        }))
+    }
+
+    /// Builds a group node (see [`crate::graph::outputs`]) on the current
+    /// stream, without its output nodes.
+    pub(crate) fn group_node(
+        outputs: OutputSpecs,
+        op: Arc<dyn Primitive>,
+        inputs: Vec<Array>,
+    ) -> Array {
+        let traces = union(inputs.iter().map(|i| &i.0.traces));
+        let dtype = outputs.first().map_or(DType::Bool, |(_, d)| *d);
+        Array(Arc::new(Node {
+            id: node::next_id(),
+            shape: vec![],
+            dtype,
+            stream: current_stream(),
+            weak: false,
+            op: Some(op),
+            inputs: RwLock::new(inputs),
+            outputs: Some(outputs),
             cell: EvalCell::pending(),
             traces,
         }))

@@ -1,9 +1,9 @@
 //! The graph node behind an [`Array`] handle.
 
 use super::array::Array;
-use super::layout::Data;
 use crate::dtype::DType;
 use crate::graph::cell::EvalCell;
+use crate::graph::outputs::{OutputSpecs, Value};
 use crate::graph::primitive::Primitive;
 use crate::graph::stream::Stream;
 use crate::graph::trace::{TraceSet, any_live};
@@ -32,7 +32,11 @@ pub(crate) struct Node {
     /// borrows the inputs instead of cloning their handles) and by graph
     /// walks; write-locked only by `detach`, after the value is published.
     pub(crate) inputs: RwLock<Vec<Array>>,
-    pub(crate) cell: EvalCell<Data>,
+    /// `Some` for a group node (see [`crate::graph::outputs`]): its outputs'
+    /// shapes and dtypes. Its own `shape` is then `[]` and its `dtype` the
+    /// first output's; its value is [`Value::Several`].
+    pub(crate) outputs: Option<OutputSpecs>,
+    pub(crate) cell: EvalCell<Value>,
     /// The live transform traces this node belongs to (see
     /// [`crate::graph::trace`]); fixed at construction.
     pub(crate) traces: TraceSet,

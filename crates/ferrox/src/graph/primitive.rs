@@ -105,6 +105,59 @@ pub trait Primitive: Send + Sync + fmt::Debug + 'static {
     fn output_shape(&self, _input_shapes: &[&[usize]]) -> Option<Result<Vec<usize>>> {
         None
     }
+
+    // Ops with several outputs (built with `Array::from_primitive_multi`,
+    // see `crate::graph::outputs`) implement the methods below instead of
+    // their single-output counterparts, which the runtime and the
+    // transforms then never call (`eval_cpu` may return
+    // `graph::outputs::not_single`). An op with one output never sees them.
+
+    /// Computes every output (one spec per output, in order) from evaluated
+    /// inputs: one buffer per output.
+    fn eval_cpu_multi(&self, _inputs: &[Operand<'_>], _outs: &[OutSpec<'_>]) -> Result<Vec<Data>> {
+        Err(no_rule(self.name(), "several-output evaluation"))
+    }
+
+    /// Reverse-mode rule of an op with several outputs: `cotangents` has one
+    /// entry per output, `None` for outputs nothing downstream
+    /// differentiates (treat as zeros); `outputs` are the op's outputs.
+    /// Returns one cotangent per entry of `argnums`, as [`vjp`](Self::vjp).
+    fn vjp_multi(
+        &self,
+        _primals: &[Array],
+        _cotangents: &[Option<Array>],
+        _outputs: &[Array],
+        _argnums: &[usize],
+    ) -> Result<Vec<Array>> {
+        Err(no_rule(self.name(), "vjp"))
+    }
+
+    /// Forward-mode rule of an op with several outputs: one tangent per
+    /// output, as [`jvp`](Self::jvp).
+    fn jvp_multi(
+        &self,
+        _primals: &[Array],
+        _tangents: &[Option<Array>],
+        _outputs: &[Array],
+    ) -> Result<Vec<Array>> {
+        Err(no_rule(self.name(), "jvp"))
+    }
+
+    /// Batching rule of an op with several outputs: each batched output
+    /// and where its batch axis is, as [`vmap`](Self::vmap).
+    fn vmap_multi(
+        &self,
+        _inputs: &[Array],
+        _axes: &[Option<usize>],
+    ) -> Result<Vec<(Array, Option<usize>)>> {
+        Err(no_rule(self.name(), "vmap"))
+    }
+
+    /// Every output's shape for inputs of other shapes, as
+    /// [`output_shape`](Self::output_shape).
+    fn output_shapes(&self, _input_shapes: &[&[usize]]) -> Option<Result<Vec<Vec<usize>>>> {
+        None
+    }
 }
 
 /// The error for an op without a rule for a transform.

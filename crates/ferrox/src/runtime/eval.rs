@@ -15,7 +15,9 @@ use super::pending::pending;
 use crate::error::{Error, Result};
 use crate::graph::array::Array;
 use crate::graph::cell::Claimed;
+use crate::graph::layout::Data;
 use crate::graph::node::Node;
+use crate::graph::outputs::{Value, output_index};
 use crate::graph::primitive::{Operand, OutSpec};
 use crate::sync::read;
 use std::collections::HashSet;
@@ -139,7 +141,10 @@ pub fn pending_work(outputs: &[Array], limit: usize) -> Option<usize> {
         }
         seen.push(a.id());
         let inputs = read(&a.0.inputs);
-        work = inputs.iter().fold(work.saturating_add(a.size()), |w, i| {
+        let written = a.output_specs().map_or(a.size(), |specs| {
+            specs.iter().map(|(s, _)| s.iter().product::<usize>()).sum()
+        });
+        work = inputs.iter().fold(work.saturating_add(written), |w, i| {
             w.saturating_add(i.size())
         });
         if work > limit {
@@ -204,13 +209,23 @@ fn compute(a: &Array) -> Result<()> {
     }
 }
 
-fn run_kernel(node: &Node) -> Result<crate::graph::layout::Data> {
+fn run_kernel(node: &Node) -> Result<Value> {
     let Some(op) = &node.op else {
         return Err(Error::runtime("eval", "a data leaf has no value"));
     };
     // Borrowed for the kernel, not cloned (see `topo_order`): only this
     // thread, after publishing, write-locks a node's inputs.
     let inputs = read(&node.inputs);
+    if let Some(index) = output_index(op.as_ref()) {
+        // An output node shares its group's buffer for that output.
+        let [group] = &inputs[..] else {
+            return Err(Error::runtime(
+                "output",
+                "internal error: an output node without its group",
+            ));
+        };
+        return wait_for_value(group)?.output(index).map(Value::One);
+    }
     let mut operands: Vec<Operand<'_>> = Vec::with_capacity(inputs.len());
     for i in inputs.iter() {
         operands.push(Operand {
@@ -219,15 +234,41 @@ fn run_kernel(node: &Node) -> Result<crate::graph::layout::Data> {
             dtype: i.dtype(),
         });
     }
-    let out = OutSpec {
-        shape: &node.shape,
-        dtype: node.dtype,
+    let Some(specs) = &node.outputs else {
+        let out = OutSpec {
+            shape: &node.shape,
+            dtype: node.dtype,
+        };
+        return op.eval_cpu(&operands, out).map(Value::One);
     };
-    op.eval_cpu(&operands, out)
+    let outs: Vec<OutSpec<'_>> = specs
+        .iter()
+        .map(|(shape, dtype)| OutSpec {
+            shape,
+            dtype: *dtype,
+        })
+        .collect();
+    let parts = op.eval_cpu_multi(&operands, &outs)?;
+    if parts.len() != outs.len() {
+        return Err(Error::runtime(
+            op.name(),
+            format!(
+                "internal error: computed {} outputs instead of {}",
+                parts.len(),
+                outs.len()
+            ),
+        ));
+    }
+    Ok(Value::Several(parts.into()))
 }
 
 /// The value of an input that is being or has been computed.
-fn wait_for(a: &Array) -> Result<&crate::graph::layout::Data> {
+fn wait_for(a: &Array) -> Result<&Data> {
+    wait_for_value(a)?.single()
+}
+
+/// [`wait_for`], for any value (a group node's included).
+fn wait_for_value(a: &Array) -> Result<&Value> {
     match a.0.cell.get_ref() {
         Some(r) => r,
         None => {

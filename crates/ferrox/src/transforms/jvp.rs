@@ -49,8 +49,16 @@ pub fn jvp(
     for (t, tan) in tracers.iter().zip(tangents) {
         tans.insert(t.id(), tan.astype(t.dtype())?);
     }
+    // The tangents of a group node's outputs (see `crate::graph::outputs`).
+    let mut group_tans: HashMap<u64, Vec<Array>> = HashMap::new();
     for node in trace_order(&outputs, id) {
         if tans.contains_key(&node.id()) {
+            continue;
+        }
+        if let Some((group, index)) = node.output_of() {
+            if let Some(t) = group_tans.get(&group.id()).and_then(|ts| ts.get(index)) {
+                tans.insert(node.id(), t.clone());
+            }
             continue;
         }
         let Some(op) = node.primitive() else { continue };
@@ -58,6 +66,17 @@ pub fn jvp(
         let in_tans: Vec<Option<Array>> =
             inputs.iter().map(|i| tans.get(&i.id()).cloned()).collect();
         if in_tans.iter().all(Option::is_none) {
+            continue;
+        }
+        if let Some(siblings) = node.group_outputs() {
+            let ts = op.jvp_multi(&inputs, &in_tans, &siblings)?;
+            if ts.len() != siblings.len() {
+                return Err(Error::runtime(
+                    op.name(),
+                    "jvp rule returned the wrong number of tangents",
+                ));
+            }
+            group_tans.insert(node.id(), ts);
             continue;
         }
         let t = op.jvp(&inputs, &in_tans, &node)?;

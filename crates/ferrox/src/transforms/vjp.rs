@@ -71,22 +71,47 @@ fn backward(
         }
     }
     let tracer_ids: Vec<u64> = tracers.iter().map(|t| t.id()).collect();
+    // Cotangents of a group node's outputs (see `crate::graph::outputs`),
+    // gathered from its output nodes until the group node's turn.
+    let mut group_cots: HashMap<u64, Vec<Option<Array>>> = HashMap::new();
     for node in trace_order(outputs, id).iter().rev() {
         if tracer_ids.contains(&node.id()) {
             continue; // a tracer's cotangent is the result; stop here
         }
-        let Some(ct) = cots.remove(&node.id()) else {
+        if let Some((group, index)) = node.output_of() {
+            if let Some(ct) = cots.remove(&node.id()) {
+                let n = group.output_specs().map_or(0, |s| s.len());
+                let slots = group_cots
+                    .entry(group.id())
+                    .or_insert_with(|| vec![None; n]);
+                if let Some(slot) = slots.get_mut(index) {
+                    *slot = Some(ct);
+                }
+            }
             continue;
-        };
+        }
         let Some(op) = node.primitive() else { continue };
         let inputs = node.inputs();
         let argnums: Vec<usize> = (0..inputs.len())
             .filter(|&i| trace::contains(&inputs[i].0.traces, id))
             .collect();
-        if argnums.is_empty() {
-            continue;
-        }
-        let grads = op.vjp(&inputs, &ct, node, &argnums)?;
+        let grads = if let Some(siblings) = node.group_outputs() {
+            let Some(slots) = group_cots.remove(&node.id()) else {
+                continue;
+            };
+            if argnums.is_empty() {
+                continue;
+            }
+            op.vjp_multi(&inputs, &slots, &siblings, &argnums)?
+        } else {
+            let Some(ct) = cots.remove(&node.id()) else {
+                continue;
+            };
+            if argnums.is_empty() {
+                continue;
+            }
+            op.vjp(&inputs, &ct, node, &argnums)?
+        };
         if grads.len() != argnums.len() {
             return Err(Error::runtime(
                 op.name(),

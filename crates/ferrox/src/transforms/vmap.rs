@@ -114,8 +114,17 @@ fn vmap_call(
             ),
         ));
     }
+    // The batched outputs of a group node (see `crate::graph::outputs`).
+    let mut group_mapped: HashMap<u64, Vec<(Array, Option<usize>)>> = HashMap::new();
     for node in trace_order(&outputs, trace.id()) {
         if mapped.contains_key(&node.id()) {
+            continue;
+        }
+        if let Some((group, index)) = node.output_of() {
+            let Some(out) = group_mapped.get(&group.id()).and_then(|o| o.get(index)) else {
+                return Err(Error::runtime("vmap", "an output node before its group"));
+            };
+            mapped.insert(node.id(), out.clone());
             continue;
         }
         let Some(op) = node.primitive() else {
@@ -126,6 +135,17 @@ fn vmap_call(
             .into_iter()
             .map(|i| mapped.get(&i.id()).cloned().unwrap_or((i, None)))
             .unzip();
+        if let Some(specs) = node.output_specs() {
+            let outs = op.vmap_multi(&inputs, &in_ax)?;
+            if outs.len() != specs.len() {
+                return Err(Error::runtime(
+                    op.name(),
+                    "vmap rule returned the wrong number of outputs",
+                ));
+            }
+            group_mapped.insert(node.id(), outs);
+            continue;
+        }
         let out = op.vmap(&inputs, &in_ax)?;
         mapped.insert(node.id(), out);
     }

@@ -14,7 +14,7 @@
 //!
 //! [`elementwise::binary`]: crate::backend::cpu::elementwise::binary
 
-use crate::backend::cpu::elementwise::{binary, out_storage};
+use crate::backend::cpu::elementwise::{binary, binary_pair, out_storage};
 use crate::backend::cpu::half::HalfBlock;
 use crate::backend::cpu::parallel::{chunk_len, simd, worth_splitting};
 use crate::dtype::{Category, Complex64, DType, Element};
@@ -811,6 +811,24 @@ pub fn eval(op: BinaryOp, a: &Operand<'_>, b: &Operand<'_>, out: OutSpec<'_>) ->
         }
         DtypeRule::Shift => with_int!(a.dtype, op, T => shift_kernel::<T>(op, a, b, out)),
     }
+}
+
+/// Quotient and remainder in one pass: `floor_divide(a, b)` and
+/// `remainder(a, b)` of operands of one real dtype (the results equal the
+/// two ops' bit for bit).
+pub fn divmod(a: &Operand<'_>, b: &Operand<'_>, outs: [OutSpec<'_>; 2]) -> Result<[Data; 2]> {
+    if a.dtype != b.dtype {
+        return Err(Error::runtime(
+            "divmod",
+            format!(
+                "internal error: inputs have dtypes {} and {}",
+                a.dtype, b.dtype
+            ),
+        ));
+    }
+    with_real!(a.dtype, BinaryOp::FloorDivide, T => {
+        binary_pair(a, b, outs, |x: T, y: T| (T::floor_div(x, y), T::rem(x, y)))
+    })
 }
 
 // ---------------------------------------------------------------------------

@@ -96,6 +96,101 @@ pub fn binary<A: Pod, B: Pod, O: Pod>(
     Ok(Data::contiguous(storage, out.shape))
 }
 
+/// A broadcast operand read by flat output index: a contiguous slice of
+/// the output's shape, or one element.
+#[derive(Clone, Copy)]
+enum Lane<'a, T> {
+    Flat(&'a [T]),
+    Scalar(T),
+}
+
+impl<'a, T: Pod> Lane<'a, T> {
+    fn of(x: &Operand<'a>, out_shape: &[usize]) -> Option<Lane<'a, T>> {
+        if x.shape.iter().product::<usize>() == 1 {
+            return x
+                .data
+                .raw::<T>()
+                .get(x.data.offset)
+                .map(|&v| Lane::Scalar(v));
+        }
+        if x.shape != out_shape {
+            return None;
+        }
+        x.data.as_contiguous::<T>(x.shape).map(Lane::Flat)
+    }
+    #[inline(always)]
+    fn get(self, i: usize) -> T {
+        match self {
+            Lane::Flat(v) => v[i],
+            Lane::Scalar(v) => v,
+        }
+    }
+}
+
+/// Maps `f` over two broadcast operands into two outputs of one shape in
+/// a single pass: the kernel of an op with two results (`divmod`).
+///
+/// ```
+/// use ferrox::{array::Data, backend::cpu::elementwise::binary_pair, graph::primitive::*, *};
+/// let a = Array::from_slice(&[7i32, 8], &[2])?;
+/// let b = Array::from(3i32);
+/// let (da, db) = (a.data()?, b.data()?);
+/// let op = |x: &Array, d| Operand { data: d, shape: x.shape(), dtype: x.dtype() };
+/// let out = OutSpec { shape: &[2], dtype: DType::Int32 };
+/// let [q, r] = binary_pair(&op(&a, &da), &op(&b, &db), [out, out], |x: i32, y: i32| (x / y, x % y))?;
+/// assert_eq!((q.to_vec::<i32>(&[2]), r.to_vec::<i32>(&[2])), (vec![2, 2], vec![1, 2]));
+/// # Ok::<(), ferrox::Error>(())
+/// ```
+pub fn binary_pair<A: Pod, B: Pod, O: Pod, P: Pod>(
+    a: &Operand<'_>,
+    b: &Operand<'_>,
+    outs: [OutSpec<'_>; 2],
+    f: impl Fn(A, B) -> (O, P) + Sync + Send + Copy,
+) -> Result<[Data; 2]> {
+    let shape = outs[0].shape;
+    if outs[1].shape != shape {
+        return Err(crate::error::Error::runtime(
+            "binary_pair",
+            format!(
+                "internal error: outputs of shapes {shape:?} and {:?}",
+                outs[1].shape
+            ),
+        ));
+    }
+    let (mut s0, mut s1) = (out_storage(outs[0])?, out_storage(outs[1])?);
+    let (d0, d1) = (s0.as_mut_slice::<O>(), s1.as_mut_slice::<P>());
+    match (Lane::<A>::of(a, shape), Lane::<B>::of(b, shape)) {
+        (Some(la), Some(lb)) => {
+            let body = |start: usize, d0: &mut [O], d1: &mut [P]| {
+                simd(|| {
+                    for (k, (o, p)) in d0.iter_mut().zip(d1.iter_mut()).enumerate() {
+                        (*o, *p) = f(la.get(start + k), lb.get(start + k));
+                    }
+                })
+            };
+            if worth_splitting(d0.len()) {
+                let c = chunk_len(d0.len());
+                d0.par_chunks_mut(c)
+                    .zip(d1.par_chunks_mut(c))
+                    .enumerate()
+                    .for_each(|(i, (x, y))| body(i * c, x, y));
+            } else {
+                body(0, d0, d1);
+            }
+        }
+        _ => {
+            let (sa, sb) = (broadcast_strides(a, shape), broadcast_strides(b, shape));
+            let (ra, rb) = (a.data.raw::<A>(), b.data.raw::<B>());
+            let mut k = 0;
+            for_each_offset2(shape, &sa, a.data.offset, &sb, b.data.offset, |oa, ob| {
+                (d0[k], d1[k]) = f(ra[oa], rb[ob]);
+                k += 1;
+            });
+        }
+    }
+    Ok([Data::contiguous(s0, shape), Data::contiguous(s1, shape)])
+}
+
 /// Maps `f` over three broadcast operands (e.g. `where`).
 pub fn ternary<A: Pod, B: Pod, C: Pod, O: Pod>(
     a: &Operand<'_>,

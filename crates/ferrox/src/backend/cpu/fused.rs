@@ -3,10 +3,8 @@
 //! never reach memory.
 //!
 //! A program has one output or several (values that other instructions or
-//! the caller also read). Several outputs share one shape, not necessarily
-//! one dtype: they are written side by side into one byte buffer, one row
-//! per output, each row starting on a cache line (see [`packed_layout`]);
-//! [`FusedOutput`] nodes are zero-copy typed views of those rows. Every
+//! the caller also read); with several it is a group node (see
+//! [`crate::graph::outputs`]) and each output gets its own buffer. Every
 //! output is written from the chunk that computed it, so intermediates that
 //! are also results still cost one pass over memory.
 //!
@@ -28,9 +26,8 @@ use crate::backend::cpu::parallel::worth_splitting;
 use crate::backend::cpu::stream_store::{store_fence, stream_copy, worth_streaming};
 use crate::dtype::DType;
 use crate::error::{Error, Result};
-use crate::graph::layout::{Data, row_major_strides};
+use crate::graph::layout::Data;
 use crate::graph::primitive::{Operand, OutSpec, Primitive};
-use crate::runtime::memory::ALIGN;
 use rayon::prelude::*;
 use std::any::Any;
 use std::sync::Arc;
@@ -99,10 +96,9 @@ pub(crate) struct Step {
     pub(crate) dtype: DType,
 }
 
-/// A chain of elementwise steps evaluated as one node. With one output the
-/// node's value is that step's result; with several it is a `uint8` buffer
-/// laid out by [`packed_layout`] and read through [`FusedOutput`] views.
-/// Built by `compile`'s fusion pass.
+/// A chain of elementwise steps evaluated as one node: with one output an
+/// ordinary node, with several a group node whose output nodes each read
+/// one step's result. Built by `compile`'s fusion pass.
 ///
 /// ```
 /// use ferrox::*;
@@ -131,30 +127,6 @@ impl Fused {
             steps,
             consts,
             outputs,
-        }
-    }
-
-    /// The outputs' dtypes, in output order.
-    pub(crate) fn output_dtypes(&self) -> Vec<DType> {
-        self.outputs.iter().map(|&s| self.steps[s].dtype).collect()
-    }
-
-    /// The node's shape for outputs of `shape`: with several, the packed
-    /// buffer's length in bytes.
-    pub(crate) fn node_shape(&self, shape: &[usize]) -> Vec<usize> {
-        match self.outputs[..] {
-            [_] => shape.to_vec(),
-            _ => {
-                vec![packed_len(&self.output_dtypes(), shape.iter().product())]
-            }
-        }
-    }
-
-    /// The node's dtype: the output's, or bytes when packed.
-    pub(crate) fn node_dtype(&self) -> DType {
-        match self.outputs[..] {
-            [step] => self.steps[step].dtype,
-            _ => DType::UInt8,
         }
     }
 
@@ -277,88 +249,6 @@ impl Fused {
         }
         Ok(())
     }
-
-    /// Copies whole-array outputs (each of `shape`) into one packed buffer.
-    fn pack(
-        &self,
-        results: &[Data],
-        shapes: &[Vec<usize>],
-        shape: &[usize],
-        out: OutSpec<'_>,
-    ) -> Result<Data> {
-        let mut storage = out_storage(out)?;
-        let dtypes = self.output_dtypes();
-        let rows = split_rows(storage.as_mut_slice::<u8>(), &dtypes, shape)?;
-        for (dst, &step) in rows.into_iter().zip(&self.outputs) {
-            if shapes[step] != shape {
-                return Err(Error::runtime(
-                    "fused",
-                    format!(
-                        "internal error: output {:?} is not the packed shape {shape:?}",
-                        shapes[step]
-                    ),
-                ));
-            }
-            let src = contiguous_bytes(&results[step], shape, self.steps[step].dtype)?;
-            same_len(dst, src)?;
-            dst.copy_from_slice(src);
-        }
-        Ok(Data::contiguous(storage, out.shape))
-    }
-}
-
-/// The layout of a packed value: where each output's bytes start, for
-/// outputs of `dtypes` with `n` elements each, and the total length. Rows
-/// start on cache lines, so each is aligned for its dtype and two outputs
-/// written by different cores never share a line.
-///
-/// ```
-/// use ferrox::{DType, compile::packed_layout};
-/// assert_eq!(packed_layout(&[DType::Float32, DType::Bool], 3), (vec![0, 64], 67));
-/// ```
-pub fn packed_layout(dtypes: &[DType], n: usize) -> (Vec<usize>, usize) {
-    let starts = row_spans(dtypes, n).map(|(start, _)| start).collect();
-    (starts, packed_len(dtypes, n))
-}
-
-/// The length in bytes of a packed value (see [`packed_layout`]).
-fn packed_len(dtypes: &[DType], n: usize) -> usize {
-    row_spans(dtypes, n)
-        .last()
-        .map_or(0, |(start, len)| start + len)
-}
-
-/// Each row's start and length in bytes (see [`packed_layout`]), without
-/// allocating: evaluation reads the layout on every call.
-fn row_spans(dtypes: &[DType], n: usize) -> impl Iterator<Item = (usize, usize)> + '_ {
-    dtypes.iter().scan(0usize, move |end, d| {
-        let start = end.div_ceil(ALIGN) * ALIGN;
-        *end = start + n * d.size();
-        Some((start, n * d.size()))
-    })
-}
-
-/// The rows of a packed buffer (see [`packed_layout`]) as disjoint slices.
-fn split_rows<'b>(
-    mut bytes: &'b mut [u8],
-    dtypes: &[DType],
-    shape: &[usize],
-) -> Result<Vec<&'b mut [u8]>> {
-    let n: usize = shape.iter().product();
-    let bad = || Error::runtime("fused", "internal error: a packed buffer of the wrong size");
-    let mut rows = Vec::with_capacity(dtypes.len());
-    let mut pos = 0;
-    for (start, len) in row_spans(dtypes, n) {
-        let (_, rest) = bytes.split_at_mut_checked(start - pos).ok_or_else(bad)?;
-        let (row, rest) = rest.split_at_mut_checked(len).ok_or_else(bad)?;
-        rows.push(row);
-        bytes = rest;
-        pos = start + len;
-    }
-    if !bytes.is_empty() {
-        return Err(bad());
-    }
-    Ok(rows)
 }
 
 /// The bytes of `data`, a freshly computed step result of `shape`.
@@ -439,34 +329,59 @@ impl Primitive for Fused {
     }
 
     fn eval_cpu(&self, inputs: &[Operand<'_>], out: OutSpec<'_>) -> Result<Data> {
-        let input_shapes: Vec<&[usize]> = inputs.iter().map(|x| x.shape).collect();
-        let shapes = self.step_shapes(&input_shapes)?;
-        // Each output's shape: the last step's (the node's, unpacked).
-        let shape = shapes.last().map(Vec::as_slice).unwrap_or(&[]);
-        let n: usize = shape.iter().product();
-        let bytes_out: usize = self
-            .outputs
-            .iter()
-            .map(|&s| n * self.steps[s].dtype.size())
-            .sum();
-        let every_step_full = shapes.iter().all(|s| s.as_slice() == shape);
-        // Whole when the outputs are one chunk anyway: with one output the
-        // last step's buffer is then the node's, with no chunk views and
-        // no copy.
-        let one_chunk = n <= CHUNK && !worth_streaming(bytes_out);
-        if !every_step_full || n == 0 || shape.is_empty() || one_chunk {
-            let mut results = self.run_steps(inputs, |s| shapes[s].as_slice(), false)?;
-            return match self.outputs[..] {
-                [step] if step < results.len() => Ok(results.swap_remove(step)),
-                _ => self.pack(&results, &shapes, shape, out),
-            };
+        let mut outputs = self.eval_cpu_multi(inputs, &[out])?;
+        match (outputs.pop(), outputs.is_empty()) {
+            (Some(data), true) => Ok(data),
+            _ => Err(Error::runtime(
+                "fused",
+                "internal error: a program with several outputs evaluated as one",
+            )),
         }
-        if out.shape != self.node_shape(shape) || out.dtype != self.node_dtype() {
+    }
+
+    fn eval_cpu_multi(&self, inputs: &[Operand<'_>], outs: &[OutSpec<'_>]) -> Result<Vec<Data>> {
+        if outs.len() != self.outputs.len() {
             return Err(Error::runtime(
                 "fused",
                 format!(
-                    "internal error: a {} node of shape {:?} for outputs of shape {shape:?}",
-                    out.dtype, out.shape
+                    "internal error: {} output specs for {} outputs",
+                    outs.len(),
+                    self.outputs.len()
+                ),
+            ));
+        }
+        let input_shapes: Vec<&[usize]> = inputs.iter().map(|x| x.shape).collect();
+        let shapes = self.step_shapes(&input_shapes)?;
+        // The shape every step has when chunking applies: the last step's.
+        let shape = shapes.last().map(Vec::as_slice).unwrap_or(&[]);
+        let n: usize = shape.iter().product();
+        let bytes_out: usize = outs.iter().map(|o| n * o.dtype.size()).sum();
+        let every_step_full = shapes.iter().all(|s| s.as_slice() == shape);
+        // Whole when the outputs are one chunk anyway: each output is then
+        // its step's buffer, with no chunk views and no copy.
+        let one_chunk = n <= CHUNK && !worth_streaming(bytes_out);
+        if !every_step_full || n == 0 || shape.is_empty() || one_chunk {
+            let mut results: Vec<Option<Data>> = self
+                .run_steps(inputs, |s| shapes[s].as_slice(), false)?
+                .into_iter()
+                .map(Some)
+                .collect();
+            return self
+                .outputs
+                .iter()
+                .map(|&step| {
+                    results.get_mut(step).and_then(Option::take).ok_or_else(|| {
+                        Error::runtime("fused", "internal error: an output read twice")
+                    })
+                })
+                .collect();
+        }
+        if let Some(o) = outs.iter().find(|o| o.shape != shape) {
+            return Err(Error::runtime(
+                "fused",
+                format!(
+                    "internal error: an output of shape {:?} for steps of shape {shape:?}",
+                    o.shape
                 ),
             ));
         }
@@ -477,17 +392,23 @@ impl Primitive for Fused {
         let row_len = if flat { 1 } else { n / shape[0] };
         let rows = n / row_len;
         let rows_per_chunk = (CHUNK / row_len).max(1);
-        let mut storage = out_storage(out)?;
+        let mut storages = outs
+            .iter()
+            .map(|o| out_storage(*o))
+            .collect::<Result<Vec<_>>>()?;
         let stream = worth_streaming(bytes_out);
-        let dtypes = self.output_dtypes();
         // dsts[i * k + j]: chunk i of output j, so each task owns k
         // disjoint slices.
-        let mut per_output: Vec<_> = split_rows(storage.as_mut_slice::<u8>(), &dtypes, shape)?
-            .into_iter()
-            .zip(&dtypes)
-            .map(|(row, d)| row.chunks_mut(rows_per_chunk * row_len * d.size()))
+        let mut per_output: Vec<_> = storages
+            .iter_mut()
+            .zip(outs)
+            .map(|(storage, o)| {
+                storage
+                    .as_mut_slice::<u8>()
+                    .chunks_mut(rows_per_chunk * row_len * o.dtype.size())
+            })
             .collect();
-        let k = dtypes.len();
+        let k = outs.len();
         let chunks = rows.div_ceil(rows_per_chunk);
         let mut dsts: Vec<&mut [u8]> = Vec::with_capacity(chunks * k);
         for _ in 0..chunks {
@@ -503,15 +424,29 @@ impl Primitive for Fused {
         } else {
             dsts.chunks_mut(k).enumerate().try_for_each(run)?;
         }
-        Ok(Data::contiguous(storage, out.shape))
+        drop(dsts);
+        drop(per_output);
+        Ok(storages
+            .into_iter()
+            .map(|storage| Data::contiguous(storage, shape))
+            .collect())
     }
 
     fn output_shape(&self, input_shapes: &[&[usize]]) -> Option<Result<Vec<usize>>> {
-        Some(self.step_shapes(input_shapes).and_then(|s| {
-            s.last()
-                .map(|shape| self.node_shape(shape))
-                .ok_or_else(|| Error::runtime("fused", "no steps"))
-        }))
+        Some(
+            self.output_shapes(input_shapes)?
+                .and_then(|shapes| match &shapes[..] {
+                    [shape] => Ok(shape.clone()),
+                    _ => Err(Error::runtime("fused", "internal error: several outputs")),
+                }),
+        )
+    }
+
+    fn output_shapes(&self, input_shapes: &[&[usize]]) -> Option<Result<Vec<Vec<usize>>>> {
+        Some(
+            self.step_shapes(input_shapes)
+                .map(|shapes| self.outputs.iter().map(|&s| shapes[s].clone()).collect()),
+        )
     }
 
     fn as_any(&self) -> &dyn Any {
@@ -534,77 +469,4 @@ impl Primitive for Fused {
                 .zip(&o.consts)
                 .all(|(a, b)| a.dtype == b.dtype && a.shape == b.shape && a.bytes() == b.bytes())
     }
-}
-
-/// Output `index` of a [`Fused`] program with several outputs: a zero-copy
-/// view, typed as that output, of its row of the packed value (see
-/// [`packed_layout`]).
-///
-/// ```
-/// use ferrox::*;
-/// let f = compile(|xs: &[Array]| {
-///     let e = exp(&xs[0])?;
-///     Ok(vec![e.clone(), greater(&(&e * 2.0)?, &Array::from(1.0))?])
-/// });
-/// let y = f.call(&[zeros(&[3], DType::Float32)?])?;
-/// assert_eq!(y[0].primitive().unwrap().name(), "fused_output");
-/// assert_eq!(y[0].inputs()[0].id(), y[1].inputs()[0].id(), "one kernel");
-/// assert_eq!(y[1].to_vec::<bool>()?, vec![true; 3]);
-/// # Ok::<(), ferrox::Error>(())
-/// ```
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct FusedOutput {
-    index: usize,
-    /// Every output's dtype, in order: what the layout depends on.
-    dtypes: Vec<DType>,
-}
-
-impl FusedOutput {
-    /// The view of output `index` of outputs of `dtypes`.
-    pub(crate) fn new(index: usize, dtypes: Vec<DType>) -> FusedOutput {
-        FusedOutput { index, dtypes }
-    }
-}
-
-impl Primitive for FusedOutput {
-    fn name(&self) -> &'static str {
-        "fused_output"
-    }
-
-    fn eval_cpu(&self, inputs: &[Operand<'_>], out: OutSpec<'_>) -> Result<Data> {
-        let [packed] = inputs else {
-            return Err(Error::runtime(
-                "fused_output",
-                format!("expected 1 input, got {}", inputs.len()),
-            ));
-        };
-        let n: usize = out.shape.iter().product();
-        let total = packed_len(&self.dtypes, n);
-        let size = out.dtype.size();
-        let start = row_spans(&self.dtypes, n)
-            .nth(self.index)
-            .map(|(s, _)| packed.data.offset + s);
-        let fits = packed.shape == [total]
-            && packed.dtype == DType::UInt8
-            && self.dtypes.get(self.index) == Some(&out.dtype)
-            && start.is_some_and(|s| s % size == 0)
-            // An empty value has no layout to check.
-            && (n == 0 || packed.data.is_contiguous(packed.shape));
-        match start {
-            Some(start) if fits => Ok(Data {
-                storage: packed.data.storage.clone(),
-                strides: row_major_strides(out.shape),
-                offset: start / size,
-            }),
-            _ => Err(Error::runtime(
-                "fused_output",
-                format!(
-                    "output {} ({} of shape {:?}) cannot be read from a packed {} value of shape {:?}",
-                    self.index, out.dtype, out.shape, packed.dtype, packed.shape
-                ),
-            )),
-        }
-    }
-
-    crate::primitive_common!();
 }

@@ -23,6 +23,7 @@
 //!   the sign fill for `right_shift` of a negative value; bool shifts
 //!   compute in uint8 (MLX).
 
+pub mod divmod;
 mod grad;
 use super::shape_rules::broadcast_shapes;
 use crate::backend::cpu::binary;
