@@ -59,6 +59,9 @@ def numpy_cases(reps):
     out["x*2+1_16M_f32"] = median_ms(lambda: x16 * 2 + 1, reps)
     out["tanh_exp_16M_f32"] = median_ms(lambda: np.tanh(0.5 * x16) * x16 + np.exp(-x16 * x16), reps)
     out["sum_16M_f32"] = median_ms(lambda: x16.sum(), reps)
+    d16 = rng.uniform(1, 5, 1 << 24).astype(np.float32)
+    out["divmod_16M_f32"] = median_ms(lambda: np.divmod(x16, d16), reps)
+    out["floor_divide+remainder_16M_f32"] = median_ms(lambda: (x16 // d16, x16 % d16), reps)
 
     def tanh_grad():
         y = np.tanh(x16)
@@ -100,6 +103,9 @@ def jax_cases(reps):
     f4 = jax.jit(lambda x: (lambda y: (y, 1 - y * y))(jnp.tanh(x)))
     out["tanh_grad_16M_f32"] = median_ms(lambda: jax.block_until_ready(f4(x16)), reps)
     out["sum_16M_f32"] = median_ms(lambda: x16.sum().block_until_ready(), reps)
+    d16 = jax.random.uniform(key, (1 << 24,), dtype=jnp.float32, minval=1, maxval=5)
+    f5 = jax.jit(jnp.divmod)
+    out["divmod_16M_f32"] = median_ms(lambda: jax.block_until_ready(f5(x16, d16)), reps)
     s = jax.random.normal(key, (4096, 4096), dtype=jnp.float32)
     out["softmax_4096x4096_f32"] = median_ms(lambda: jax.nn.softmax(s, axis=-1).block_until_ready(), reps)
     small = jnp.ones(16, dtype=jnp.float32)
@@ -244,6 +250,9 @@ def mlx_cases(reps):
     out["x*2+1_16M_f32"] = median_ms(lambda: mx.eval(x16 * 2 + 1), reps)
     out["tanh_exp_16M_f32"] = median_ms(lambda: mx.eval(mx.tanh(0.5 * x16) * x16 + mx.exp(-x16 * x16)), reps)
     out["sum_16M_f32"] = median_ms(lambda: mx.eval(x16.sum()), reps)
+    d16 = mx.random.uniform(1, 5, (1 << 24,))
+    out["divmod_16M_f32"] = median_ms(lambda: mx.eval(*mx.divmod(x16, d16)), reps)
+    out["floor_divide+remainder_16M_f32"] = median_ms(lambda: mx.eval(x16 // d16, x16 % d16), reps)
 
     def tanh_grad(x):
         y = mx.tanh(x)

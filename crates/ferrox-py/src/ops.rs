@@ -300,6 +300,16 @@ binary! {
     kron => ferrox::kron,
 }
 
+/// Element-wise quotient and remainder, `(floor_divide(a, b),
+/// remainder(a, b))`, computed in one pass.
+#[pyfunction]
+#[pyo3(signature = (a, b, /, *, stream = None))]
+pub fn divmod(a: &Any<'_>, b: &Any<'_>, stream: Stream<'_, '_>) -> PyResult<(PyArr, PyArr)> {
+    let (a, b) = (to_array(a)?, to_array(b)?);
+    let (q, r) = on(stream, || ferrox::divmod(&a, &b))?.py()?;
+    Ok((PyArr::new(q), PyArr::new(r)))
+}
+
 #[pyfunction]
 #[pyo3(signature = (a, /, decimals = 0, *, stream = None))]
 pub fn round(a: &Any<'_>, decimals: i32, stream: Stream<'_, '_>) -> PyResult<PyArr> {
@@ -1032,6 +1042,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
         eye,
         identity,
         tri,
+        divmod,
         round,
         astype,
         view,

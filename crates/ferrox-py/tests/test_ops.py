@@ -94,6 +94,22 @@ def test_binary_ops_broadcast(name, rng):
     assert_close(getattr(fx, name)(fx.array(x), fx.array(y)), BINARY[name](x, y), rtol=1e-4)
 
 
+def test_divmod_matches_numpy_and_differentiates(rng):
+    x = rng.uniform(-5, 5, size=(2, 3)).astype(np.float32)
+    y = rng.uniform(0.5, 2, size=(3,)).astype(np.float32)
+    q, r = fx.divmod(fx.array(x), fx.array(y))
+    nq, nr = np.divmod(x, y)
+    assert_close(q, nq, rtol=1e-5)
+    assert_close(r, nr, rtol=1e-5, atol=1e-5)
+    qi, ri = fx.divmod(fx.array([7, -7], dtype=fx.int32), 2)
+    assert (qi.tolist(), ri.tolist(), qi.dtype) == ([3, -4], [1, 1], fx.int32)
+    # Only the remainder carries a derivative: d r / d y = -floor(x / y).
+    g = fx.grad(lambda b: fx.divmod(fx.array(x), b)[1].sum())(fx.array(y))
+    assert_close(g, -nq.sum(axis=0), rtol=1e-5)
+    with pytest.raises(ValueError, match="divmod"):
+        fx.divmod(fx.array([1.0, 2.0]), fx.array([1.0, 2.0, 3.0]))
+
+
 def test_logical_and_bitwise_ops():
     a, b = np.array([True, False, True]), np.array([True, True, False])
     assert fx.logical_and(fx.array(a), fx.array(b)).tolist() == (a & b).tolist()

@@ -116,6 +116,22 @@ fn main() -> Result<()> {
     report_peak("tanh_grad_16M_f32_compiled_peak", 2, || {
         eval(&two.call(std::slice::from_ref(&x))?)
     })?;
+    // Quotient and remainder: one kernel with two outputs against the two
+    // ops a caller would otherwise run (same operands, same results).
+    let d = random(&[1 << 24], 6)?;
+    let d = (&d + 3.0)?; // divisors in [1, 5): no zeros
+    d.eval()?;
+    report(
+        "divmod_16M_f32",
+        median_ms(reps, || {
+            let (q, r) = divmod(&x, &d)?;
+            eval(&[q, r])
+        })?,
+    );
+    report(
+        "floor_divide+remainder_16M_f32",
+        median_ms(reps, || eval(&[floor_divide(&x, &d)?, remainder(&x, &d)?]))?,
+    );
     report(
         "sum_16M_f32",
         median_ms(reps, || sum(&x, None, false)?.eval())?,

@@ -135,9 +135,10 @@ impl<'a, T: Pod> Lane<'a, T> {
 /// let a = Array::from_slice(&[7i32, 8], &[2])?;
 /// let b = Array::from(3i32);
 /// let (da, db) = (a.data()?, b.data()?);
-/// let op = |x: &Array, d| Operand { data: d, shape: x.shape(), dtype: x.dtype() };
+/// let a = Operand { data: &da, shape: a.shape(), dtype: a.dtype() };
+/// let b = Operand { data: &db, shape: b.shape(), dtype: b.dtype() };
 /// let out = OutSpec { shape: &[2], dtype: DType::Int32 };
-/// let [q, r] = binary_pair(&op(&a, &da), &op(&b, &db), [out, out], |x: i32, y: i32| (x / y, x % y))?;
+/// let [q, r] = binary_pair(&a, &b, [out, out], |x: i32, y: i32| (x / y, x % y))?;
 /// assert_eq!((q.to_vec::<i32>(&[2]), r.to_vec::<i32>(&[2])), (vec![2, 2], vec![1, 2]));
 /// # Ok::<(), ferrox::Error>(())
 /// ```

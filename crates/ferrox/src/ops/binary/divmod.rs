@@ -259,7 +259,7 @@ mod tests {
         let (_, g) = vjp(
             |xs| Ok(vec![divmod(&xs[0], &xs[1])?.1]),
             &[a.clone(), b.clone()],
-            &[ones.clone()],
+            std::slice::from_ref(&ones),
         )
         .expect("vjp");
         assert_eq!(g[0].to_vec::<f32>().expect("da"), vec![1.0, 1.0]);
@@ -268,7 +268,7 @@ mod tests {
         let (_, g) = vjp(
             |xs| Ok(vec![divmod(&xs[0], &xs[1])?.0]),
             &[a.clone(), b.clone()],
-            &[ones.clone()],
+            std::slice::from_ref(&ones),
         )
         .expect("vjp");
         assert_eq!(g[0].to_vec::<f32>().expect("da"), vec![0.0, 0.0]);
