@@ -7,7 +7,7 @@ mod common;
 
 use common::{join_within, watchdog};
 use ferrox::compile::cache::{CompileCache, FnIdentity};
-use ferrox::{Error, ErrorKind};
+use ferrox::{Array, DType, Error, ErrorKind, compile, exp, zeros};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Barrier, mpsc};
 use std::thread;
@@ -521,26 +521,20 @@ fn clear_from_another_thread_while_traces_run() {
 
 #[test]
 fn the_process_wide_cache_is_shared_by_every_thread() {
-    /// A key type used by no other test, so this test owns its global cache.
-    #[derive(Clone, PartialEq, Eq, Hash)]
-    struct StressSignature(u32);
     watchdog(60, || {
-        let f = FnIdentity::<StressSignature, u64>::new();
-        let count = Arc::new(AtomicUsize::new(0));
+        let f = compile(|xs: &[Array]| Ok(vec![exp(&xs[0])?]));
+        let id = f.id();
         {
-            let (f, count) = (f.clone(), count.clone());
+            let f = f.clone();
             together(8, move |_| {
-                let via_global = CompileCache::<StressSignature, u64>::global();
-                assert!(Arc::ptr_eq(&via_global, f.cache()));
-                *f.get_or_trace(StressSignature(1), || counted(&count, 20, 1))
-                    .unwrap()
+                assert!(Arc::ptr_eq(&compile::tape_cache(), &compile::tape_cache()));
+                let x = zeros(&[3], DType::Float32).unwrap();
+                f.call(&[x]).unwrap()[0].to_vec::<f32>().unwrap()
             });
         }
-        assert_eq!(count.load(Ordering::SeqCst), 1);
-        let global = CompileCache::<StressSignature, u64>::global();
-        assert_eq!(global.len(), 1);
+        let cache = compile::tape_cache();
+        assert_eq!((f.traces(), cache.traces(id)), (1, 1));
         thread::spawn(move || drop(f)).join().unwrap();
-        assert!(global.is_empty());
-        assert_eq!(global.function_count(), 0);
+        assert_eq!(cache.traces(id), 0, "erased with its last handle");
     });
 }

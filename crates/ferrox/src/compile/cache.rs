@@ -8,14 +8,12 @@
 //!
 //! # Promises (DESIGN.md §2, items 2–5)
 //!
-//! * **One cache for the process.** [`CompileCache::global`] returns the one
-//!   cache for a `(K, V)` pair, and [`FnIdentity::new`] registers functions
-//!   there. The cache is a generic struct rather than a store of
-//!   `Arc<dyn Any>` so that keys are compared and values returned with their
-//!   real types (no downcast that can fail on the call path); the price is
-//!   one cache per type pair, which is one cache for the compile layer's
-//!   single `(Signature, Tape)` pair. Tests (and the loom models) build
-//!   private caches with [`CompileCache::new`] and [`FnIdentity::new_in`].
+//! * **One cache for the process.** The compile layer keeps one
+//!   `CompileCache<Signature, Tape>` for the process
+//!   ([`crate::compile::tape_cache`]) and registers every compiled function
+//!   there ([`FnIdentity::new_in`]). The cache is generic over key and value
+//!   so that the loom models and the tests run this very code on small
+//!   types, in private caches of their own ([`CompileCache::new`]).
 //! * **Single flight.** Concurrent first calls with one key trace exactly
 //!   once ([`CompileCache::get_or_trace`]). The tracer runs the trace with no
 //!   cache lock held; the others block on a condvar of that one trace (a
@@ -71,14 +69,11 @@
 //! # Ok::<(), ferrox::Error>(())
 //! ```
 
-#[path = "cache_global.rs"]
-mod cache_global;
 #[path = "cache_identity.rs"]
 mod cache_identity;
 #[path = "cache_shard.rs"]
 mod cache_shard;
 
-pub use cache_global::clear_all;
 pub use cache_identity::{FnId, FnIdentity};
 
 use crate::error::{Error, Result};
@@ -113,7 +108,7 @@ pub const DEFAULT_MAX_ENTRIES: usize = 1024;
 /// A thread-safe cache of traces, keyed by function identity and signature.
 ///
 /// See the [module documentation](self) for the promises and the lock
-/// order. Use [`CompileCache::global`] for the process-wide cache.
+/// order. [`crate::compile::tape_cache`] is the process-wide one.
 ///
 /// ```
 /// use ferrox::compile::cache::{CompileCache, FnIdentity};

@@ -100,26 +100,6 @@ struct Registration<K: CacheKey, V: Send + Sync + 'static> {
 }
 
 impl<K: CacheKey, V: Send + Sync + 'static> FnIdentity<K, V> {
-    /// A fresh identity in the process-wide cache for `K` and `V`
-    /// ([`CompileCache::global`]).
-    ///
-    /// ```
-    /// use ferrox::compile::cache::{CompileCache, FnIdentity};
-    /// #[derive(Clone, PartialEq, Eq, Hash)]
-    /// struct Signature(Vec<usize>);
-    /// let f = FnIdentity::<Signature, String>::new();
-    /// let tape = f.get_or_trace(Signature(vec![4]), || Ok("tape".to_string()))?;
-    /// let cache = CompileCache::<Signature, String>::global();
-    /// assert!(cache.contains(f.id(), &Signature(vec![4])));
-    /// let id = f.id();
-    /// drop(f);
-    /// assert!(!cache.contains(id, &Signature(vec![4])));
-    /// # Ok::<(), ferrox::Error>(())
-    /// ```
-    pub fn new() -> Self {
-        Self::new_in(&CompileCache::global())
-    }
-
     /// A fresh identity registered in `cache`.
     ///
     /// ```
@@ -224,13 +204,6 @@ impl<K: CacheKey, V: Send + Sync + 'static> FnIdentity<K, V> {
             .shard
             .traces
             .load(crate::sync::Ordering::Relaxed)
-    }
-}
-
-impl<K: CacheKey, V: Send + Sync + 'static> Default for FnIdentity<K, V> {
-    /// Same as [`FnIdentity::new`].
-    fn default() -> Self {
-        Self::new()
     }
 }
 

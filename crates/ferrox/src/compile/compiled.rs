@@ -1,6 +1,6 @@
 //! `compile`: the compiled-function handle and its call path.
 
-use super::cache::{FnId, FnIdentity};
+use super::cache::{CompileCache, FnId, FnIdentity};
 use super::fuse::fuse;
 use super::signature::{Constant, Signature};
 use super::simplify::simplify;
@@ -9,6 +9,30 @@ use crate::error::Result;
 use crate::graph::array::Array;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+
+/// The process-wide compile cache: the tapes of every compiled function,
+/// shared by every thread (contract item 2). Created on first use and kept
+/// for the life of the process.
+///
+/// ```
+/// use ferrox::*;
+/// let f = compile(|xs: &[Array]| Ok(vec![(&xs[0] + 1.0)?]));
+/// f.call(&[zeros(&[2], DType::Float32)?])?;
+/// let cache = std::thread::spawn(compile::tape_cache).join().unwrap();
+/// assert_eq!(cache.traces(f.id()), 1);
+/// # Ok::<(), ferrox::Error>(())
+/// ```
+pub fn tape_cache() -> crate::sync::Arc<CompileCache<Signature, Tape>> {
+    #[cfg(not(loom))]
+    static TAPES: std::sync::LazyLock<crate::sync::Arc<CompileCache<Signature, Tape>>> =
+        std::sync::LazyLock::new(|| crate::sync::Arc::new(CompileCache::new()));
+    #[cfg(loom)]
+    loom::lazy_static! {
+        static ref TAPES: crate::sync::Arc<CompileCache<Signature, Tape>> =
+            crate::sync::Arc::new(CompileCache::new());
+    }
+    TAPES.clone()
+}
 
 type Body = dyn Fn(&[Array], &[Constant]) -> Result<Vec<Array>> + Send + Sync;
 
@@ -98,7 +122,7 @@ pub fn compile_with(
 ) -> CompiledFn {
     CompiledFn {
         inner: Arc::new(Inner {
-            identity: FnIdentity::new(),
+            identity: FnIdentity::new_in(&tape_cache()),
             body: Box::new(f),
             shapeless,
         }),
@@ -191,7 +215,7 @@ impl CompiledFn {
 /// # let _ = n;
 /// ```
 pub fn cache_len() -> usize {
-    super::cache::CompileCache::<Signature, Tape>::global().len()
+    tape_cache().len()
 }
 
 /// Clears the process-wide compile cache; works from any thread.
@@ -200,5 +224,5 @@ pub fn cache_len() -> usize {
 /// ferrox::compile::clear_compile_cache();
 /// ```
 pub fn clear_compile_cache() {
-    super::cache::CompileCache::<Signature, Tape>::global().clear();
+    tape_cache().clear();
 }

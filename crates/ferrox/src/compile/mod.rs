@@ -11,7 +11,7 @@ mod tape;
 
 pub use compiled::{
     CompiledFn, cache_len, clear_compile_cache, compile, compile_shapeless, compile_with,
-    disable_compile, enable_compile,
+    disable_compile, enable_compile, tape_cache,
 };
 // Public paths kept: the fused chunk engine lives in the backend.
 pub use crate::backend::cpu::fused::Fused;
