@@ -97,15 +97,17 @@ pub fn binary<A: Pod, B: Pod, O: Pod>(
 }
 
 /// A broadcast operand read by flat output index: a contiguous slice of
-/// the output's shape, or one element.
+/// the output's shape, or one element. The fast path of kernels that zip
+/// several operands (`binary_pair`, `where`).
 #[derive(Clone, Copy)]
-enum Lane<'a, T> {
+pub(crate) enum Lane<'a, T> {
     Flat(&'a [T]),
     Scalar(T),
 }
 
 impl<'a, T: Pod> Lane<'a, T> {
-    fn of(x: &Operand<'a>, out_shape: &[usize]) -> Option<Lane<'a, T>> {
+    /// The operand as a lane of `out_shape`, if it is one.
+    pub(crate) fn of(x: &Operand<'a>, out_shape: &[usize]) -> Option<Lane<'a, T>> {
         if x.shape.iter().product::<usize>() == 1 {
             return x
                 .data
@@ -118,8 +120,9 @@ impl<'a, T: Pod> Lane<'a, T> {
         }
         x.data.as_contiguous::<T>(x.shape).map(Lane::Flat)
     }
+    /// Element `i` of the output's flat order.
     #[inline(always)]
-    fn get(self, i: usize) -> T {
+    pub(crate) fn get(self, i: usize) -> T {
         match self {
             Lane::Flat(v) => v[i],
             Lane::Scalar(v) => v,
