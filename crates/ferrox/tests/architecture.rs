@@ -54,21 +54,7 @@ const ROOT_MACROS: &[&str] = &["with_dtype", "primitive_common"];
 /// Edges that break the rules today, each with the reason it stays for now:
 /// `(file or folder under src/, the path prefix it names, why)`. A folder
 /// (ending in `/`) covers the files under it.
-const EXCEPTIONS: &[(&str, &str, &str)] = &[
-    (
-        "graph/layout.rs",
-        "runtime::memory",
-        "Storage and Pod still live in runtime/memory.rs (with the pool and the \
-         memory counters); they move to graph/storage.rs once the memory-limit \
-         change to that file has landed",
-    ),
-    (
-        "backend/",
-        "runtime::memory",
-        "the kernels allocate Storage and read Pod elements: the same move as \
-         graph/layout.rs's exception",
-    ),
-];
+const EXCEPTIONS: &[(&str, &str, &str)] = &[];
 
 fn src_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("src")

@@ -15,7 +15,7 @@ use crate::graph::array::Array;
 use crate::graph::layout::Data;
 use crate::graph::primitive::{Operand, OutSpec, Primitive};
 use crate::ops::grad_helpers;
-use crate::runtime::memory::Pod;
+use crate::graph::storage::Pod;
 use crate::with_dtype;
 
 // ---------------------------------------------------------------------------

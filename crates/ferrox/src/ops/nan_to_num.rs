@@ -8,7 +8,7 @@ use crate::graph::array::Array;
 use crate::graph::layout::Data;
 use crate::graph::primitive::{Operand, OutSpec, Primitive};
 use crate::ops::select::r#where;
-use crate::runtime::memory::Pod;
+use crate::graph::storage::Pod;
 
 // ---------------------------------------------------------------------------
 // nan_to_num

@@ -22,7 +22,7 @@ use crate::graph::array::Array;
 use crate::graph::layout::Data;
 use crate::graph::primitive::{Operand, OutSpec, Primitive};
 use crate::ops::grad_helpers;
-use crate::runtime::memory::{Pod, Storage};
+use crate::graph::storage::{Pod, Storage};
 use crate::with_dtype;
 
 /// The reductions computed by [`Reduce`].

@@ -17,7 +17,7 @@ use crate::graph::array::Array;
 use crate::graph::layout::Data;
 use crate::graph::primitive::{Operand, OutSpec, Primitive};
 use crate::ops::grad_helpers;
-use crate::runtime::memory::Pod;
+use crate::graph::storage::Pod;
 use crate::with_dtype;
 use rayon::prelude::*;
 
@@ -327,7 +327,7 @@ mod tests {
     /// A 2-d operand whose storage holds the transpose (column-major).
     fn transposed<T: Pod>(values: &[T], rows: usize, cols: usize) -> Data {
         let mut storage =
-            crate::runtime::memory::Storage::new(std::mem::size_of_val(values), false).unwrap();
+            crate::graph::storage::Storage::new(std::mem::size_of_val(values), false).unwrap();
         let dst = storage.as_mut_slice::<T>();
         for r in 0..rows {
             for c in 0..cols {

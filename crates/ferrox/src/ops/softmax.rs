@@ -19,7 +19,7 @@ use crate::graph::array::Array;
 use crate::graph::layout::{Data, for_each_offset, row_major_strides};
 use crate::graph::primitive::{Operand, OutSpec, Primitive};
 use crate::ops::grad_helpers;
-use crate::runtime::memory::Storage;
+use crate::graph::storage::Storage;
 use half::{bf16, f16};
 use pulp::{Simd, WithSimd};
 use rayon::prelude::*;
@@ -461,7 +461,7 @@ impl<T: LseInput> WithSimd for WritePass<'_, T> {
 mod tests {
     use super::*;
     use crate::dtype::Element;
-    use crate::runtime::memory::Pod;
+    use crate::graph::storage::Pod;
 
     fn softmax_ref(row: &[f64]) -> Vec<f64> {
         let m = row.iter().cloned().fold(f64::NEG_INFINITY, f64::max);

@@ -17,7 +17,7 @@ use crate::error::Result;
 use crate::graph::layout::{Data, row_major_strides};
 use crate::graph::primitive::{Operand, OutSpec};
 use crate::graph::walk::{collapse, for_each_segment, inner_strides, zip_strides};
-use crate::runtime::memory::{Pod, Storage};
+use crate::graph::storage::{Pod, Storage};
 use rayon::prelude::*;
 
 /// Runs `$body` with `$T` bound to the unsigned integer of `$size` bytes

@@ -30,7 +30,7 @@ use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::graph::layout::{Data, row_major_strides};
 use crate::graph::primitive::{Operand, OutSpec, Primitive};
-use crate::runtime::memory::ALIGN;
+use crate::graph::storage::ALIGN;
 use rayon::prelude::*;
 use std::any::Any;
 use std::sync::Arc;

@@ -19,7 +19,7 @@ use crate::graph::layout::checked_numel;
 use crate::graph::layout::{Data, for_each_offset, row_major_strides};
 use crate::graph::primitive::{Operand, OutSpec};
 use crate::graph::walk::walk;
-use crate::runtime::memory::Pod;
+use crate::graph::storage::Pod;
 use crate::with_dtype;
 use half::{bf16, f16};
 use rayon::prelude::*;

@@ -35,7 +35,7 @@ use crate::dtype::Complex64;
 use crate::dtype::Element;
 use crate::error::{Error, Result};
 use crate::graph::primitive::Operand;
-use crate::runtime::memory::Pod;
+use crate::graph::storage::Pod;
 use half::{bf16, f16};
 use pulp::{Simd, WithSimd};
 use rayon::prelude::*;
@@ -1648,7 +1648,7 @@ mod tests {
     use super::*;
     use crate::dtype::DType;
     use crate::graph::layout::{Data, row_major_strides};
-    use crate::runtime::memory::Storage;
+    use crate::graph::storage::Storage;
     use proptest::prelude::*;
 
     /// A strided operand over `storage` (kept alive by the caller).

@@ -18,7 +18,7 @@ use crate::error::Result;
 use crate::graph::layout::Data;
 use crate::graph::primitive::{Operand, OutSpec};
 use crate::graph::walk::{for_each_segment, inner_strides, zip_strides};
-use crate::runtime::memory::Pod;
+use crate::graph::storage::Pod;
 use crate::with_dtype;
 use rayon::slice::ParallelSliceMut;
 use std::cmp::Ordering;

@@ -11,7 +11,7 @@ use crate::graph::layout::checked_numel;
 use crate::graph::primitive::{Operand, OutSpec, Primitive};
 use crate::graph::walk::zip_strides;
 use crate::ops::grad_helpers;
-use crate::runtime::memory::Pod;
+use crate::graph::storage::Pod;
 
 /// Copies a slice of `a` for every index tuple (MLX's `Gather`).
 ///

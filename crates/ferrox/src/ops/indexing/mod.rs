@@ -41,7 +41,7 @@ use crate::error::{Error, Result};
 use crate::graph::array::Array;
 use crate::graph::primitive::Operand;
 use crate::graph::walk::{for_each_segment, inner_strides, zip_strides};
-use crate::runtime::memory::Pod;
+use crate::graph::storage::Pod;
 use crate::with_dtype;
 
 /// Checks that `indices` can index: an integer dtype (any width/sign).
@@ -240,7 +240,7 @@ pub(crate) mod tests_support {
     use crate::error::Result;
     use crate::graph::layout::{Data, row_major_strides};
     use crate::graph::primitive::{Operand, OutSpec, Primitive};
-    use crate::runtime::memory::{Pod, Storage};
+    use crate::graph::storage::{Pod, Storage};
 
     /// Contiguous data holding `values`.
     pub fn contiguous<T: Pod>(values: &[T], shape: &[usize]) -> Data {

@@ -15,7 +15,7 @@ use crate::graph::primitive::{Operand, OutSpec, Primitive};
 use crate::graph::walk::{for_each_segment, inner_strides, zip_strides};
 use crate::ops::grad_helpers;
 use crate::ops::shape_rules::normalize_axis;
-use crate::runtime::memory::Pod;
+use crate::graph::storage::Pod;
 
 /// Writes `values` into a copy of `a` at `indices` along an axis.
 ///

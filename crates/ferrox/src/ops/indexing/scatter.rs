@@ -20,7 +20,7 @@ use crate::graph::primitive::{Operand, OutSpec, Primitive};
 use crate::graph::walk::zip_strides;
 use crate::ops::grad_helpers;
 use crate::ops::shape_rules::broadcast_shapes;
-use crate::runtime::memory::Pod;
+use crate::graph::storage::Pod;
 use crate::with_dtype;
 
 /// How a scatter combines each update with the value it lands on.

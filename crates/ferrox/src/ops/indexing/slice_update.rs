@@ -8,7 +8,7 @@ use crate::graph::array::Array;
 use crate::graph::layout::{Data, row_major_strides};
 use crate::graph::primitive::{Operand, OutSpec, Primitive};
 use crate::graph::walk::{for_each_segment, zip_strides};
-use crate::runtime::memory::Pod;
+use crate::graph::storage::Pod;
 
 /// Writes `update` (broadcast) over a strided slice of a copy of `a`.
 ///

@@ -23,7 +23,7 @@ use crate::graph::layout::checked_numel;
 use crate::graph::primitive::{Operand, OutSpec, Primitive};
 use crate::ops::grad_helpers;
 use crate::ops::shape_rules::normalize_axis;
-use crate::runtime::memory::Storage;
+use crate::graph::storage::Storage;
 use crate::with_dtype;
 use rayon::prelude::*;
 
