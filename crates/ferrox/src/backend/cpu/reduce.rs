@@ -186,6 +186,26 @@ impl Plan {
     }
 }
 
+/// The shape of `shape` reduced over `axes`: the axes are dropped, or kept
+/// as size 1 with `keepdims`.
+///
+/// ```
+/// use ferrox::ops::reduce::reduced_shape;
+/// assert_eq!(reduced_shape(&[2, 3, 4], &[1], false), vec![2, 4]);
+/// assert_eq!(reduced_shape(&[2, 3, 4], &[0, 2], true), vec![1, 3, 1]);
+/// ```
+pub fn reduced_shape(shape: &[usize], axes: &[usize], keepdims: bool) -> Vec<usize> {
+    shape
+        .iter()
+        .enumerate()
+        .filter_map(|(d, &n)| match (axes.contains(&d), keepdims) {
+            (false, _) => Some(n),
+            (true, true) => Some(1),
+            (true, false) => None,
+        })
+        .collect()
+}
+
 /// Merges neighbours (outer, inner) that walk memory as one dimension.
 pub fn merge_dims(dims: Vec<Dim>) -> Vec<Dim> {
     let mut out: Vec<Dim> = Vec::with_capacity(dims.len());
