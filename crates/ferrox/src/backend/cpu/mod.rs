@@ -5,6 +5,7 @@ pub mod cast;
 pub mod conv;
 pub mod copy;
 pub mod elementwise;
+pub mod factor;
 pub mod fft;
 pub mod fill;
 pub mod fused;
