@@ -2,6 +2,7 @@
 
 pub mod binary;
 pub mod cast;
+pub mod closeness;
 pub mod conv;
 pub mod copy;
 pub mod elementwise;
@@ -16,6 +17,7 @@ pub mod matmul;
 pub mod parallel;
 pub mod reduce;
 pub mod scan;
+pub mod select;
 pub mod softmax;
 pub mod sort;
 pub mod stream_store;
