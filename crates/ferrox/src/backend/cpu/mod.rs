@@ -14,6 +14,7 @@ pub mod half;
 pub mod join;
 pub mod math;
 pub mod matmul;
+pub mod nan_to_num;
 pub mod parallel;
 pub mod reduce;
 pub mod scan;
