@@ -23,4 +23,5 @@ pub mod softmax;
 pub mod sort;
 pub mod stream_store;
 pub mod strided;
+pub mod threefry;
 pub mod unary;
