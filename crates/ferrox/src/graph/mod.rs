@@ -12,8 +12,8 @@
 pub mod array;
 pub mod cell;
 pub mod layout;
-pub(crate) mod pool;
 pub(crate) mod node;
+pub(crate) mod pool;
 pub mod primitive;
 pub mod storage;
 pub mod stream;

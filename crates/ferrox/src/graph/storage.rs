@@ -82,9 +82,7 @@ impl Storage {
         // SAFETY: buf holds >= len initialised bytes, aligned to ALIGN >=
         // align_of::<T>(); T is Pod so any initialised bytes are a valid T
         // (bool: see the Pod impl); `&self` guarantees no concurrent writer.
-        unsafe {
-            std::slice::from_raw_parts(buf.as_ptr() as *const T, self.len / size_of::<T>())
-        }
+        unsafe { std::slice::from_raw_parts(buf.as_ptr() as *const T, self.len / size_of::<T>()) }
     }
 
     /// The contents as mutable `T`s.
@@ -93,9 +91,7 @@ impl Storage {
             return &mut [];
         };
         // SAFETY: as in `as_slice`; `&mut self` guarantees exclusive access.
-        unsafe {
-            std::slice::from_raw_parts_mut(buf.as_ptr() as *mut T, self.len / size_of::<T>())
-        }
+        unsafe { std::slice::from_raw_parts_mut(buf.as_ptr() as *mut T, self.len / size_of::<T>()) }
     }
 }
 

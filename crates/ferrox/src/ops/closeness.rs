@@ -223,8 +223,9 @@ impl Array {
 mod tests {
     use super::*;
     use crate::backend::cpu::closeness::{close_complex, close_real};
-    use crate::dtype::Complex64;
+    use crate::dtype::Element;
     use crate::error::ErrorKind;
+    use crate::graph::storage::Pod;
 
     fn arr<T: Element + Pod>(v: &[T], shape: &[usize]) -> Array {
         Array::from_slice(v, shape).unwrap()

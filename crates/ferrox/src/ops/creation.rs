@@ -208,7 +208,11 @@ impl Primitive for Diagonal2d {
         if self.lower { "tri" } else { "eye" }
     }
     fn eval_cpu(&self, _inputs: &[Operand<'_>], out: OutSpec<'_>) -> Result<Data> {
-        let band = if self.lower { Band::Lower } else { Band::Diagonal };
+        let band = if self.lower {
+            Band::Lower
+        } else {
+            Band::Diagonal
+        };
         fill::band(self.k, band, out)
     }
     /// Creation ops have no inputs: nothing to differentiate or batch.

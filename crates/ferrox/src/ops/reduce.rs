@@ -21,8 +21,8 @@ use crate::error::{Error, Result};
 use crate::graph::array::Array;
 use crate::graph::layout::Data;
 use crate::graph::primitive::{Operand, OutSpec, Primitive};
-use crate::ops::grad_helpers;
 use crate::graph::storage::{Pod, Storage};
+use crate::ops::grad_helpers;
 use crate::with_dtype;
 
 /// The reductions computed by [`Reduce`].

@@ -166,9 +166,9 @@ impl Array {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::graph::storage::Pod;
     use crate::dtype::Element;
     use crate::error::ErrorKind;
+    use crate::graph::storage::Pod;
     use crate::ops::closeness::{AllPairs, Closeness, IsClose};
     use proptest::prelude::*;
     use std::sync::Arc;

@@ -23,7 +23,6 @@ fn float_dtype(name: &str, dtype: DType) -> Result<DType> {
     }
 }
 
-
 /// `log(sum(exp(x)))` over `axes` (sorted, distinct).
 #[derive(Debug, Clone, PartialEq)]
 pub struct LogSumExp {

@@ -76,7 +76,12 @@ pub fn close_complex(a: Complex64, b: Complex64, rtol: f64, atol: f64, equal_nan
 
 /// `test` of each broadcast pair of `a` and `b` (one dtype) as a bool
 /// output.
-pub fn isclose(test: Closeness, a: &Operand<'_>, b: &Operand<'_>, out: OutSpec<'_>) -> Result<Data> {
+pub fn isclose(
+    test: Closeness,
+    a: &Operand<'_>,
+    b: &Operand<'_>,
+    out: OutSpec<'_>,
+) -> Result<Data> {
     with_dtype!(a.dtype, T => binary(a, b, out, move |x: T, y: T| test.test(x, y)))
 }
 

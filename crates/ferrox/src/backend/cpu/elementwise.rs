@@ -11,8 +11,8 @@ use super::stream_store::{fill_streaming, worth_streaming};
 use crate::error::Result;
 use crate::graph::layout::{Data, for_each_offset};
 use crate::graph::primitive::{Operand, OutSpec};
-use crate::graph::walk::walk;
 use crate::graph::storage::Pod;
+use crate::graph::walk::walk;
 use rayon::prelude::*;
 
 /// Strides of `op` broadcast to `out_shape` (0 on broadcast dimensions).

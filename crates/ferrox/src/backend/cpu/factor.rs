@@ -97,8 +97,8 @@ pub fn inv(x: &Operand<'_>, out: OutSpec<'_>) -> Result<Data> {
 pub fn cholesky(x: &Operand<'_>, upper: bool, out: OutSpec<'_>) -> Result<Data> {
     let n = x.shape[x.shape.len() - 1];
     let vals = f64_batch("cholesky", x)?;
-    let result = per_matrix(&vals, n, |a, y| factor(a, y, n, upper, false).is_ok()).map_err(
-        |i| {
+    let result =
+        per_matrix(&vals, n, |a, y| factor(a, y, n, upper, false).is_ok()).map_err(|i| {
             Error::value(
                 "cholesky",
                 format!(
@@ -106,8 +106,7 @@ pub fn cholesky(x: &Operand<'_>, upper: bool, out: OutSpec<'_>) -> Result<Data> 
                     x.shape
                 ),
             )
-        },
-    )?;
+        })?;
     f64_output(&result, out)
 }
 
@@ -248,4 +247,3 @@ pub fn factor(
     }
     Ok(())
 }
-

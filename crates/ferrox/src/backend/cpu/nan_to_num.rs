@@ -25,14 +25,26 @@ fn replace<T: Element>(v: T, nan: T, posinf: T, neginf: T) -> T {
 
 /// Applies [`replace`] to each element of a float `x`, with the
 /// replacements converted to the dtype once.
-fn replace_all<T: Element + Pod>(x: &Operand<'_>, nan: f64, posinf: f64, neginf: f64, out: OutSpec<'_>) -> Result<Data> {
+fn replace_all<T: Element + Pod>(
+    x: &Operand<'_>,
+    nan: f64,
+    posinf: f64,
+    neginf: f64,
+    out: OutSpec<'_>,
+) -> Result<Data> {
     let (nan, pos, neg) = (T::from_f64(nan), T::from_f64(posinf), T::from_f64(neginf));
     unary(x, out, move |v: T| replace(v, nan, pos, neg))
 }
 
 /// `x` (a float or complex dtype) with NaN replaced by `nan`, +inf by
 /// `posinf` and -inf by `neginf`, each rounded to the dtype.
-pub fn nan_to_num(x: &Operand<'_>, nan: f64, posinf: f64, neginf: f64, out: OutSpec<'_>) -> Result<Data> {
+pub fn nan_to_num(
+    x: &Operand<'_>,
+    nan: f64,
+    posinf: f64,
+    neginf: f64,
+    out: OutSpec<'_>,
+) -> Result<Data> {
     match x.dtype {
         DType::Complex64 => {
             let (n, p, m) = (nan as f32, posinf as f32, neginf as f32);

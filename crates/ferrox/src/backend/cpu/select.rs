@@ -106,4 +106,3 @@ fn chunked<T: Pod>(cond: &[bool], dst: &mut [T], body: impl Fn(&[bool], usize, &
         run(cond, 0, dst);
     }
 }
-

@@ -254,4 +254,3 @@ impl<T: LseInput> WithSimd for WritePass<'_, T> {
         }
     }
 }
-

@@ -10,8 +10,8 @@ use crate::backend::cpu::parallel::{chunk_len, worth_splitting};
 use crate::error::Result;
 use crate::graph::layout::row_major_strides;
 use crate::graph::primitive::Operand;
-use crate::graph::walk::{for_each_segment, inner_strides, zip_strides};
 use crate::graph::storage::Pod;
+use crate::graph::walk::{for_each_segment, inner_strides, zip_strides};
 use rayon::prelude::*;
 
 /// Number of elements of `shape`.

@@ -770,8 +770,8 @@ mod tests {
     use crate::dtype::Complex64;
     use crate::dtype::Element;
     use crate::error::ErrorKind;
-    use crate::graph::stream::Stream;
     use crate::graph::storage::Pod;
+    use crate::graph::stream::Stream;
     use half::{bf16, f16};
     use proptest::prelude::*;
 

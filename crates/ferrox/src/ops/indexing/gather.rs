@@ -9,9 +9,9 @@ use crate::graph::array::Array;
 use crate::graph::layout::Data;
 use crate::graph::layout::checked_numel;
 use crate::graph::primitive::{Operand, OutSpec, Primitive};
+use crate::graph::storage::Pod;
 use crate::graph::walk::zip_strides;
 use crate::ops::grad_helpers;
-use crate::graph::storage::Pod;
 
 /// Copies a slice of `a` for every index tuple (MLX's `Gather`).
 ///

@@ -40,8 +40,8 @@ use crate::dtype::Element;
 use crate::error::{Error, Result};
 use crate::graph::array::Array;
 use crate::graph::primitive::Operand;
-use crate::graph::walk::{for_each_segment, inner_strides, zip_strides};
 use crate::graph::storage::Pod;
+use crate::graph::walk::{for_each_segment, inner_strides, zip_strides};
 use crate::with_dtype;
 
 /// Checks that `indices` can index: an integer dtype (any width/sign).

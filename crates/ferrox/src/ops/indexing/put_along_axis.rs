@@ -12,10 +12,10 @@ use crate::error::{Error, Result};
 use crate::graph::array::Array;
 use crate::graph::layout::{Data, row_major_strides};
 use crate::graph::primitive::{Operand, OutSpec, Primitive};
+use crate::graph::storage::Pod;
 use crate::graph::walk::{for_each_segment, inner_strides, zip_strides};
 use crate::ops::grad_helpers;
 use crate::ops::shape_rules::normalize_axis;
-use crate::graph::storage::Pod;
 
 /// Writes `values` into a copy of `a` at `indices` along an axis.
 ///

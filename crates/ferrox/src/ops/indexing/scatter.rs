@@ -17,10 +17,10 @@ use crate::error::{Error, Result};
 use crate::graph::array::Array;
 use crate::graph::layout::{Data, row_major_strides};
 use crate::graph::primitive::{Operand, OutSpec, Primitive};
+use crate::graph::storage::Pod;
 use crate::graph::walk::zip_strides;
 use crate::ops::grad_helpers;
 use crate::ops::shape_rules::broadcast_shapes;
-use crate::graph::storage::Pod;
 use crate::with_dtype;
 
 /// How a scatter combines each update with the value it lands on.

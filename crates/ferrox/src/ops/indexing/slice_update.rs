@@ -7,8 +7,8 @@ use crate::error::{Error, Result};
 use crate::graph::array::Array;
 use crate::graph::layout::{Data, row_major_strides};
 use crate::graph::primitive::{Operand, OutSpec, Primitive};
-use crate::graph::walk::{for_each_segment, zip_strides};
 use crate::graph::storage::Pod;
+use crate::graph::walk::{for_each_segment, zip_strides};
 
 /// Writes `update` (broadcast) over a strided slice of a copy of `a`.
 ///

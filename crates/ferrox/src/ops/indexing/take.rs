@@ -12,10 +12,10 @@ use crate::graph::array::Array;
 use crate::graph::layout::Data;
 use crate::graph::layout::checked_numel;
 use crate::graph::primitive::{Operand, OutSpec, Primitive};
+use crate::graph::storage::Pod;
 use crate::graph::walk::{for_each_segment, inner_strides, zip_strides};
 use crate::ops::grad_helpers;
 use crate::ops::shape_rules::normalize_axis;
-use crate::graph::storage::Pod;
 
 /// Selects entries of `a` along `axis` (or of the flattened `a` when `None`).
 #[derive(Debug, Clone, PartialEq)]
