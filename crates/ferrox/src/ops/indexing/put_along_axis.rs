@@ -2,7 +2,8 @@
 
 use super::take;
 use super::take::along_axis_shape;
-use super::{IndexBound, positions, require_indices};
+use super::require_indices;
+use crate::backend::cpu::index::{IndexBound, positions};
 use crate::backend::cpu::copy::with_elem_size;
 use crate::backend::cpu::elementwise::out_storage;
 use crate::backend::cpu::strided::{

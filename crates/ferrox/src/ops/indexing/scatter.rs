@@ -7,7 +7,8 @@
 //! keeps the last one. (Splitting over cores would need the destination
 //! partitioned by position, which duplicate and overlapping slices defeat.)
 
-use super::{index_axes, index_shape, require_indices, slice_starts};
+use super::{index_axes, index_shape, require_indices};
+use crate::backend::cpu::index::slice_starts;
 use crate::backend::cpu::copy::with_elem_size;
 use crate::backend::cpu::elementwise::out_storage;
 use crate::backend::cpu::strided::{Runs, broadcast_strides_to, copy_into, offsets};
