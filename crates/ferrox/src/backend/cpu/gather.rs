@@ -44,14 +44,24 @@ pub fn gather(
 
 /// The entries of the flattened `a` at `idx`, with index errors naming
 /// `op`: `take` and `take_along_axis` without an axis.
-fn take_flattened(op: &'static str, a: &Operand<'_>, idx: &Operand<'_>, out: OutSpec<'_>) -> Result<Data> {
+fn take_flattened(
+    op: &'static str,
+    a: &Operand<'_>,
+    idx: &Operand<'_>,
+    out: OutSpec<'_>,
+) -> Result<Data> {
     let pos = positions(idx, IndexBound::new(op, None, numel(a.shape)))?;
     with_elem_size!(a.dtype.size(), T => take_flat::<T>(a, &pos, out))
 }
 
 /// `take`: the entries of `a` at `idx` along `axis` (of flattened `a` when
 /// `None`); the output has the index dimensions in place of `axis`.
-pub fn take(a: &Operand<'_>, idx: &Operand<'_>, axis: Option<usize>, out: OutSpec<'_>) -> Result<Data> {
+pub fn take(
+    a: &Operand<'_>,
+    idx: &Operand<'_>,
+    axis: Option<usize>,
+    out: OutSpec<'_>,
+) -> Result<Data> {
     let Some(axis) = axis else {
         return take_flattened("take", a, idx, out);
     };

@@ -159,4 +159,3 @@ pub fn slice_starts(
     }
     Ok(starts)
 }
-

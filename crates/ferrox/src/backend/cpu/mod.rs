@@ -20,6 +20,7 @@ pub mod nan_to_num;
 pub mod parallel;
 pub mod reduce;
 pub mod scan;
+pub mod scatter;
 pub mod select;
 pub mod softmax;
 pub mod sort;

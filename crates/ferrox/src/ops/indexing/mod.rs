@@ -8,7 +8,8 @@
 //! the op, the index and the axis size — never a panic, never an
 //! out-of-bounds read. Negative indices count from the end of the axis.
 //!
-//! Kernels run in two passes: index values are validated and turned into
+//! The kernels are in `backend::cpu::{index, gather, scatter}` and run in
+//! two passes: index values are validated and turned into
 //! positions (one tight loop, parallel when large), then data moves. Moving
 //! data depends only on the element size, so copies are instantiated per size
 //! (1, 2, 4, 8 bytes) rather than per dtype; only the combining scatters
