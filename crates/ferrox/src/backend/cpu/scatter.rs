@@ -123,7 +123,7 @@ pub fn scatter(
 /// Strides of the updates over the grid `index_shape + slice`.
 fn update_strides(p: &ScatterPlan<'_>, updates: &Operand<'_>) -> Vec<isize> {
     let index_shape = p.index_shape;
-    let grid = [index_shape, &p.slice].concat();
+    let grid = [index_shape, p.slice].concat();
     match p.layout {
         UpdatesLayout::Full => broadcast_strides_to(updates.shape, &updates.data.strides, &grid),
         UpdatesLayout::Squeezed => {
@@ -429,7 +429,7 @@ fn slice_update_of<T: Pod>(
     let raw = update.data.raw::<T>();
     let start = [base, update.data.offset as isize];
     for_each_segment(
-        &at.shape,
+        at.shape,
         &strides,
         start,
         0,
