@@ -54,21 +54,7 @@ const ROOT_MACROS: &[&str] = &["with_dtype", "primitive_common"];
 /// Edges that break the rules today, each with the reason it stays for now:
 /// `(file or folder under src/, the path prefix it names, why)`. A folder
 /// (ending in `/`) covers the files under it.
-const EXCEPTIONS: &[(&str, &str, &str)] = &[
-    (
-        "graph/layout.rs",
-        "runtime::memory",
-        "Storage and Pod still live in runtime/memory.rs (with the pool and the \
-         memory counters); they move to graph/storage.rs once the memory-limit \
-         change to that file has landed",
-    ),
-    (
-        "backend/",
-        "runtime::memory",
-        "the kernels allocate Storage and read Pod elements: the same move as \
-         graph/layout.rs's exception",
-    ),
-];
+const EXCEPTIONS: &[(&str, &str, &str)] = &[];
 
 fn src_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("src")
@@ -414,5 +400,77 @@ fn isolated_op_forwards_every_primitive_method() {
     assert!(
         missing.is_empty(),
         "IsolatedOp does not forward {missing:?}"
+    );
+}
+
+/// Every string a `fn name(&self) -> &'static str` (a primitive) or a
+/// `fn name(self) -> &'static str` (a selector whose names primitives
+/// return) gives, with the file it is in.
+fn primitive_names(src: &Path) -> Vec<(String, String)> {
+    let mut files = vec![];
+    rust_files(src, &mut files);
+    files.sort();
+    let mut out = vec![];
+    for f in &files {
+        let code = strip_comments(&fs::read_to_string(f).expect("readable source"));
+        let rel = f
+            .strip_prefix(src)
+            .expect("under src")
+            .display()
+            .to_string();
+        if rel == "dtype.rs" {
+            continue; // dtype names, not primitives
+        }
+        let headers = [
+            "fn name(&self) -> &'static str {",
+            "fn name(self) -> &'static str {",
+        ];
+        for (i, header) in headers
+            .iter()
+            .flat_map(|h| code.match_indices(h).map(move |(i, _)| (i, *h)))
+        {
+            let body = &code[i + header.len()..];
+            let mut depth = 1usize;
+            let end = body
+                .char_indices()
+                .find(|&(_, c)| {
+                    match c {
+                        '{' => depth += 1,
+                        '}' => depth -= 1,
+                        _ => {}
+                    }
+                    depth == 0
+                })
+                .map_or(body.len(), |(j, _)| j);
+            for (k, lit) in body[..end].split('"').enumerate() {
+                if k % 2 == 1 {
+                    out.push((lit.to_string(), rel.clone()));
+                }
+            }
+        }
+    }
+    out
+}
+
+/// A primitive's name identifies it in debug output and errors: no two
+/// primitives (or selector variants) may share one.
+#[test]
+fn primitive_names_are_unique() {
+    let names = primitive_names(&src_dir());
+    assert!(
+        names.iter().any(|(n, _)| n == "cholesky") && names.iter().any(|(n, _)| n == "add"),
+        "parsed the names: {names:?}"
+    );
+    let mut seen = std::collections::BTreeMap::new();
+    let mut dups = vec![];
+    for (n, file) in names {
+        if let Some(first) = seen.insert(n.clone(), file.clone()) {
+            dups.push(format!("{n:?}: {first} and {file}"));
+        }
+    }
+    assert!(
+        dups.is_empty(),
+        "duplicate primitive names:\n{}",
+        dups.join("\n")
     );
 }

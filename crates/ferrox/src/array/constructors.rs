@@ -4,7 +4,7 @@ use crate::dtype::{DType, Element};
 use crate::error::{Error, Result};
 use crate::graph::array::{Array, mark_weak};
 use crate::graph::layout::{Data, checked_numel};
-use crate::runtime::memory::{Pod, Storage};
+use crate::graph::storage::{Pod, Storage};
 
 impl Array {
     /// An array holding `data` (row-major) with `shape`.

@@ -5,7 +5,7 @@ use crate::dtype::Element;
 use crate::error::{Error, Result};
 use crate::graph::array::Array;
 use crate::graph::layout::Data;
-use crate::runtime::memory::Pod;
+use crate::graph::storage::Pod;
 
 impl Array {
     /// Evaluates this array (see [`crate::eval`]).

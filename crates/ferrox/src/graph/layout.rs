@@ -6,7 +6,7 @@
 use super::walk::{walk, zip_strides};
 use crate::dtype::DType;
 use crate::error::{Error, Result};
-use crate::runtime::memory::{Pod, Storage};
+use crate::graph::storage::{Pod, Storage};
 use std::sync::Arc;
 
 /// An evaluated array's bytes and how to walk them.

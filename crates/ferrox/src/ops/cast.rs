@@ -213,7 +213,7 @@ mod tests {
     use crate::dtype::Complex64;
     use crate::dtype::Element;
     use crate::error::ErrorKind;
-    use crate::runtime::memory::{Pod, Storage};
+    use crate::graph::storage::{Pod, Storage};
     use crate::with_dtype;
     use half::{bf16, f16};
     use std::sync::Arc;

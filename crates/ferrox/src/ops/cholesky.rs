@@ -6,14 +6,12 @@
 //! of that function: for a symmetric input and symmetric perturbations they
 //! agree with the usual symmetric formulas.
 
-use super::lu::f64_output;
-use crate::backend::cpu::parallel::worth_splitting;
+use crate::backend::cpu::factor;
 use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::graph::array::Array;
 use crate::graph::layout::Data;
 use crate::graph::primitive::{Operand, OutSpec, Primitive};
-use rayon::prelude::*;
 
 /// The Cholesky factor of each matrix in the last two axes: lower
 /// triangular `L` with `A = L L^T` (`upper`: `U = L^T`, `A = U^T U`).
@@ -29,50 +27,7 @@ impl Primitive for Cholesky {
     }
 
     fn eval_cpu(&self, inputs: &[Operand<'_>], out: OutSpec<'_>) -> Result<Data> {
-        let x = &inputs[0];
-        let nd = x.shape.len();
-        let n = x.shape[nd - 1];
-        let vals: Vec<f64> = match x.dtype {
-            DType::Float32 => x
-                .data
-                .to_vec::<f32>(x.shape)
-                .into_iter()
-                .map(f64::from)
-                .collect(),
-            DType::Float64 => x.data.to_vec::<f64>(x.shape),
-            d => return Err(Error::dtype("cholesky", format!("no kernel for {d}"))),
-        };
-        let mut result = vec![0.0f64; vals.len()];
-        let mm = n * n;
-        if mm > 0 {
-            let upper = self.upper;
-            let run = |(i, (a, y)): (usize, (&[f64], &mut [f64]))| {
-                factor(a, y, n, upper, false).map_err(|_| i)
-            };
-            let failed: Option<usize> = if worth_splitting(vals.len()) {
-                vals.par_chunks(mm)
-                    .zip(result.par_chunks_mut(mm))
-                    .enumerate()
-                    .filter_map(|c| run(c).err())
-                    .min()
-            } else {
-                vals.chunks(mm)
-                    .zip(result.chunks_mut(mm))
-                    .enumerate()
-                    .filter_map(|c| run(c).err())
-                    .min()
-            };
-            if let Some(i) = failed {
-                return Err(Error::value(
-                    "cholesky",
-                    format!(
-                        "matrix {i} of the batch of shape {:?} is not positive definite",
-                        x.shape
-                    ),
-                ));
-            }
-        }
-        f64_output(&result, out)
+        factor::cholesky(&inputs[0], self.upper, out)
     }
 
     fn output_shape(&self, input_shapes: &[&[usize]]) -> Option<Result<Vec<usize>>> {
@@ -158,71 +113,6 @@ fn phi(x: &Array) -> Result<Array> {
         &crate::ops::join::tril(x, 0)?,
         &crate::ops::binary::multiply(&diag_part(x)?, &Array::from(0.5))?,
     )
-}
-
-/// A pivot that stopped a factorisation: its column and value.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub(crate) struct BadPivot {
-    pub(crate) column: usize,
-    pub(crate) value: f64,
-}
-
-/// Factors the row-major `n x n` matrix `a` into `y`: the lower factor
-/// (reading the lower triangle), or with `upper` its transpose (reading
-/// the upper triangle). A pivot that is not positive fails, unless
-/// `semidefinite`: then pivots within rounding of zero (relative to the
-/// largest diagonal entry) give a zero column, so singular positive
-/// semi-definite matrices factor, and only a clearly negative pivot fails.
-pub(crate) fn factor(
-    a: &[f64],
-    y: &mut [f64],
-    n: usize,
-    upper: bool,
-    semidefinite: bool,
-) -> std::result::Result<(), BadPivot> {
-    // Element (i, j) of the lower triangle that is read.
-    let at = |i: usize, j: usize| if upper { a[j * n + i] } else { a[i * n + j] };
-    let tol = if semidefinite {
-        let scale = (0..n).map(|i| at(i, i).abs()).fold(0.0, f64::max);
-        scale * f64::EPSILON * (n as f64) * 8.0
-    } else {
-        0.0
-    };
-    y.fill(0.0);
-    let mut l = vec![0.0f64; n * n];
-    for j in 0..n {
-        let mut d = at(j, j);
-        for k in 0..j {
-            d -= l[j * n + k] * l[j * n + k];
-        }
-        let fails = if semidefinite { d < -tol } else { d <= 0.0 };
-        if fails || d.is_nan() {
-            return Err(BadPivot {
-                column: j,
-                value: d,
-            });
-        }
-        let d = if d <= tol { 0.0 } else { d.sqrt() };
-        l[j * n + j] = d;
-        for i in j + 1..n {
-            let mut s = at(i, j);
-            for k in 0..j {
-                s -= l[i * n + k] * l[j * n + k];
-            }
-            l[i * n + j] = if d == 0.0 { 0.0 } else { s / d };
-        }
-    }
-    for i in 0..n {
-        for j in 0..=i {
-            let v = l[i * n + j];
-            if upper {
-                y[j * n + i] = v;
-            } else {
-                y[i * n + j] = v;
-            }
-        }
-    }
-    Ok(())
 }
 
 /// The Cholesky factor of each symmetric positive-definite matrix in the

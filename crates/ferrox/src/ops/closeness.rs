@@ -1,87 +1,25 @@
 //! Closeness: `isclose`, `allclose` and `array_equal`.
 //!
-//! The tests share one element predicate ([`Closeness`]): `isclose` maps
+//! The tests share one element predicate ([`Closeness`], defined with its
+//! kernels in `backend::cpu::closeness`): `isclose` maps
 //! it (an elementwise primitive, fused by `compile`), `allclose` and
 //! `array_equal` fold it straight into a 0-d bool without materialising
 //! the elementwise result.
 
 use super::binary::result_dtype;
 use super::shape_rules::broadcast_shapes;
-use crate::backend::cpu::elementwise::{binary, broadcast_strides, for_each_offset2, out_storage};
-use crate::dtype::Element;
-use crate::dtype::{Complex64, DType};
+use crate::backend::cpu::closeness;
+pub use crate::backend::cpu::closeness::Closeness;
+use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::graph::array::Array;
 use crate::graph::layout::Data;
 use crate::graph::primitive::{Operand, OutSpec, Primitive};
 use crate::ops::grad_helpers;
-use crate::runtime::memory::Pod;
-use crate::with_dtype;
 
 // ---------------------------------------------------------------------------
 // Closeness
 // ---------------------------------------------------------------------------
-
-/// The element test shared by `isclose`, `allclose` and `array_equal`.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Closeness {
-    /// numpy's `isclose`: `a == b`, or both finite and
-    /// `|a - b| <= atol + rtol * |b|`, or (with `equal_nan`) both NaN.
-    /// Computed in f64 (complex: on magnitudes), so integer and low
-    /// precision inputs are compared exactly.
-    Close {
-        /// Relative tolerance.
-        rtol: f64,
-        /// Absolute tolerance.
-        atol: f64,
-        /// Whether two NaNs count as close.
-        equal_nan: bool,
-    },
-    /// Exact equality, optionally counting two NaNs as equal.
-    Equal {
-        /// Whether two NaNs count as equal.
-        equal_nan: bool,
-    },
-}
-
-impl Closeness {
-    /// Applies the test to one pair of elements.
-    #[inline(always)]
-    fn test<T: Element>(self, a: T, b: T) -> bool {
-        match self {
-            Closeness::Close {
-                rtol,
-                atol,
-                equal_nan,
-            } => {
-                if T::DTYPE == DType::Complex64 {
-                    close_complex(a.to_c64(), b.to_c64(), rtol, atol, equal_nan)
-                } else {
-                    close_real(a.to_f64(), b.to_f64(), rtol, atol, equal_nan)
-                }
-            }
-            // `x != x` is NaN for floats and for complex with a NaN part.
-            #[allow(clippy::eq_op)]
-            Closeness::Equal { equal_nan } => a == b || (equal_nan && a != a && b != b),
-        }
-    }
-}
-
-#[inline(always)]
-fn close_real(a: f64, b: f64, rtol: f64, atol: f64, equal_nan: bool) -> bool {
-    a == b
-        || (a.is_finite() && b.is_finite() && (a - b).abs() <= atol + rtol * b.abs())
-        || (equal_nan && a.is_nan() && b.is_nan())
-}
-
-fn close_complex(a: Complex64, b: Complex64, rtol: f64, atol: f64, equal_nan: bool) -> bool {
-    let (ar, ai, br, bi) = (a.re as f64, a.im as f64, b.re as f64, b.im as f64);
-    let finite = ar.is_finite() && ai.is_finite() && br.is_finite() && bi.is_finite();
-    let nan = |r: f64, i: f64| r.is_nan() || i.is_nan();
-    a == b
-        || (finite && (ar - br).hypot(ai - bi) <= atol + rtol * br.hypot(bi))
-        || (equal_nan && nan(ar, ai) && nan(br, bi))
-}
 
 /// Elementwise closeness test (bool output). Inputs broadcast and promote
 /// to a common dtype first.
@@ -103,8 +41,7 @@ impl Primitive for IsClose {
     }
     fn eval_cpu(&self, inputs: &[Operand<'_>], out: OutSpec<'_>) -> Result<Data> {
         let (a, b) = same_dtype_pair("isclose", inputs)?;
-        let test = self.0;
-        with_dtype!(a.dtype, T => binary(a, b, out, move |x: T, y: T| test.test(x, y)))
+        closeness::isclose(self.0, a, b, out)
     }
     fn vjp(&self, p: &[Array], _g: &Array, _o: &Array, argnums: &[usize]) -> Result<Vec<Array>> {
         grad_helpers::zero_cotangents(p, argnums) // a bool output: piecewise constant
@@ -134,13 +71,7 @@ impl Primitive for AllPairs {
     fn eval_cpu(&self, inputs: &[Operand<'_>], out: OutSpec<'_>) -> Result<Data> {
         let (a, b) = same_dtype_pair(self.name(), inputs)?;
         let shape = broadcast_shapes(self.name(), a.shape, b.shape)?;
-        let test = self.0;
-        let all = with_dtype!(a.dtype, T => all_pairs::<T>(a, b, &shape, test));
-        let mut storage = out_storage(out)?;
-        if let Some(o) = storage.as_mut_slice::<bool>().first_mut() {
-            *o = all;
-        }
-        Ok(Data::contiguous(storage, out.shape))
+        closeness::all_pairs(self.0, a, b, &shape, out)
     }
     fn vjp(&self, p: &[Array], _g: &Array, _o: &Array, argnums: &[usize]) -> Result<Vec<Array>> {
         grad_helpers::zero_cotangents(p, argnums) // a bool output: piecewise constant
@@ -164,21 +95,6 @@ impl Primitive for AllPairs {
         ))
     }
     crate::primitive_common!();
-}
-
-fn all_pairs<T: Element + Pod>(
-    a: &Operand<'_>,
-    b: &Operand<'_>,
-    shape: &[usize],
-    test: Closeness,
-) -> bool {
-    let (ra, rb) = (a.data.raw::<T>(), b.data.raw::<T>());
-    let (sa, sb) = (broadcast_strides(a, shape), broadcast_strides(b, shape));
-    let mut all = true;
-    for_each_offset2(shape, &sa, a.data.offset, &sb, b.data.offset, |oa, ob| {
-        all &= test.test(ra[oa], rb[ob]);
-    });
-    all
 }
 
 fn same_dtype_pair<'a, 'b>(
@@ -306,7 +222,10 @@ impl Array {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::backend::cpu::closeness::{close_complex, close_real};
+    use crate::dtype::Element;
     use crate::error::ErrorKind;
+    use crate::graph::storage::Pod;
 
     fn arr<T: Element + Pod>(v: &[T], shape: &[usize]) -> Array {
         Array::from_slice(v, shape).unwrap()

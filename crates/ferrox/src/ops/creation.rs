@@ -1,14 +1,12 @@
 //! Creation ops: full, zeros, ones, arange, linspace, eye, identity, tri, *_like.
 
-use crate::backend::cpu::elementwise::out_storage;
+use crate::backend::cpu::fill::{self, Band};
 use crate::dtype::DType;
-use crate::dtype::Element;
 use crate::error::{Error, Result};
 use crate::graph::array::Array;
 use crate::graph::layout::Data;
 use crate::graph::layout::checked_numel;
 use crate::graph::primitive::{Operand, OutSpec, Primitive};
-use crate::with_dtype;
 
 /// Fills the output with a value given as (re, im) in f64.
 #[derive(Debug, Clone, PartialEq)]
@@ -24,13 +22,7 @@ impl Primitive for Fill {
         "full"
     }
     fn eval_cpu(&self, _inputs: &[Operand<'_>], out: OutSpec<'_>) -> Result<Data> {
-        let mut st = out_storage(out)?;
-        with_dtype!(out.dtype, T => {
-            let v = T::from_c64(crate::dtype::Complex64::new(self.re as f32, self.im as f32));
-            let v = if out.dtype == DType::Complex64 { v } else { T::from_f64(self.re) };
-            st.as_mut_slice::<T>().fill(v);
-        });
-        Ok(Data::contiguous(st, out.shape))
+        fill::full(self.re, self.im, out)
     }
     /// Creation ops have no inputs: nothing to differentiate or batch.
     fn vjp(&self, _p: &[Array], _g: &Array, _o: &Array, _argnums: &[usize]) -> Result<Vec<Array>> {
@@ -129,13 +121,7 @@ impl Primitive for Arange {
         "arange"
     }
     fn eval_cpu(&self, _inputs: &[Operand<'_>], out: OutSpec<'_>) -> Result<Data> {
-        let mut st = out_storage(out)?;
-        with_dtype!(out.dtype, T => {
-            for (i, o) in st.as_mut_slice::<T>().iter_mut().enumerate() {
-                *o = T::from_f64(self.start + i as f64 * self.step);
-            }
-        });
-        Ok(Data::contiguous(st, out.shape))
+        fill::arange(self.start, self.step, out)
     }
     /// Creation ops have no inputs: nothing to differentiate or batch.
     fn vjp(&self, _p: &[Array], _g: &Array, _o: &Array, _argnums: &[usize]) -> Result<Vec<Array>> {
@@ -222,22 +208,12 @@ impl Primitive for Diagonal2d {
         if self.lower { "tri" } else { "eye" }
     }
     fn eval_cpu(&self, _inputs: &[Operand<'_>], out: OutSpec<'_>) -> Result<Data> {
-        let (n, m) = (out.shape[0], out.shape[1]);
-        let mut st = out_storage(out)?;
-        with_dtype!(out.dtype, T => {
-            let (one, zero) = (T::from_f64(1.0), T::from_f64(0.0));
-            let dst = st.as_mut_slice::<T>();
-            // An empty output has nothing to fill (n may be huge when m is 0).
-            let rows = if m == 0 { 0 } else { n };
-            for r in 0..rows {
-                for c in 0..m {
-                    let d = c as isize - r as isize;
-                    let on = if self.lower { d <= self.k } else { d == self.k };
-                    dst[r * m + c] = if on { one } else { zero };
-                }
-            }
-        });
-        Ok(Data::contiguous(st, out.shape))
+        let band = if self.lower {
+            Band::Lower
+        } else {
+            Band::Diagonal
+        };
+        fill::band(self.k, band, out)
     }
     /// Creation ops have no inputs: nothing to differentiate or batch.
     fn vjp(&self, _p: &[Array], _g: &Array, _o: &Array, _argnums: &[usize]) -> Result<Vec<Array>> {

@@ -1,33 +1,18 @@
 //! Matrix inverse by Gauss-Jordan elimination with partial pivoting
 //! (`ferrox::linalg::inv`).
 //!
-//! Batched over the leading axes; the elimination runs in `f64` for both
-//! `float32` and `float64` inputs (one rounding at the end for `float32`),
-//! in parallel over the matrices of large batches. A zero pivot (an exactly
-//! singular matrix) is an evaluation error naming `inv`.
+//! Batched over the leading axes; the elimination (`backend::cpu::factor`)
+//! runs in `f64` for both `float32` and `float64` inputs (one rounding at
+//! the end for `float32`), in parallel over the matrices of large batches.
+//! A zero pivot (an exactly singular matrix) is an evaluation error naming
+//! `inv`.
 
-use crate::backend::cpu::elementwise::out_storage;
-use crate::backend::cpu::parallel::worth_splitting;
+use crate::backend::cpu::factor;
 use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::graph::array::Array;
 use crate::graph::layout::Data;
 use crate::graph::primitive::{Operand, OutSpec, Primitive};
-use rayon::prelude::*;
-
-/// Writes `result` (computed in f64) to a new f32 or f64 output.
-pub(super) fn f64_output(result: &[f64], out: OutSpec<'_>) -> Result<Data> {
-    let mut st = out_storage(out)?;
-    match out.dtype {
-        DType::Float32 => {
-            for (d, s) in st.as_mut_slice::<f32>().iter_mut().zip(result) {
-                *d = *s as f32;
-            }
-        }
-        _ => st.as_mut_slice::<f64>().copy_from_slice(result),
-    }
-    Ok(Data::contiguous(st, out.shape))
-}
 
 /// The inverse of each square matrix in the last two axes.
 #[derive(Debug, Clone, PartialEq)]
@@ -39,44 +24,7 @@ impl Primitive for Inv {
     }
 
     fn eval_cpu(&self, inputs: &[Operand<'_>], out: OutSpec<'_>) -> Result<Data> {
-        let x = &inputs[0];
-        let nd = x.shape.len();
-        let n = x.shape[nd - 1];
-        let vals: Vec<f64> = match x.dtype {
-            DType::Float32 => x
-                .data
-                .to_vec::<f32>(x.shape)
-                .into_iter()
-                .map(f64::from)
-                .collect(),
-            DType::Float64 => x.data.to_vec::<f64>(x.shape),
-            d => return Err(Error::dtype("inv", format!("no kernel for {d}"))),
-        };
-        let mut result = vec![0.0f64; vals.len()];
-        let mm = n * n;
-        if mm > 0 {
-            let run = |(i, (a, y)): (usize, (&[f64], &mut [f64]))| invert(a, y, n, i);
-            let failed: Option<usize> = if worth_splitting(vals.len()) {
-                vals.par_chunks(mm)
-                    .zip(result.par_chunks_mut(mm))
-                    .enumerate()
-                    .filter_map(|c| run(c).err())
-                    .min()
-            } else {
-                vals.chunks(mm)
-                    .zip(result.chunks_mut(mm))
-                    .enumerate()
-                    .filter_map(|c| run(c).err())
-                    .min()
-            };
-            if let Some(i) = failed {
-                return Err(Error::value(
-                    "inv",
-                    format!("matrix {i} of the batch of shape {:?} is singular", x.shape),
-                ));
-            }
-        }
-        f64_output(&result, out)
+        factor::inv(&inputs[0], out)
     }
 
     fn output_shape(&self, input_shapes: &[&[usize]]) -> Option<Result<Vec<usize>>> {
@@ -115,52 +63,6 @@ impl Primitive for Inv {
     }
 
     crate::primitive_common!();
-}
-
-/// Inverts the row-major `n x n` matrix `a` into `y`; `Err(index)` if a
-/// pivot is zero (or not a number).
-fn invert(a: &[f64], y: &mut [f64], n: usize, index: usize) -> std::result::Result<(), usize> {
-    let mut m = a.to_vec();
-    for (i, v) in y.iter_mut().enumerate() {
-        *v = if i / n == i % n { 1.0 } else { 0.0 };
-    }
-    for col in 0..n {
-        let mut p = col;
-        for r in col + 1..n {
-            if m[r * n + col].abs() > m[p * n + col].abs() {
-                p = r;
-            }
-        }
-        let pivot = m[p * n + col];
-        if pivot == 0.0 || pivot.is_nan() {
-            return Err(index);
-        }
-        if p != col {
-            for k in 0..n {
-                m.swap(p * n + k, col * n + k);
-                y.swap(p * n + k, col * n + k);
-            }
-        }
-        let inv = 1.0 / pivot;
-        for k in 0..n {
-            m[col * n + k] *= inv;
-            y[col * n + k] *= inv;
-        }
-        for r in 0..n {
-            if r == col {
-                continue;
-            }
-            let f = m[r * n + col];
-            if f == 0.0 {
-                continue;
-            }
-            for k in 0..n {
-                m[r * n + k] -= f * m[col * n + k];
-                y[r * n + k] -= f * y[col * n + k];
-            }
-        }
-    }
-    Ok(())
 }
 
 /// The inverse of each square matrix in the last two axes of `a`.

@@ -377,8 +377,8 @@ mod tests {
     use super::*;
     use crate::backend::cpu::matmul::*;
     use crate::dtype::Element;
-    use crate::runtime::memory::Pod;
-    use crate::runtime::memory::Storage;
+    use crate::graph::storage::Pod;
+    use crate::graph::storage::Storage;
     use proptest::prelude::*;
     use std::sync::Arc;
 

@@ -1,14 +1,12 @@
 //! `nan_to_num`: NaN and infinities replaced by finite values.
 
-use crate::backend::cpu::elementwise::unary;
-use crate::dtype::Element;
-use crate::dtype::{Complex64, DType};
+use crate::backend::cpu::nan_to_num::nan_to_num as nan_to_num_kernel;
+use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::graph::array::Array;
 use crate::graph::layout::Data;
 use crate::graph::primitive::{Operand, OutSpec, Primitive};
 use crate::ops::select::r#where;
-use crate::runtime::memory::Pod;
 
 // ---------------------------------------------------------------------------
 // nan_to_num
@@ -23,21 +21,6 @@ pub struct NanToNum {
     pub posinf: f64,
     /// Replacement for -inf.
     pub neginf: f64,
-}
-
-impl NanToNum {
-    #[inline(always)]
-    fn fix(&self, v: f64) -> f64 {
-        if v.is_nan() {
-            self.nan
-        } else if v == f64::INFINITY {
-            self.posinf
-        } else if v == f64::NEG_INFINITY {
-            self.neginf
-        } else {
-            v
-        }
-    }
 }
 
 impl Primitive for NanToNum {
@@ -57,19 +40,7 @@ impl Primitive for NanToNum {
                 format!("expected 1 input, got {}", inputs.len()),
             ));
         };
-        match x.dtype {
-            DType::Complex64 => unary(x, out, |v: Complex64| {
-                Complex64::new(self.fix(v.re as f64) as f32, self.fix(v.im as f64) as f32)
-            }),
-            DType::Float16 => replace_kernel::<half::f16>(self, x, out),
-            DType::BFloat16 => replace_kernel::<half::bf16>(self, x, out),
-            DType::Float32 => replace_kernel::<f32>(self, x, out),
-            DType::Float64 => replace_kernel::<f64>(self, x, out),
-            other => Err(Error::runtime(
-                "nan_to_num",
-                format!("internal error: dtype {other}"),
-            )),
-        }
+        nan_to_num_kernel(x, self.nan, self.posinf, self.neginf, out)
     }
     fn vjp(&self, p: &[Array], g: &Array, _o: &Array, _argnums: &[usize]) -> Result<Vec<Array>> {
         // Finite inputs pass through; replaced ones are constants.
@@ -95,31 +66,6 @@ impl Primitive for NanToNum {
         ))
     }
     crate::primitive_common!();
-}
-
-fn replace_kernel<T: Element + Pod>(
-    r: &NanToNum,
-    x: &Operand<'_>,
-    out: OutSpec<'_>,
-) -> Result<Data> {
-    // Replacements are converted once; finite values pass through untouched.
-    let (nan, pos, neg) = (
-        T::from_f64(r.nan),
-        T::from_f64(r.posinf),
-        T::from_f64(r.neginf),
-    );
-    unary(x, out, move |v: T| {
-        let f = v.to_f64();
-        if f.is_nan() {
-            nan
-        } else if f == f64::INFINITY {
-            pos
-        } else if f == f64::NEG_INFINITY {
-            neg
-        } else {
-            v
-        }
-    })
 }
 
 /// The largest finite value of a float dtype (complex: of its parts).
@@ -164,6 +110,8 @@ pub fn nan_to_num(a: &Array, nan: f64, posinf: Option<f64>, neginf: Option<f64>)
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::dtype::Element;
+    use crate::graph::storage::Pod;
 
     fn arr<T: Element + Pod>(v: &[T], shape: &[usize]) -> Array {
         Array::from_slice(v, shape).unwrap()

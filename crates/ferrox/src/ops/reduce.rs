@@ -21,8 +21,8 @@ use crate::error::{Error, Result};
 use crate::graph::array::Array;
 use crate::graph::layout::Data;
 use crate::graph::primitive::{Operand, OutSpec, Primitive};
+use crate::graph::storage::{Pod, Storage};
 use crate::ops::grad_helpers;
-use crate::runtime::memory::{Pod, Storage};
 use crate::with_dtype;
 
 /// The reductions computed by [`Reduce`].
@@ -336,25 +336,7 @@ where
     reduce(x, axes, r, st.as_mut_slice::<R::Out>())
 }
 
-/// The shape of `shape` reduced over `axes`: the axes are dropped, or kept
-/// as size 1 with `keepdims`.
-///
-/// ```
-/// use ferrox::ops::reduce::reduced_shape;
-/// assert_eq!(reduced_shape(&[2, 3, 4], &[1], false), vec![2, 4]);
-/// assert_eq!(reduced_shape(&[2, 3, 4], &[0, 2], true), vec![1, 3, 1]);
-/// ```
-pub fn reduced_shape(shape: &[usize], axes: &[usize], keepdims: bool) -> Vec<usize> {
-    shape
-        .iter()
-        .enumerate()
-        .filter_map(|(d, &n)| match (axes.contains(&d), keepdims) {
-            (false, _) => Some(n),
-            (true, true) => Some(1),
-            (true, false) => None,
-        })
-        .collect()
-}
+pub use crate::backend::cpu::reduce::reduced_shape;
 
 /// Checks that a reduction without identity (max, argmax, ...) has
 /// something to reduce.

@@ -372,7 +372,7 @@ mod tests {
     use crate::backend::cpu::scan::SCAN_CHUNK;
     use crate::error::ErrorKind;
     use crate::graph::layout::row_major_strides;
-    use crate::runtime::memory::Storage;
+    use crate::graph::storage::Storage;
     use half::f16;
     use proptest::prelude::*;
 

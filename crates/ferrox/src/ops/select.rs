@@ -9,17 +9,13 @@
 
 use super::binary::{maximum, minimum, result_dtype};
 use super::shape_rules::{broadcast_many, broadcast_shapes};
-use crate::backend::cpu::elementwise::{out_storage, ternary};
-use crate::backend::cpu::parallel::{chunk_len, simd, worth_splitting};
+use crate::backend::cpu::select;
 use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::graph::array::Array;
 use crate::graph::layout::Data;
 use crate::graph::primitive::{Operand, OutSpec, Primitive};
 use crate::ops::grad_helpers;
-use crate::runtime::memory::Pod;
-use crate::with_dtype;
-use rayon::prelude::*;
 
 // ---------------------------------------------------------------------------
 // where
@@ -53,7 +49,7 @@ impl Primitive for Select {
                 ),
             ));
         }
-        with_dtype!(out.dtype, T => select_kernel::<T>(c, x, y, out))
+        select::select(c, x, y, out)
     }
     fn output_shape(&self, input_shapes: &[&[usize]]) -> Option<Result<Vec<usize>>> {
         match input_shapes {
@@ -89,95 +85,6 @@ impl Primitive for Select {
         Ok((r#where(&a[0], &a[1], &a[2])?, out_ax))
     }
     crate::primitive_common!();
-}
-
-/// A value operand of the fast path: a full contiguous slice or one element.
-#[derive(Clone, Copy)]
-enum Lane<'a, T> {
-    Slice(&'a [T]),
-    Splat(T),
-}
-
-impl<'a, T: Pod> Lane<'a, T> {
-    /// The operand as a lane of `out_shape`, if it is one.
-    fn of(op: &Operand<'a>, out_shape: &[usize]) -> Option<Self> {
-        if op.shape.iter().product::<usize>() == 1 {
-            return op
-                .data
-                .raw::<T>()
-                .get(op.data.offset)
-                .map(|&v| Lane::Splat(v));
-        }
-        if op.shape != out_shape {
-            return None;
-        }
-        op.data.as_contiguous::<T>(op.shape).map(Lane::Slice)
-    }
-}
-
-fn select_kernel<T: Pod>(
-    c: &Operand<'_>,
-    x: &Operand<'_>,
-    y: &Operand<'_>,
-    out: OutSpec<'_>,
-) -> Result<Data> {
-    let cond = if c.shape == out.shape {
-        c.data.as_contiguous::<bool>(c.shape)
-    } else {
-        None
-    };
-    let (Some(cond), Some(xl), Some(yl)) = (
-        cond,
-        Lane::<T>::of(x, out.shape),
-        Lane::<T>::of(y, out.shape),
-    ) else {
-        return ternary(c, x, y, out, |c: bool, x: T, y: T| if c { x } else { y });
-    };
-    let mut storage = out_storage(out)?;
-    let dst = storage.as_mut_slice::<T>();
-    // Each combination gets its own loop so that it vectorises.
-    match (xl, yl) {
-        (Lane::Slice(xs), Lane::Slice(ys)) => chunked(cond, dst, |c, start, d| {
-            let (xs, ys) = (&xs[start..start + d.len()], &ys[start..start + d.len()]);
-            for (((o, &c), &x), &y) in d.iter_mut().zip(c).zip(xs).zip(ys) {
-                *o = if c { x } else { y };
-            }
-        }),
-        (Lane::Slice(xs), Lane::Splat(y)) => chunked(cond, dst, |c, start, d| {
-            let xs = &xs[start..start + d.len()];
-            for ((o, &c), &x) in d.iter_mut().zip(c).zip(xs) {
-                *o = if c { x } else { y };
-            }
-        }),
-        (Lane::Splat(x), Lane::Slice(ys)) => chunked(cond, dst, |c, start, d| {
-            let ys = &ys[start..start + d.len()];
-            for ((o, &c), &y) in d.iter_mut().zip(c).zip(ys) {
-                *o = if c { x } else { y };
-            }
-        }),
-        (Lane::Splat(x), Lane::Splat(y)) => chunked(cond, dst, |c, _, d| {
-            for (o, &c) in d.iter_mut().zip(c) {
-                *o = if c { x } else { y };
-            }
-        }),
-    }
-    Ok(Data::contiguous(storage, out.shape))
-}
-
-/// Runs `body(cond_chunk, start, dst_chunk)` over matching chunks of `cond`
-/// and `dst` (`start` is the chunk's first index), in parallel when large
-/// and under the best SIMD instruction set. `cond.len() == dst.len()`.
-fn chunked<T: Pod>(cond: &[bool], dst: &mut [T], body: impl Fn(&[bool], usize, &mut [T]) + Sync) {
-    let run = |c: &[bool], start: usize, d: &mut [T]| simd(|| body(c, start, d));
-    if worth_splitting(dst.len()) {
-        let len = chunk_len(dst.len());
-        dst.par_chunks_mut(len)
-            .zip(cond.par_chunks(len))
-            .enumerate()
-            .for_each(|(k, (d, c))| run(c, k * len, d));
-    } else {
-        run(cond, 0, dst);
-    }
 }
 
 /// Elementwise selection: `x` where `condition` is true (non-zero), `y`
@@ -261,6 +168,7 @@ mod tests {
     use super::*;
     use crate::dtype::Element;
     use crate::error::ErrorKind;
+    use crate::graph::storage::Pod;
     use crate::ops::closeness::{AllPairs, Closeness, IsClose};
     use proptest::prelude::*;
     use std::sync::Arc;
@@ -327,7 +235,7 @@ mod tests {
     /// A 2-d operand whose storage holds the transpose (column-major).
     fn transposed<T: Pod>(values: &[T], rows: usize, cols: usize) -> Data {
         let mut storage =
-            crate::runtime::memory::Storage::new(std::mem::size_of_val(values), false).unwrap();
+            crate::graph::storage::Storage::new(std::mem::size_of_val(values), false).unwrap();
         let dst = storage.as_mut_slice::<T>();
         for r in 0..rows {
             for c in 0..cols {

@@ -1,9 +1,7 @@
 //! Keys and raw random bits: `key`, `split`, `bits` and the [`RandomBits`]
 //! primitive.
 
-use super::threefry::fill_bytes;
-use crate::backend::cpu::elementwise::out_storage;
-use crate::backend::cpu::parallel;
+use crate::backend::cpu::threefry;
 use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::graph::array::Array;
@@ -11,7 +9,6 @@ use crate::graph::layout::Data;
 use crate::graph::layout::checked_numel;
 use crate::graph::primitive::{Operand, OutSpec, Primitive};
 use crate::ops::grad_helpers;
-use rayon::prelude::*;
 
 /// The unsigned dtype holding `width` bytes (1, 2, 4 or 8).
 fn bits_dtype(op: &str, width: usize) -> Result<DType> {
@@ -163,9 +160,6 @@ pub struct RandomBits {
     pub width: usize,
 }
 
-/// Blocks per parallel task when one key fills a large output.
-const PAR_BLOCKS: usize = parallel::MIN_PAR_ELEMS / 4;
-
 impl Primitive for RandomBits {
     fn name(&self) -> &'static str {
         "random_bits"
@@ -178,35 +172,8 @@ impl Primitive for RandomBits {
                 "the key input is not [..., 2] uint32",
             ));
         }
-        let words = k.data.to_vec::<u32>(k.shape);
-        let keys: Vec<[u32; 2]> = words.chunks_exact(2).map(|w| [w[0], w[1]]).collect();
-        let mut st = out_storage(out)?;
         let per = self.shape.iter().product::<usize>() * self.width;
-        let dst = st.as_mut_slice::<u8>();
-        if per == 0 || keys.is_empty() || dst.len() != per * keys.len() {
-            return Ok(Data::contiguous(st, out.shape));
-        }
-        let big = parallel::worth_splitting(dst.len() / self.width);
-        if big && per >= PAR_BLOCKS * 8 * 2 {
-            // Few keys, long streams: split each stream into runs of blocks.
-            for (key, chunk) in keys.iter().zip(dst.chunks_mut(per)) {
-                chunk
-                    .par_chunks_mut(PAR_BLOCKS * 8)
-                    .enumerate()
-                    .for_each(|(i, c)| fill_bytes(*key, (i * PAR_BLOCKS) as u64, c));
-            }
-        } else if big {
-            // Many keys, short streams: one task per run of keys.
-            dst.par_chunks_mut(per)
-                .zip(keys.par_iter())
-                .with_min_len((PAR_BLOCKS * 8).div_ceil(per))
-                .for_each(|(c, key)| fill_bytes(*key, 0, c));
-        } else {
-            for (key, chunk) in keys.iter().zip(dst.chunks_mut(per)) {
-                fill_bytes(*key, 0, chunk);
-            }
-        }
-        Ok(Data::contiguous(st, out.shape))
+        threefry::bits(k, per, self.width, out)
     }
     /// Bits do not vary smoothly with the key: every cotangent is zero.
     fn vjp(&self, p: &[Array], _g: &Array, _o: &Array, argnums: &[usize]) -> Result<Vec<Array>> {
@@ -249,7 +216,7 @@ impl Primitive for RandomBits {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::random::threefry::block;
+    use crate::backend::cpu::threefry::{block, fill_bytes};
 
     #[test]
     fn widths_read_the_stream_little_endian() -> Result<()> {

@@ -45,10 +45,9 @@ mod discrete;
 mod psd_cholesky;
 mod state;
 mod support;
-mod threefry;
 
+pub use crate::backend::cpu::threefry::threefry2x32;
 pub use bits::{RandomBits, bits, key, split};
 pub use continuous::{gumbel, multivariate_normal, normal, truncated_normal, uniform};
 pub use discrete::{bernoulli, categorical, permutation, permutation_of, randint};
 pub use state::seed;
-pub use threefry::threefry2x32;

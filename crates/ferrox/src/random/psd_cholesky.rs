@@ -4,13 +4,12 @@
 //! covariances, which describe degenerate distributions; both share one
 //! factorisation kernel.
 
-use crate::backend::cpu::elementwise::out_storage;
+use crate::backend::cpu::factor;
 use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::graph::array::Array;
 use crate::graph::layout::Data;
 use crate::graph::primitive::{Operand, OutSpec, Primitive};
-use crate::ops::cholesky::factor;
 use crate::ops::grad_helpers;
 
 /// Factors each `[n, n]` matrix of an f64 batch `[..., n, n]`. A matrix
@@ -44,23 +43,7 @@ impl Primitive for PsdCholesky {
                 "the input is not a batch of square f64 matrices",
             ));
         }
-        let a = x.data.to_vec::<f64>(x.shape);
-        let mut st = out_storage(out)?;
-        let l = st.as_mut_slice::<f64>();
-        if n > 0 {
-            for (src, dst) in a.chunks_exact(n * n).zip(l.chunks_exact_mut(n * n)) {
-                factor(src, dst, n, false, true).map_err(|p| {
-                    Error::value(
-                        "multivariate_normal",
-                        format!(
-                            "cov is not positive semi-definite (pivot {} is {})",
-                            p.column, p.value
-                        ),
-                    )
-                })?;
-            }
-        }
-        Ok(Data::contiguous(st, out.shape))
+        factor::cholesky_semidefinite("multivariate_normal", x, out)
     }
     fn vmap(&self, inputs: &[Array], axes: &[Option<usize>]) -> Result<(Array, Option<usize>)> {
         match axes[0] {

@@ -1,40 +1,14 @@
-//! Buffers, the buffer cache, and memory accounting.
+//! Memory: the public counters and limits (MLX's names), and the marker of
+//! an evaluation in flight.
 //!
-//! Large allocations are recycled through a process-wide cache keyed by size,
-//! because fresh pages cost a fault each on first touch: a 64 MB result that
-//! reuses a cached block is written at memory bandwidth instead of at fault
-//! speed. Small allocations go straight to the system allocator, whose
-//! thread caches are faster than any shared pool.
-//!
-//! Counters follow MLX's names: active (bytes in live buffers), peak (high
-//! water mark of active), cache (bytes held for reuse). Active and cache
-//! are exact under concurrency: every change is a single atomic add or
-//! subtract. Active is striped over cache lines (a thread adds to and
-//! subtracts from its own stripe; readers sum them), so that threads
-//! allocating small buffers at the same time write no common line. Peak is
-//! exact at allocations of 16 KiB or more and at every read;
-//! between those, small allocations are not compared against it.
+//! The buffers themselves ([`Storage`], [`Pod`]) and the buffer cache with
+//! its counters are graph state, in `graph/storage.rs` and `graph/pool.rs`
+//! (a `Storage` must update the counters on every allocation and free, and
+//! the graph may not import the runtime); this module reads and configures
+//! them, and re-exports `Storage`, `Pod` and `ALIGN` under their old path.
 
-use crate::sync::{Condvar, LinePadded, Mutex, lock};
-use std::alloc::{Layout, alloc_zeroed, dealloc};
-use std::collections::BTreeMap;
-use std::ptr::NonNull;
-use std::sync::OnceLock;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::{Duration, Instant};
-
-/// The longest an allocation over the memory limit waits for other
-/// evaluations to free memory before it proceeds anyway.
-const BACKPRESSURE_WAIT: Duration = Duration::from_millis(20);
-/// How often a waiting allocation re-checks that another evaluation is
-/// still in flight (frees also wake it).
-const POLL: Duration = Duration::from_millis(1);
-
-thread_local! {
-    /// How many evaluations this thread is inside (a plain integer: no
-    /// destructor, nothing created behind the user's back).
-    static EVAL_DEPTH: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
-}
+use crate::graph::pool;
+pub use crate::graph::storage::{ALIGN, Pod, Storage};
 
 /// Marks an evaluation in flight on this thread for as long as it lives.
 pub(crate) struct EvalInFlight {
@@ -44,386 +18,15 @@ pub(crate) struct EvalInFlight {
 impl EvalInFlight {
     /// Enters an evaluation.
     pub(crate) fn enter() -> EvalInFlight {
-        let stripe = my_stripe();
-        pool().evaluating[stripe].fetch_add(1, Ordering::Relaxed);
-        let _ = EVAL_DEPTH.try_with(|d| d.set(d.get() + 1));
-        EvalInFlight { stripe }
+        EvalInFlight {
+            stripe: pool::eval_entered(),
+        }
     }
 }
 
 impl Drop for EvalInFlight {
     fn drop(&mut self) {
-        pool().evaluating[self.stripe].fetch_sub(1, Ordering::Relaxed);
-        let _ = EVAL_DEPTH.try_with(|d| d.set(d.get().saturating_sub(1)));
-    }
-}
-
-/// Alignment of every buffer: a cache line, enough for any SIMD load.
-pub const ALIGN: usize = 64;
-/// Buffers at least this large go through the cache.
-const POOL_MIN: usize = 16 * 1024;
-const PAGE: usize = 4096;
-
-/// An owned, 64-byte aligned, initialised byte allocation.
-///
-/// Invariant: `ptr` points to `capacity` initialised bytes allocated with
-/// `Layout::from_size_align(capacity, ALIGN)`; `len <= capacity` bytes are the
-/// logical contents. A `RawBuf` is uniquely owned.
-struct RawBuf {
-    ptr: NonNull<u8>,
-    capacity: usize,
-}
-
-// SAFETY: RawBuf uniquely owns a heap allocation with no thread affinity;
-// moving it between threads is moving a Box<[u8]>.
-unsafe impl Send for RawBuf {}
-
-impl RawBuf {
-    fn new_zeroed(capacity: usize) -> Option<RawBuf> {
-        let layout = Layout::from_size_align(capacity.max(1), ALIGN).ok()?;
-        // SAFETY: layout has non-zero size.
-        let ptr = unsafe { alloc_zeroed(layout) };
-        NonNull::new(ptr).map(|ptr| RawBuf {
-            ptr,
-            capacity: capacity.max(1),
-        })
-    }
-}
-
-impl Drop for RawBuf {
-    fn drop(&mut self) {
-        // SAFETY: allocated in new_zeroed with exactly this layout
-        // (from_size_align succeeded there with the same arguments).
-        unsafe {
-            dealloc(
-                self.ptr.as_ptr(),
-                Layout::from_size_align_unchecked(self.capacity, ALIGN),
-            )
-        }
-    }
-}
-
-/// The bytes behind one or more arrays (views share a `Storage`).
-///
-/// Mutation is possible only through `&mut Storage`, i.e. while a kernel owns
-/// the freshly allocated output and before it is published; afterwards the
-/// storage sits behind an `Arc` and is read-only.
-pub struct Storage {
-    buf: Option<RawBuf>,
-    len: usize,
-}
-
-// SAFETY: Storage is a RawBuf plus a length. Shared references only allow
-// reads (`as_slice`), mutation requires `&mut`, so the usual borrow rules
-// make concurrent access data-race free. The bytes are plain data.
-unsafe impl Sync for Storage {}
-
-/// Plain-old-data element types that may be viewed from raw bytes.
-///
-/// # Safety
-/// Every bit pattern of `size_of::<Self>()` bytes must be a valid value, and
-/// the alignment must not exceed [`ALIGN`].
-pub unsafe trait Pod: Copy + Send + Sync + 'static {}
-macro_rules! pod {($($t:ty),*) => {$(
-    // SAFETY: integers, floats and pairs of floats accept every bit pattern.
-    unsafe impl Pod for $t {}
-)*}}
-pod!(
-    u8,
-    u16,
-    u32,
-    u64,
-    i8,
-    i16,
-    i32,
-    i64,
-    f32,
-    f64,
-    half::f16,
-    half::bf16,
-    crate::dtype::Complex64
-);
-// SAFETY: bool is NOT valid for every bit pattern. Storage upholds it anyway:
-// buffers for Bool arrays are zeroed on allocation (`Storage::new(.., zeroed)`)
-// and every kernel writing Bool writes only `true`/`false`; `view` into Bool
-// normalises instead of reinterpreting.
-unsafe impl Pod for bool {}
-
-impl Storage {
-    /// Allocates `len` bytes. Recycled blocks hold stale (but initialised)
-    /// bytes unless `zeroed` is set.
-    pub fn new(len: usize, zeroed: bool) -> crate::error::Result<Storage> {
-        let buf = pool().take(len, zeroed)?;
-        Ok(Storage {
-            buf: Some(buf),
-            len,
-        })
-    }
-
-    /// Length in bytes.
-    pub fn len(&self) -> usize {
-        self.len
-    }
-    /// True for a zero-byte storage.
-    pub fn is_empty(&self) -> bool {
-        self.len == 0
-    }
-
-    /// The contents as `T`s (the trailing partial element, if any, is dropped).
-    pub fn as_slice<T: Pod>(&self) -> &[T] {
-        let Some(buf) = &self.buf else { return &[] };
-        // SAFETY: buf holds >= len initialised bytes, aligned to ALIGN >=
-        // align_of::<T>(); T is Pod so any initialised bytes are a valid T
-        // (bool: see the Pod impl); `&self` guarantees no concurrent writer.
-        unsafe {
-            std::slice::from_raw_parts(buf.ptr.as_ptr() as *const T, self.len / size_of::<T>())
-        }
-    }
-
-    /// The contents as mutable `T`s.
-    pub fn as_mut_slice<T: Pod>(&mut self) -> &mut [T] {
-        let Some(buf) = &mut self.buf else {
-            return &mut [];
-        };
-        // SAFETY: as in `as_slice`; `&mut self` guarantees exclusive access.
-        unsafe {
-            std::slice::from_raw_parts_mut(buf.ptr.as_ptr() as *mut T, self.len / size_of::<T>())
-        }
-    }
-}
-
-impl Drop for Storage {
-    fn drop(&mut self) {
-        if let Some(buf) = self.buf.take() {
-            pool().give(buf);
-        }
-    }
-}
-
-impl std::fmt::Debug for Storage {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "Storage({} bytes)", self.len)
-    }
-}
-
-/// The counters allocations write sit on cache lines of their own, apart
-/// from the read-mostly limits and from each other.
-struct Pool {
-    free: Mutex<BTreeMap<usize, Vec<RawBuf>>>,
-    freed: Condvar,
-    /// Bytes in live buffers, striped (see the module doc): the sum of the
-    /// stripes, wrapping, since a buffer may be freed on another thread's
-    /// stripe than the one it was counted on.
-    active: [LinePadded<AtomicUsize>; STRIPES],
-    peak: LinePadded<AtomicUsize>,
-    cache: LinePadded<AtomicUsize>,
-    memory_limit: AtomicUsize,
-    cache_limit: AtomicUsize,
-    waiting_evals: AtomicUsize,
-    /// Evaluations in flight, striped like `active` (an `eval` adds to its
-    /// thread's stripe on entry and subtracts on exit, so the sum is exact
-    /// when read and no two threads write one line).
-    evaluating: [LinePadded<AtomicUsize>; STRIPES],
-}
-
-/// Stripes of the active-bytes counter.
-const STRIPES: usize = 16;
-
-/// The stripe of the calling thread: threads take stripes round-robin at
-/// their first allocation (a plain integer per thread, no destructor).
-fn my_stripe() -> usize {
-    static NEXT: AtomicUsize = AtomicUsize::new(0);
-    thread_local! {
-        static STRIPE: std::cell::Cell<usize> = const { std::cell::Cell::new(usize::MAX) };
-    }
-    STRIPE
-        .try_with(|s| {
-            if s.get() == usize::MAX {
-                s.set(NEXT.fetch_add(1, Ordering::Relaxed) % STRIPES);
-            }
-            s.get()
-        })
-        .unwrap_or(0)
-}
-
-fn pool() -> &'static Pool {
-    static POOL: OnceLock<Pool> = OnceLock::new();
-    POOL.get_or_init(|| {
-        let ram = total_ram().unwrap_or(16 << 30);
-        Pool {
-            free: Mutex::new(BTreeMap::new()),
-            freed: Condvar::new(),
-            active: std::array::from_fn(|_| LinePadded(AtomicUsize::new(0))),
-            peak: LinePadded(AtomicUsize::new(0)),
-            cache: LinePadded(AtomicUsize::new(0)),
-            memory_limit: AtomicUsize::new(ram.saturating_mul(3) / 2),
-            cache_limit: AtomicUsize::new(ram / 4),
-            waiting_evals: AtomicUsize::new(0),
-            evaluating: std::array::from_fn(|_| LinePadded(AtomicUsize::new(0))),
-        }
-    })
-}
-
-fn total_ram() -> Option<usize> {
-    let info = std::fs::read_to_string("/proc/meminfo").ok()?;
-    let line = info.lines().find(|l| l.starts_with("MemTotal:"))?;
-    let kb: usize = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kb * 1024)
-}
-
-fn rounded(len: usize) -> usize {
-    if len >= POOL_MIN {
-        len.div_ceil(PAGE) * PAGE
-    } else {
-        len.div_ceil(ALIGN) * ALIGN
-    }
-}
-
-impl Pool {
-    fn take(&self, len: usize, zeroed: bool) -> crate::error::Result<RawBuf> {
-        let cap = rounded(len);
-        self.apply_backpressure(len, cap)?;
-        let reused = if cap >= POOL_MIN {
-            self.take_cached(cap)
-        } else {
-            None
-        };
-        let buf = match reused {
-            Some(buf) => {
-                if zeroed {
-                    // SAFETY: buf owns `capacity` initialised bytes.
-                    unsafe { std::ptr::write_bytes(buf.ptr.as_ptr(), 0, buf.capacity) };
-                }
-                buf
-            }
-            None => match RawBuf::new_zeroed(cap) {
-                Some(b) => b,
-                None => {
-                    self.clear_cache();
-                    RawBuf::new_zeroed(cap).ok_or_else(|| {
-                        crate::error::Error::new(
-                            crate::error::ErrorKind::Memory,
-                            "malloc",
-                            format!("could not allocate {len} bytes"),
-                        )
-                    })?
-                }
-            },
-        };
-        self.active[my_stripe()].fetch_add(buf.capacity, Ordering::Relaxed);
-        if buf.capacity >= POOL_MIN {
-            self.note_peak();
-        }
-        Ok(buf)
-    }
-
-    fn take_cached(&self, cap: usize) -> Option<RawBuf> {
-        let mut free = lock(&self.free);
-        // Smallest cached block that fits without wasting more than half.
-        let key = *free.range(cap..=cap.saturating_mul(2)).next()?.0;
-        let list = free.get_mut(&key)?;
-        let buf = list.pop()?;
-        if list.is_empty() {
-            free.remove(&key);
-        }
-        self.cache.fetch_sub(buf.capacity, Ordering::Relaxed);
-        Some(buf)
-    }
-
-    fn give(&self, buf: RawBuf) {
-        let cap = buf.capacity;
-        self.active[my_stripe()].fetch_sub(cap, Ordering::Relaxed);
-        let cache_limit = self.cache_limit.load(Ordering::Relaxed);
-        if cap >= POOL_MIN && self.cache.load(Ordering::Relaxed) + cap <= cache_limit {
-            self.cache.fetch_add(cap, Ordering::Relaxed);
-            lock(&self.free).entry(cap).or_default().push(buf);
-        } else {
-            drop(buf);
-        }
-        if self.waiting_evals.load(Ordering::Relaxed) > 0 {
-            self.freed.notify_all();
-        }
-    }
-
-    /// Over the memory limit, an allocation first returns cached blocks to
-    /// the system. An allocation larger than the limit itself can never fit
-    /// and fails at once. Otherwise, while another evaluation is in flight
-    /// (it may free memory), it waits for frees, for at most
-    /// [`BACKPRESSURE_WAIT`] in all, then proceeds over the limit: with no
-    /// other evaluation running nothing will be freed, so it does not wait
-    /// at all. Allocations under [`POOL_MIN`] bytes are not held back (and
-    /// do not sum the active stripes).
-    fn apply_backpressure(&self, len: usize, cap: usize) -> crate::error::Result<()> {
-        let limit = self.memory_limit.load(Ordering::Relaxed);
-        if cap < POOL_MIN || self.active() + cap <= limit {
-            return Ok(());
-        }
-        if cap > limit {
-            return Err(crate::error::Error::new(
-                crate::error::ErrorKind::Memory,
-                "malloc",
-                format!("{len} bytes exceed the memory limit of {limit} bytes (set_memory_limit)"),
-            ));
-        }
-        self.clear_cache();
-        if self.active() + cap <= limit || self.others_evaluating() == 0 {
-            return Ok(());
-        }
-        let deadline = Instant::now() + BACKPRESSURE_WAIT;
-        self.waiting_evals.fetch_add(1, Ordering::Relaxed);
-        let mut guard = lock(&self.free);
-        while self.active() + cap > limit && self.others_evaluating() > 0 {
-            let now = Instant::now();
-            if now >= deadline {
-                break;
-            }
-            guard = match self.freed.wait_timeout(guard, (deadline - now).min(POLL)) {
-                Ok((g, _)) => g,
-                Err(p) => p.into_inner().0,
-            };
-        }
-        drop(guard);
-        self.waiting_evals.fetch_sub(1, Ordering::Relaxed);
-        Ok(())
-    }
-
-    /// Evaluations in flight on other threads than this one.
-    fn others_evaluating(&self) -> usize {
-        let all = self
-            .evaluating
-            .iter()
-            .fold(0usize, |sum, s| sum.wrapping_add(s.load(Ordering::Relaxed)));
-        all.saturating_sub(EVAL_DEPTH.try_with(|d| d.get()).unwrap_or(0))
-    }
-
-    /// Bytes in live buffers: the sum of the stripes.
-    fn active(&self) -> usize {
-        self.active
-            .iter()
-            .fold(0usize, |sum, s| sum.wrapping_add(s.load(Ordering::Relaxed)))
-    }
-
-    /// Raises the peak to the current active bytes; returns the peak.
-    fn note_peak(&self) -> usize {
-        let now = self.active();
-        // Read first: a new peak is rare, and a read leaves the line shared.
-        let peak = self.peak.load(Ordering::Relaxed);
-        if now > peak {
-            self.peak.fetch_max(now, Ordering::Relaxed).max(now)
-        } else {
-            peak
-        }
-    }
-
-    fn clear_cache(&self) {
-        let drained: Vec<RawBuf> = {
-            let mut free = lock(&self.free);
-            std::mem::take(&mut *free).into_values().flatten().collect()
-        };
-        for buf in drained {
-            self.cache.fetch_sub(buf.capacity, Ordering::Relaxed);
-            drop(buf);
-        }
+        pool::eval_exited(self.stripe);
     }
 }
 
@@ -436,7 +39,7 @@ impl Pool {
 /// assert!(ferrox::get_active_memory() >= before);
 /// ```
 pub fn get_active_memory() -> usize {
-    pool().active()
+    pool::active_bytes()
 }
 /// High-water mark of [`get_active_memory`] since start or the last reset.
 ///
@@ -444,7 +47,7 @@ pub fn get_active_memory() -> usize {
 /// assert!(ferrox::get_peak_memory() >= ferrox::get_active_memory());
 /// ```
 pub fn get_peak_memory() -> usize {
-    pool().note_peak()
+    pool::peak_bytes()
 }
 /// Resets the peak to the current active memory.
 ///
@@ -452,8 +55,7 @@ pub fn get_peak_memory() -> usize {
 /// ferrox::reset_peak_memory();
 /// ```
 pub fn reset_peak_memory() {
-    let p = pool();
-    p.peak.store(p.active(), Ordering::Relaxed);
+    pool::reset_peak();
 }
 /// Bytes held in the buffer cache for reuse.
 ///
@@ -462,7 +64,7 @@ pub fn reset_peak_memory() {
 /// assert_eq!(ferrox::get_cache_memory(), 0);
 /// ```
 pub fn get_cache_memory() -> usize {
-    pool().cache.load(Ordering::Relaxed)
+    pool::cache_bytes()
 }
 /// Sets the memory limit and returns the previous one. An allocation larger
 /// than the limit fails at once with a `Memory` error. One that would take
@@ -476,7 +78,7 @@ pub fn get_cache_memory() -> usize {
 /// ferrox::set_memory_limit(old);
 /// ```
 pub fn set_memory_limit(bytes: usize) -> usize {
-    pool().memory_limit.swap(bytes, Ordering::Relaxed)
+    pool::swap_memory_limit(bytes)
 }
 /// Sets the cache limit and returns the previous one; 0 disables caching.
 ///
@@ -485,11 +87,7 @@ pub fn set_memory_limit(bytes: usize) -> usize {
 /// ferrox::set_cache_limit(old);
 /// ```
 pub fn set_cache_limit(bytes: usize) -> usize {
-    let old = pool().cache_limit.swap(bytes, Ordering::Relaxed);
-    if pool().cache.load(Ordering::Relaxed) > bytes {
-        pool().clear_cache();
-    }
-    old
+    pool::swap_cache_limit(bytes)
 }
 /// Returns every cached buffer to the system. Works from any thread.
 ///
@@ -497,5 +95,5 @@ pub fn set_cache_limit(bytes: usize) -> usize {
 /// ferrox::clear_cache();
 /// ```
 pub fn clear_cache() {
-    pool().clear_cache();
+    pool::clear_cache();
 }

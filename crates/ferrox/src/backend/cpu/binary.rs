@@ -21,7 +21,7 @@ use crate::dtype::{Category, Complex64, DType, Element};
 use crate::error::{Error, Result};
 use crate::graph::layout::{Data, for_each_offset};
 use crate::graph::primitive::{Operand, OutSpec};
-use crate::runtime::memory::Pod;
+use crate::graph::storage::Pod;
 use crate::with_dtype;
 use half::{bf16, f16};
 use rayon::prelude::*;

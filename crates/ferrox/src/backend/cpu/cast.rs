@@ -9,7 +9,7 @@ use crate::dtype::{DType, Element};
 use crate::error::{Error, Result};
 use crate::graph::layout::{Data, for_each_offset, row_major_strides};
 use crate::graph::primitive::{Operand, OutSpec};
-use crate::runtime::memory::{Pod, Storage};
+use crate::graph::storage::{Pod, Storage};
 use crate::with_dtype;
 use half::{bf16, f16};
 use rayon::prelude::*;

@@ -17,7 +17,7 @@ use crate::error::{Error, Result};
 use crate::graph::layout::Data;
 use crate::graph::layout::checked_numel;
 use crate::graph::primitive::{Operand, OutSpec};
-use crate::runtime::memory::Pod;
+use crate::graph::storage::Pod;
 use half::{bf16, f16};
 use rayon::prelude::*;
 

@@ -16,8 +16,8 @@ use crate::backend::cpu::parallel::{chunk_len, worth_splitting};
 use crate::error::Result;
 use crate::graph::layout::{Data, row_major_strides};
 use crate::graph::primitive::{Operand, OutSpec};
+use crate::graph::storage::{Pod, Storage};
 use crate::graph::walk::{collapse, for_each_segment, inner_strides, zip_strides};
-use crate::runtime::memory::{Pod, Storage};
 use rayon::prelude::*;
 
 /// Runs `$body` with `$T` bound to the unsigned integer of `$size` bytes

@@ -11,8 +11,8 @@ use super::stream_store::{fill_streaming, worth_streaming};
 use crate::error::Result;
 use crate::graph::layout::{Data, for_each_offset};
 use crate::graph::primitive::{Operand, OutSpec};
+use crate::graph::storage::Pod;
 use crate::graph::walk::walk;
-use crate::runtime::memory::Pod;
 use rayon::prelude::*;
 
 /// Strides of `op` broadcast to `out_shape` (0 on broadcast dimensions).
@@ -318,9 +318,9 @@ pub fn zip_slices<A: Pod, B: Pod, O: Pod>(
 }
 
 /// A fresh buffer for the output described by `out`.
-pub fn out_storage(out: OutSpec<'_>) -> Result<crate::runtime::memory::Storage> {
+pub fn out_storage(out: OutSpec<'_>) -> Result<crate::graph::storage::Storage> {
     let n: usize = out.shape.iter().product();
-    crate::runtime::memory::Storage::new(
+    crate::graph::storage::Storage::new(
         n * out.dtype.size(),
         out.dtype == crate::dtype::DType::Bool,
     )

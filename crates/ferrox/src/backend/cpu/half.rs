@@ -4,7 +4,7 @@
 //! trait; per-element conversions for SIMD lanes are in
 //! `math::half_conv`.
 
-use crate::runtime::memory::Pod;
+use crate::graph::storage::Pod;
 use half::slice::HalfFloatSliceExt;
 use half::{bf16, f16};
 

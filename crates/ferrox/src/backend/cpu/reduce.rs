@@ -35,7 +35,7 @@ use crate::dtype::Complex64;
 use crate::dtype::Element;
 use crate::error::{Error, Result};
 use crate::graph::primitive::Operand;
-use crate::runtime::memory::Pod;
+use crate::graph::storage::Pod;
 use half::{bf16, f16};
 use pulp::{Simd, WithSimd};
 use rayon::prelude::*;
@@ -184,6 +184,26 @@ impl Plan {
             n_out,
         }
     }
+}
+
+/// The shape of `shape` reduced over `axes`: the axes are dropped, or kept
+/// as size 1 with `keepdims`.
+///
+/// ```
+/// use ferrox::ops::reduce::reduced_shape;
+/// assert_eq!(reduced_shape(&[2, 3, 4], &[1], false), vec![2, 4]);
+/// assert_eq!(reduced_shape(&[2, 3, 4], &[0, 2], true), vec![1, 3, 1]);
+/// ```
+pub fn reduced_shape(shape: &[usize], axes: &[usize], keepdims: bool) -> Vec<usize> {
+    shape
+        .iter()
+        .enumerate()
+        .filter_map(|(d, &n)| match (axes.contains(&d), keepdims) {
+            (false, _) => Some(n),
+            (true, true) => Some(1),
+            (true, false) => None,
+        })
+        .collect()
 }
 
 /// Merges neighbours (outer, inner) that walk memory as one dimension.
@@ -1648,7 +1668,7 @@ mod tests {
     use super::*;
     use crate::dtype::DType;
     use crate::graph::layout::{Data, row_major_strides};
-    use crate::runtime::memory::Storage;
+    use crate::graph::storage::Storage;
     use proptest::prelude::*;
 
     /// A strided operand over `storage` (kept alive by the caller).

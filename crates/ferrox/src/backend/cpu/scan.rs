@@ -12,7 +12,7 @@ use crate::dtype::{Complex64, Element};
 use crate::error::{Error, Result};
 use crate::graph::layout::Data;
 use crate::graph::primitive::{Operand, OutSpec};
-use crate::runtime::memory::{Pod, Storage};
+use crate::graph::storage::{Pod, Storage};
 use crate::with_dtype;
 use half::{bf16, f16};
 use pulp::{Simd, WithSimd};

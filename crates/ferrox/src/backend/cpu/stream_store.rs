@@ -10,7 +10,7 @@
 //! less traffic. Smaller outputs keep plain stores, so a consumer that runs
 //! next finds them in cache.
 
-use crate::runtime::memory::Pod;
+use crate::graph::storage::Pod;
 
 /// Outputs at least this large are streamed: the size of the L3 cache of
 /// the machines ferrox is tuned on (32 MiB); beyond it the output cannot

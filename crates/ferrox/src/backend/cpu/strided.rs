@@ -10,8 +10,8 @@ use crate::backend::cpu::parallel::{chunk_len, worth_splitting};
 use crate::error::Result;
 use crate::graph::layout::row_major_strides;
 use crate::graph::primitive::Operand;
+use crate::graph::storage::Pod;
 use crate::graph::walk::{for_each_segment, inner_strides, zip_strides};
-use crate::runtime::memory::Pod;
 use rayon::prelude::*;
 
 /// Number of elements of `shape`.
@@ -291,7 +291,7 @@ mod tests {
 
     #[test]
     fn unravel_follows_strides() {
-        let st = crate::runtime::memory::Storage::new(6 * 4, false).unwrap();
+        let st = crate::graph::storage::Storage::new(6 * 4, false).unwrap();
         let data = crate::graph::layout::Data {
             storage: std::sync::Arc::new(st),
             strides: vec![1, 3],

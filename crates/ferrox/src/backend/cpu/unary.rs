@@ -20,7 +20,7 @@ use crate::dtype::{Complex64, DType};
 use crate::error::{Error, Result};
 use crate::graph::layout::Data;
 use crate::graph::primitive::{Operand, OutSpec};
-use crate::runtime::memory::Pod;
+use crate::graph::storage::Pod;
 use element::{FloatElement, IntElement, round_decimals, round_int_decimals};
 use half::{bf16, f16};
 use std::borrow::Cow;

@@ -771,8 +771,8 @@ mod tests {
     use crate::dtype::Complex64;
     use crate::dtype::Element;
     use crate::error::ErrorKind;
+    use crate::graph::storage::Pod;
     use crate::graph::stream::Stream;
-    use crate::runtime::memory::Pod;
     use half::{bf16, f16};
     use proptest::prelude::*;
 
@@ -1163,7 +1163,7 @@ mod tests {
             strides[perm[k]] = pstrides[k];
         }
         let mut storage =
-            crate::runtime::memory::Storage::new(std::mem::size_of_val(values), false).unwrap();
+            crate::graph::storage::Storage::new(std::mem::size_of_val(values), false).unwrap();
         let dst = storage.as_mut_slice::<T>();
         let logical = crate::graph::layout::row_major_strides(shape);
         for (i, &v) in values.iter().enumerate() {
@@ -1186,7 +1186,7 @@ mod tests {
     /// `values` stored back to front and read through negative strides.
     fn reversed<T: Pod>(values: &[T], shape: &[usize]) -> Data {
         let mut storage =
-            crate::runtime::memory::Storage::new(std::mem::size_of_val(values), false).unwrap();
+            crate::graph::storage::Storage::new(std::mem::size_of_val(values), false).unwrap();
         for (d, &v) in storage.as_mut_slice::<T>().iter_mut().rev().zip(values) {
             *d = v;
         }
@@ -1248,7 +1248,7 @@ mod tests {
         let contiguous = |v: &[f32]| {
             Data::contiguous(
                 {
-                    let mut s = crate::runtime::memory::Storage::new(v.len() * 4, false).unwrap();
+                    let mut s = crate::graph::storage::Storage::new(v.len() * 4, false).unwrap();
                     s.as_mut_slice::<f32>().copy_from_slice(v);
                     s
                 },
@@ -1342,7 +1342,7 @@ mod tests {
         let shape = [n];
         let contiguous = |v: &[H], shape: &[usize]| {
             let mut s =
-                crate::runtime::memory::Storage::new(std::mem::size_of_val(v), false).unwrap();
+                crate::graph::storage::Storage::new(std::mem::size_of_val(v), false).unwrap();
             s.as_mut_slice::<H>().copy_from_slice(v);
             Data::contiguous(s, shape)
         };

@@ -217,7 +217,7 @@ impl Primitive for Convolution {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::runtime::memory::Storage;
+    use crate::graph::storage::Storage;
     use proptest::prelude::*;
     use std::sync::Arc;
 

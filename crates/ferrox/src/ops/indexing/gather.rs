@@ -1,17 +1,13 @@
 //! MLX's general `gather`.
 
-use super::{index_axes, index_shape, require_indices, slice_starts};
-use crate::backend::cpu::copy::with_elem_size;
-use crate::backend::cpu::elementwise::out_storage;
-use crate::backend::cpu::strided::{Runs, par_blocks, par_chunks};
+use super::{index_axes, index_shape, require_indices};
+use crate::backend::cpu::gather;
 use crate::error::{Error, Result};
 use crate::graph::array::Array;
 use crate::graph::layout::Data;
 use crate::graph::layout::checked_numel;
 use crate::graph::primitive::{Operand, OutSpec, Primitive};
-use crate::graph::walk::zip_strides;
 use crate::ops::grad_helpers;
-use crate::runtime::memory::Pod;
 
 /// Copies a slice of `a` for every index tuple (MLX's `Gather`).
 ///
@@ -38,18 +34,7 @@ impl Primitive for Gather {
     }
     fn eval_cpu(&self, inputs: &[Operand<'_>], out: OutSpec<'_>) -> Result<Data> {
         let (a, indices) = (&inputs[0], &inputs[1..]);
-        let index_shape = &out.shape[..out.shape.len() - a.shape.len()];
-        let starts = slice_starts(
-            "gather",
-            indices,
-            &self.axes,
-            index_shape,
-            a.shape,
-            &a.data.strides,
-            &self.slice_sizes,
-            a.data.offset as isize,
-        )?;
-        with_elem_size!(a.dtype.size(), T => gather_slices::<T>(a, &starts, &self.slice_sizes, out))
+        gather::gather(a, indices, &self.axes, &self.slice_sizes, out)
     }
     fn vjp(&self, p: &[Array], g: &Array, _o: &Array, argnums: &[usize]) -> Result<Vec<Array>> {
         // Gathered slices are scatter-added back; indices get zeros.
@@ -125,36 +110,6 @@ impl Primitive for Gather {
         }
     }
     crate::primitive_common!();
-}
-
-/// Output block `i` (one slice of `a`) is copied from storage offset
-/// `starts[i]`; runs that are contiguous in `a` are memcpys.
-fn gather_slices<T: Pod>(
-    a: &Operand<'_>,
-    starts: &[isize],
-    slice: &[usize],
-    out: OutSpec<'_>,
-) -> Result<Data> {
-    let mut storage = out_storage(out)?;
-    let dst = storage.as_mut_slice::<T>();
-    let raw = a.data.raw::<T>();
-    let block = Runs::new(slice, &zip_strides([&a.data.strides]));
-    if block.len() == 1 {
-        par_chunks(dst, |first, d| {
-            for (x, &s) in d.iter_mut().zip(&starts[first..]) {
-                *x = raw[s as usize];
-            }
-            Ok(())
-        })?;
-    } else {
-        par_blocks(dst, block.len(), |first, d| {
-            for (chunk, &s) in d.chunks_exact_mut(block.len()).zip(&starts[first..]) {
-                block.copy(raw, s, chunk);
-            }
-            Ok(())
-        })?;
-    }
-    Ok(Data::contiguous(storage, out.shape))
 }
 
 /// MLX's general gather: for every index tuple, a slice of `a`.

@@ -1,21 +1,16 @@
 //! `put_along_axis`: the inverse of `take_along_axis`.
 
+use super::require_indices;
 use super::take;
 use super::take::along_axis_shape;
-use super::{IndexBound, positions, require_indices};
-use crate::backend::cpu::copy::with_elem_size;
-use crate::backend::cpu::elementwise::out_storage;
-use crate::backend::cpu::strided::{
-    broadcast_strides_to, broadcasts_to, contiguous_strides_to, copy_into, numel,
-};
+use crate::backend::cpu::scatter;
+use crate::backend::cpu::strided::broadcasts_to;
 use crate::error::{Error, Result};
 use crate::graph::array::Array;
-use crate::graph::layout::{Data, row_major_strides};
+use crate::graph::layout::Data;
 use crate::graph::primitive::{Operand, OutSpec, Primitive};
-use crate::graph::walk::{for_each_segment, inner_strides, zip_strides};
 use crate::ops::grad_helpers;
 use crate::ops::shape_rules::normalize_axis;
-use crate::runtime::memory::Pod;
 
 /// Writes `values` into a copy of `a` at `indices` along an axis.
 ///
@@ -37,35 +32,12 @@ impl Primitive for PutAlongAxis {
     }
     fn eval_cpu(&self, inputs: &[Operand<'_>], out: OutSpec<'_>) -> Result<Data> {
         let (a, idx, values) = (&inputs[0], &inputs[1], &inputs[2]);
-        let op = "put_along_axis";
-        let rows = row_major_strides(a.shape);
-        // The index grid, the output strides over it (0 along `axis`, where
-        // positions come from the indices) and the step per position.
-        let (grid, out_strides, step) = match self.axis {
-            None => (idx.shape.to_vec(), vec![0], 1),
-            Some(axis) => {
-                let grid = along_axis_shape(op, a.shape, idx.shape, axis as isize)?;
-                let mut s = broadcast_strides_to(a.shape, &rows, &grid);
-                s[axis] = 0;
-                (grid, s, rows[axis])
-            }
+        // The index grid: the indices' shape, or broadcast with `a` off `axis`.
+        let grid = match self.axis {
+            None => idx.shape.to_vec(),
+            Some(axis) => along_axis_shape("put_along_axis", a.shape, idx.shape, axis as isize)?,
         };
-        let size = match self.axis {
-            None => numel(a.shape),
-            Some(axis) => a.shape[axis],
-        };
-        let pos = positions(idx, IndexBound::new(op, self.axis, size))?;
-        let walk = Walk {
-            grid: &grid,
-            strides: zip_strides([
-                &out_strides,
-                &contiguous_strides_to(idx.shape, &grid),
-                &broadcast_strides_to(values.shape, &values.data.strides, &grid),
-            ]),
-            values_offset: values.data.offset as isize,
-            step,
-        };
-        with_elem_size!(a.dtype.size(), T => put_along::<T>(a, values, &pos, &walk, out))
+        scatter::put_along_axis(a, idx, values, self.axis, &grid, out)
     }
     fn vjp(&self, p: &[Array], g: &Array, _o: &Array, argnums: &[usize]) -> Result<Vec<Array>> {
         // Overwritten entries of `a` get no cotangent; the values get the
@@ -135,44 +107,6 @@ impl Primitive for PutAlongAxis {
         Ok((out, Some(0)))
     }
     crate::primitive_common!();
-}
-
-/// The walk of `put_along_axis` over its index grid: offsets into the output
-/// (minus the indexed position), the positions, and the values.
-struct Walk<'a> {
-    grid: &'a [usize],
-    strides: Vec<[isize; 3]>,
-    values_offset: isize,
-    step: isize,
-}
-
-fn put_along<T: Pod>(
-    a: &Operand<'_>,
-    values: &Operand<'_>,
-    pos: &[usize],
-    w: &Walk<'_>,
-    out: OutSpec<'_>,
-) -> Result<Data> {
-    let mut storage = out_storage(out)?;
-    let dst = storage.as_mut_slice::<T>();
-    copy_into(a, dst)?;
-    let raw = values.data.raw::<T>();
-    let [so, sp, sv] = inner_strides(&w.strides);
-    for_each_segment(
-        w.grid,
-        &w.strides,
-        [0, 0, w.values_offset],
-        0,
-        numel(w.grid),
-        |[o, p, v], count| {
-            for t in 0..count as isize {
-                let at = o + t * so + pos[(p + t * sp) as usize] as isize * w.step;
-                dst[at as usize] = raw[(v + t * sv) as usize];
-            }
-            Ok(())
-        },
-    )?;
-    Ok(Data::contiguous(storage, out.shape))
 }
 
 /// Returns a copy of `a` with `values` written at `indices` along `axis`:

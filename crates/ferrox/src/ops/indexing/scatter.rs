@@ -7,69 +7,15 @@
 //! keeps the last one. (Splitting over cores would need the destination
 //! partitioned by position, which duplicate and overlapping slices defeat.)
 
-use super::{index_axes, index_shape, require_indices, slice_starts};
-use crate::backend::cpu::copy::with_elem_size;
-use crate::backend::cpu::elementwise::out_storage;
-use crate::backend::cpu::strided::{Runs, broadcast_strides_to, copy_into, offsets};
-use crate::dtype::Complex64;
-use crate::dtype::Element;
+use super::{index_axes, index_shape, require_indices};
+use crate::backend::cpu::scatter::{self, ScatterPlan};
+pub use crate::backend::cpu::scatter::{ScatterMode, UpdatesLayout};
 use crate::error::{Error, Result};
 use crate::graph::array::Array;
-use crate::graph::layout::{Data, row_major_strides};
+use crate::graph::layout::Data;
 use crate::graph::primitive::{Operand, OutSpec, Primitive};
-use crate::graph::walk::zip_strides;
 use crate::ops::grad_helpers;
 use crate::ops::shape_rules::broadcast_shapes;
-use crate::runtime::memory::Pod;
-use crate::with_dtype;
-
-/// How a scatter combines each update with the value it lands on.
-///
-/// ```
-/// assert_eq!(ferrox::ops::indexing::ScatterMode::Add.name(), "scatter_add");
-/// ```
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum ScatterMode {
-    /// Replace (`scatter`); of duplicate indices the last update wins.
-    Set,
-    /// Add (`scatter_add`); wrapping for integers, `or` for bool.
-    Add,
-    /// Multiply (`scatter_prod`); wrapping for integers, `and` for bool.
-    Prod,
-    /// numpy's `maximum` (`scatter_max`): a NaN on either side wins;
-    /// complex numbers compare lexicographically.
-    Max,
-    /// numpy's `minimum` (`scatter_min`), NaN and complex as for `Max`.
-    Min,
-}
-
-impl ScatterMode {
-    /// The op's public name.
-    pub fn name(self) -> &'static str {
-        match self {
-            ScatterMode::Set => "scatter",
-            ScatterMode::Add => "scatter_add",
-            ScatterMode::Prod => "scatter_prod",
-            ScatterMode::Max => "scatter_max",
-            ScatterMode::Min => "scatter_min",
-        }
-    }
-}
-
-/// How the updates operand of a [`Scatter`] lines up with its index grid.
-///
-/// ```
-/// use ferrox::ops::indexing::UpdatesLayout;
-/// assert_ne!(UpdatesLayout::Full, UpdatesLayout::Squeezed);
-/// ```
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum UpdatesLayout {
-    /// MLX's layout: updates have exactly the shape `index_shape + slice`.
-    Full,
-    /// The `a.at(..)` layout: updates broadcast to `index_shape + slice`
-    /// with the indexed axes (whose slices have size 1) left out.
-    Squeezed,
-}
 
 /// Writes a slice of updates at every index tuple of a copy of `a`.
 ///
@@ -108,30 +54,14 @@ impl Primitive for Scatter {
         for idx in indices {
             index_shape = broadcast_shapes(op, &index_shape, idx.shape)?;
         }
-        let out_strides = row_major_strides(a.shape);
-        let starts = slice_starts(
-            op,
-            indices,
-            &self.axes,
-            &index_shape,
-            a.shape,
-            &out_strides,
-            &self.slice,
-            0,
-        )?;
-        let plan = Plan {
-            index_shape: &index_shape,
-            starts: &starts,
+        let plan = ScatterPlan {
+            mode: self.mode,
+            layout: self.layout,
+            axes: &self.axes,
             slice: &self.slice,
-            out_strides: &out_strides,
-            update_strides: self.update_strides(updates, &index_shape),
+            index_shape: &index_shape,
         };
-        match self.mode {
-            ScatterMode::Set => {
-                with_elem_size!(a.dtype.size(), T => scatter_with::<T>(a, updates, &plan, out, |_, u| u))
-            }
-            mode => with_dtype!(a.dtype, T => combine::<T>(mode, a, updates, &plan, out)),
-        }
+        scatter::scatter(&plan, a, indices, updates, out)
     }
     /// scatter_add: `a` gets the cotangent, the updates its gathered
     /// slices. scatter (set): as add, but the overwritten entries of `a`
@@ -467,179 +397,6 @@ impl Scatter {
             },
         )
     }
-
-    /// Strides of the updates over the grid `index_shape + slice`.
-    fn update_strides(&self, updates: &Operand<'_>, index_shape: &[usize]) -> Vec<isize> {
-        let grid = [index_shape, &self.slice].concat();
-        match self.layout {
-            UpdatesLayout::Full => {
-                broadcast_strides_to(updates.shape, &updates.data.strides, &grid)
-            }
-            UpdatesLayout::Squeezed => {
-                let kept: Vec<usize> = (0..self.slice.len())
-                    .filter(|d| !self.axes.contains(d))
-                    .collect();
-                let target: Vec<usize> = index_shape
-                    .iter()
-                    .copied()
-                    .chain(kept.iter().map(|&d| self.slice[d]))
-                    .collect();
-                let squeezed = broadcast_strides_to(updates.shape, &updates.data.strides, &target);
-                let (index_part, slice_part) = squeezed.split_at(index_shape.len());
-                let mut kept_strides = slice_part.iter();
-                let slice_strides = (0..self.slice.len()).map(|d| {
-                    if self.axes.contains(&d) {
-                        0
-                    } else {
-                        kept_strides.next().copied().unwrap_or(0)
-                    }
-                });
-                index_part.iter().copied().chain(slice_strides).collect()
-            }
-        }
-    }
-}
-
-/// Where a scatter writes: one slice per index tuple.
-struct Plan<'a> {
-    index_shape: &'a [usize],
-    /// Output offset of each index tuple's slice (row-major over the index shape).
-    starts: &'a [isize],
-    slice: &'a [usize],
-    /// Row-major strides of the output (= `a`'s shape).
-    out_strides: &'a [isize],
-    /// Strides of the updates over `index_shape + slice`.
-    update_strides: Vec<isize>,
-}
-
-/// `out = a; out[slice at starts[i]] = f(out[..], updates[i, ..])` for each
-/// index tuple `i` in order.
-fn scatter_with<T: Pod>(
-    a: &Operand<'_>,
-    updates: &Operand<'_>,
-    plan: &Plan<'_>,
-    out: OutSpec<'_>,
-    f: impl Fn(T, T) -> T,
-) -> Result<Data> {
-    let mut storage = out_storage(out)?;
-    let dst = storage.as_mut_slice::<T>();
-    copy_into(a, dst)?;
-    let raw = updates.data.raw::<T>();
-    let (index_part, slice_part) = plan.update_strides.split_at(plan.index_shape.len());
-    let runs = Runs::new(plan.slice, &zip_strides([plan.out_strides, slice_part]));
-    let [ds, us] = runs.run_strides;
-    let update_starts = offsets(
-        plan.index_shape,
-        &zip_strides([index_part]),
-        [updates.data.offset as isize],
-    );
-    for (&start, [update_start]) in plan.starts.iter().zip(update_starts) {
-        for r in &runs.rows {
-            let (d0, u0) = (start + r[0], update_start + r[1]);
-            if ds == 1 && us == 1 {
-                let (d0, u0) = (d0 as usize, u0 as usize);
-                let (d, u) = (&mut dst[d0..d0 + runs.run], &raw[u0..u0 + runs.run]);
-                for (x, &y) in d.iter_mut().zip(u) {
-                    *x = f(*x, y);
-                }
-            } else {
-                for t in 0..runs.run as isize {
-                    let di = (d0 + t * ds) as usize;
-                    dst[di] = f(dst[di], raw[(u0 + t * us) as usize]);
-                }
-            }
-        }
-    }
-    Ok(Data::contiguous(storage, out.shape))
-}
-
-fn combine<T: Combine>(
-    mode: ScatterMode,
-    a: &Operand<'_>,
-    updates: &Operand<'_>,
-    plan: &Plan<'_>,
-    out: OutSpec<'_>,
-) -> Result<Data> {
-    match mode {
-        ScatterMode::Set => scatter_with::<T>(a, updates, plan, out, |_, u| u),
-        ScatterMode::Add => scatter_with::<T>(a, updates, plan, out, T::add),
-        ScatterMode::Prod => scatter_with::<T>(a, updates, plan, out, T::mul),
-        ScatterMode::Max => scatter_with::<T>(a, updates, plan, out, T::maximum),
-        ScatterMode::Min => scatter_with::<T>(a, updates, plan, out, T::minimum),
-    }
-}
-
-/// The combining operations of the scatters, numpy's semantics per dtype.
-trait Combine: Element + Pod {
-    fn add(a: Self, b: Self) -> Self;
-    fn mul(a: Self, b: Self) -> Self;
-    fn maximum(a: Self, b: Self) -> Self;
-    fn minimum(a: Self, b: Self) -> Self;
-}
-
-macro_rules! combine_int {($($t:ty),*) => {$(
-    impl Combine for $t {
-        #[inline(always)] fn add(a: Self, b: Self) -> Self { a.wrapping_add(b) }
-        #[inline(always)] fn mul(a: Self, b: Self) -> Self { a.wrapping_mul(b) }
-        #[inline(always)] fn maximum(a: Self, b: Self) -> Self { a.max(b) }
-        #[inline(always)] fn minimum(a: Self, b: Self) -> Self { a.min(b) }
-    }
-)*}}
-combine_int!(u8, u16, u32, u64, i8, i16, i32, i64);
-
-// `maximum`/`minimum` keep `a` when it is NaN and take `b` otherwise unless
-// `a` wins the comparison, so a NaN on either side propagates (numpy).
-macro_rules! combine_float {($($t:ty),*) => {$(
-    impl Combine for $t {
-        #[inline(always)] fn add(a: Self, b: Self) -> Self { a + b }
-        #[inline(always)] fn mul(a: Self, b: Self) -> Self { a * b }
-        #[inline(always)] fn maximum(a: Self, b: Self) -> Self { if a.is_nan() || a >= b { a } else { b } }
-        #[inline(always)] fn minimum(a: Self, b: Self) -> Self { if a.is_nan() || a <= b { a } else { b } }
-    }
-)*}}
-combine_float!(f32, f64);
-
-// Half precision computes in f32 and rounds once per update, as numpy does.
-macro_rules! combine_half {($($t:ty),*) => {$(
-    impl Combine for $t {
-        #[inline(always)] fn add(a: Self, b: Self) -> Self { <$t>::from_f32(a.to_f32() + b.to_f32()) }
-        #[inline(always)] fn mul(a: Self, b: Self) -> Self { <$t>::from_f32(a.to_f32() * b.to_f32()) }
-        #[inline(always)] fn maximum(a: Self, b: Self) -> Self { if a.is_nan() || a >= b { a } else { b } }
-        #[inline(always)] fn minimum(a: Self, b: Self) -> Self { if a.is_nan() || a <= b { a } else { b } }
-    }
-)*}}
-combine_half!(half::f16, half::bf16);
-
-impl Combine for bool {
-    fn add(a: Self, b: Self) -> Self {
-        a | b
-    }
-    fn mul(a: Self, b: Self) -> Self {
-        a & b
-    }
-    fn maximum(a: Self, b: Self) -> Self {
-        a | b
-    }
-    fn minimum(a: Self, b: Self) -> Self {
-        a & b
-    }
-}
-
-impl Combine for Complex64 {
-    fn add(a: Self, b: Self) -> Self {
-        a + b
-    }
-    fn mul(a: Self, b: Self) -> Self {
-        a * b
-    }
-    fn maximum(a: Self, b: Self) -> Self {
-        let ge = a.re > b.re || (a.re == b.re && a.im >= b.im);
-        if a.is_nan() || ge { a } else { b }
-    }
-    fn minimum(a: Self, b: Self) -> Self {
-        let le = a.re < b.re || (a.re == b.re && a.im <= b.im);
-        if a.is_nan() || le { a } else { b }
-    }
 }
 
 /// Builds a scatter node after the caller validated shapes; casts updates.
@@ -796,6 +553,7 @@ pub fn scatter_min(a: &Array, indices: &[Array], updates: &Array, axes: &[isize]
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::dtype::Complex64;
     use crate::dtype::DType;
     use crate::error::ErrorKind;
     use crate::ops::creation::zeros;

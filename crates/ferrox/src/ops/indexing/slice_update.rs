@@ -1,14 +1,11 @@
 //! `slice_update`: a copy of an array with a strided slice replaced.
 
-use crate::backend::cpu::copy::with_elem_size;
-use crate::backend::cpu::elementwise::out_storage;
-use crate::backend::cpu::strided::{broadcast_strides_to, broadcasts_to, copy_into, numel};
+use crate::backend::cpu::scatter;
+use crate::backend::cpu::strided::broadcasts_to;
 use crate::error::{Error, Result};
 use crate::graph::array::Array;
-use crate::graph::layout::{Data, row_major_strides};
+use crate::graph::layout::Data;
 use crate::graph::primitive::{Operand, OutSpec, Primitive};
-use crate::graph::walk::{for_each_segment, zip_strides};
-use crate::runtime::memory::Pod;
 
 /// Writes `update` (broadcast) over a strided slice of a copy of `a`.
 ///
@@ -35,7 +32,7 @@ impl Primitive for SliceUpdate {
     }
     fn eval_cpu(&self, inputs: &[Operand<'_>], out: OutSpec<'_>) -> Result<Data> {
         let (a, update) = (&inputs[0], &inputs[1]);
-        with_elem_size!(a.dtype.size(), T => self.kernel::<T>(a, update, out))
+        scatter::slice_update(a, update, &self.start, &self.strides, &self.shape, out)
     }
     fn vjp(&self, p: &[Array], g: &Array, _o: &Array, argnums: &[usize]) -> Result<Vec<Array>> {
         // `a` gets the cotangent outside the slice; the update gets the
@@ -133,60 +130,6 @@ impl SliceUpdate {
             })
             .collect();
         crate::ops::views::slice(g, &start, &stop, &self.strides)
-    }
-
-    fn kernel<T: Pod>(
-        &self,
-        a: &Operand<'_>,
-        update: &Operand<'_>,
-        out: OutSpec<'_>,
-    ) -> Result<Data> {
-        let mut storage = out_storage(out)?;
-        let dst = storage.as_mut_slice::<T>();
-        copy_into(a, dst)?;
-        let rows = row_major_strides(a.shape);
-        let base: isize = self
-            .start
-            .iter()
-            .zip(&rows)
-            .map(|(&s, &r)| s as isize * r)
-            .sum();
-        // A step only matters along axes the slice has 2+ elements on; there
-        // |step| < size, so `step * row stride` stays inside the array (a
-        // huge step on a 1-element axis must not overflow).
-        let dst_strides: Vec<isize> = (0..rows.len())
-            .map(|d| {
-                if self.shape[d] > 1 {
-                    self.strides[d] * rows[d]
-                } else {
-                    0
-                }
-            })
-            .collect();
-        let src_strides = broadcast_strides_to(update.shape, &update.data.strides, &self.shape);
-        let strides = zip_strides([&dst_strides, &src_strides]);
-        let [ds, us] = strides.last().copied().unwrap_or([1, 1]);
-        let raw = update.data.raw::<T>();
-        let start = [base, update.data.offset as isize];
-        for_each_segment(
-            &self.shape,
-            &strides,
-            start,
-            0,
-            numel(&self.shape),
-            |[d0, u0], count| {
-                if ds == 1 && us == 1 {
-                    let (d0, u0) = (d0 as usize, u0 as usize);
-                    dst[d0..d0 + count].copy_from_slice(&raw[u0..u0 + count]);
-                } else {
-                    for t in 0..count as isize {
-                        dst[(d0 + t * ds) as usize] = raw[(u0 + t * us) as usize];
-                    }
-                }
-                Ok(())
-            },
-        )?;
-        Ok(Data::contiguous(storage, out.shape))
     }
 }
 

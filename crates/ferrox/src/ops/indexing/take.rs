@@ -1,21 +1,14 @@
 //! `take` and `take_along_axis`.
 
-use super::{IndexBound, positions, require_indices};
-use crate::backend::cpu::copy::with_elem_size;
-use crate::backend::cpu::elementwise::out_storage;
-use crate::backend::cpu::strided::{
-    Runs, Unravel, broadcast_strides_to, contiguous_strides_to, numel, offsets, par_blocks,
-    par_chunks,
-};
+use super::require_indices;
+use crate::backend::cpu::gather;
 use crate::error::{Error, Result};
 use crate::graph::array::Array;
 use crate::graph::layout::Data;
 use crate::graph::layout::checked_numel;
 use crate::graph::primitive::{Operand, OutSpec, Primitive};
-use crate::graph::walk::{for_each_segment, inner_strides, zip_strides};
 use crate::ops::grad_helpers;
 use crate::ops::shape_rules::normalize_axis;
-use crate::runtime::memory::Pod;
 
 /// Selects entries of `a` along `axis` (or of the flattened `a` when `None`).
 #[derive(Debug, Clone, PartialEq)]
@@ -29,17 +22,7 @@ impl Primitive for Take {
         "take"
     }
     fn eval_cpu(&self, inputs: &[Operand<'_>], out: OutSpec<'_>) -> Result<Data> {
-        let (a, idx) = (&inputs[0], &inputs[1]);
-        match self.axis {
-            None => {
-                let pos = positions(idx, IndexBound::new("take", None, numel(a.shape)))?;
-                with_elem_size!(a.dtype.size(), T => take_flat::<T>(a, &pos, out))
-            }
-            Some(axis) => {
-                let pos = positions(idx, IndexBound::new("take", Some(axis), a.shape[axis]))?;
-                with_elem_size!(a.dtype.size(), T => take_axis::<T>(a, &pos, axis, out))
-            }
-        }
+        gather::take(&inputs[0], &inputs[1], self.axis, out)
     }
     fn vjp(&self, p: &[Array], g: &Array, _o: &Array, argnums: &[usize]) -> Result<Vec<Array>> {
         // Cotangents of the taken entries are added back at their indices.
@@ -198,72 +181,6 @@ pub(crate) fn scatter_along_axis(
     }
 }
 
-/// `out[j] = flat(a)[pos[j]]`.
-fn take_flat<T: Pod>(a: &Operand<'_>, pos: &[usize], out: OutSpec<'_>) -> Result<Data> {
-    let mut storage = out_storage(out)?;
-    let dst = storage.as_mut_slice::<T>();
-    if let Some(src) = a.data.as_contiguous::<T>(a.shape) {
-        par_chunks(dst, |first, d| {
-            for (x, &p) in d.iter_mut().zip(&pos[first..]) {
-                *x = src[p];
-            }
-            Ok(())
-        })?;
-    } else {
-        let raw = a.data.raw::<T>();
-        let unravel = Unravel::new(a);
-        par_chunks(dst, |first, d| {
-            for (x, &p) in d.iter_mut().zip(&pos[first..]) {
-                *x = raw[unravel.offset(p) as usize];
-            }
-            Ok(())
-        })?;
-    }
-    Ok(Data::contiguous(storage, out.shape))
-}
-
-/// `out[o, j, i] = a[o, pos[j], i]` with `o`/`i` the dimensions before and
-/// after `axis`: each `(o, j)` copies one inner block (a memcpy when `a` is
-/// contiguous there).
-fn take_axis<T: Pod>(
-    a: &Operand<'_>,
-    pos: &[usize],
-    axis: usize,
-    out: OutSpec<'_>,
-) -> Result<Data> {
-    let mut storage = out_storage(out)?;
-    let dst = storage.as_mut_slice::<T>();
-    let raw = a.data.raw::<T>();
-    let st = &a.data.strides;
-    let outer: Vec<isize> = offsets(
-        &a.shape[..axis],
-        &zip_strides([&st[..axis]]),
-        [a.data.offset as isize],
-    )
-    .into_iter()
-    .map(|[o]| o)
-    .collect();
-    let block = Runs::new(&a.shape[axis + 1..], &zip_strides([&st[axis + 1..]]));
-    let (step, n_idx) = (st[axis], pos.len());
-    let start = |b: usize| outer[b / n_idx] + pos[b % n_idx] as isize * step;
-    if block.len() == 1 {
-        par_chunks(dst, |first, d| {
-            for (b, x) in d.iter_mut().enumerate() {
-                *x = raw[(start(first + b) + block.rows[0][0]) as usize];
-            }
-            Ok(())
-        })?;
-    } else {
-        par_blocks(dst, block.len(), |first, d| {
-            for (b, chunk) in d.chunks_exact_mut(block.len()).enumerate() {
-                block.copy(raw, start(first + b), chunk);
-            }
-            Ok(())
-        })?;
-    }
-    Ok(Data::contiguous(storage, out.shape))
-}
-
 /// Takes entries of `a` at `indices` along `axis`, MLX's `take`.
 ///
 /// With `axis = Some(ax)` the result has shape
@@ -315,18 +232,7 @@ impl Primitive for TakeAlongAxis {
         "take_along_axis"
     }
     fn eval_cpu(&self, inputs: &[Operand<'_>], out: OutSpec<'_>) -> Result<Data> {
-        let (a, idx) = (&inputs[0], &inputs[1]);
-        let op = "take_along_axis";
-        match self.axis {
-            None => {
-                let pos = positions(idx, IndexBound::new(op, None, numel(a.shape)))?;
-                with_elem_size!(a.dtype.size(), T => take_flat::<T>(a, &pos, out))
-            }
-            Some(axis) => {
-                let pos = positions(idx, IndexBound::new(op, Some(axis), a.shape[axis]))?;
-                with_elem_size!(a.dtype.size(), T => take_along::<T>(a, idx.shape, &pos, axis, out))
-            }
-        }
+        gather::take_along_axis(&inputs[0], &inputs[1], self.axis, out)
     }
     fn vjp(&self, p: &[Array], g: &Array, _o: &Array, argnums: &[usize]) -> Result<Vec<Array>> {
         argnums
@@ -364,45 +270,6 @@ impl Primitive for TakeAlongAxis {
         Ok((out, Some(0)))
     }
     crate::primitive_common!();
-}
-
-/// `out[.., j, ..] = a[.., pos[.., j, ..], ..]`, elementwise over the
-/// output; `a` and the positions are read through broadcast strides.
-fn take_along<T: Pod>(
-    a: &Operand<'_>,
-    idx_shape: &[usize],
-    pos: &[usize],
-    axis: usize,
-    out: OutSpec<'_>,
-) -> Result<Data> {
-    let mut storage = out_storage(out)?;
-    let dst = storage.as_mut_slice::<T>();
-    let raw = a.data.raw::<T>();
-    let mut a_strides = broadcast_strides_to(a.shape, &a.data.strides, out.shape);
-    a_strides[axis] = 0;
-    let strides = zip_strides([&a_strides, &contiguous_strides_to(idx_shape, out.shape)]);
-    let [sa, sp] = inner_strides(&strides);
-    let step = a.data.strides[axis];
-    par_chunks(dst, |first, d| {
-        let mut k = 0;
-        for_each_segment(
-            out.shape,
-            &strides,
-            [a.data.offset as isize, 0],
-            first,
-            d.len(),
-            |[oa, op], count| {
-                for (t, x) in d[k..k + count].iter_mut().enumerate() {
-                    let t = t as isize;
-                    let p = pos[(op + t * sp) as usize] as isize;
-                    *x = raw[(oa + t * sa + p * step) as usize];
-                }
-                k += count;
-                Ok(())
-            },
-        )
-    })?;
-    Ok(Data::contiguous(storage, out.shape))
 }
 
 /// Takes values from `a` at `indices` along `axis`, MLX's (and numpy's)

@@ -2,8 +2,8 @@
 //! tile, repeat, pad, roll, meshgrid, tril, triu, diag.
 //!
 //! Only four ops have kernels of their own (concatenate, constant pad,
-//! tril/triu, 1-d diag); they move bytes with the size-generic copy kernels
-//! of [`views`](super::views) (`memcpy` of contiguous runs). The others are
+//! tril/triu, 1-d diag), in `backend::cpu::join`; they move bytes with the
+//! size-generic copy kernels (`memcpy` of contiguous runs). The others are
 //! compositions, as in MLX: split is slices, stack is expand + concatenate,
 //! tile and repeat are broadcast + reshape (one gather copy), roll and edge
 //! padding are slices + concatenate, meshgrid is reshape + broadcast (views).
@@ -11,11 +11,8 @@
 //! parts.
 
 use super::views::{broadcast_to, diagonal, flatten, reshape_to, slice_axis, slice_parts};
-use crate::backend::cpu::copy::{Strided, place, with_elem_size};
-use crate::backend::cpu::elementwise::out_storage;
-use crate::backend::cpu::parallel::{chunk_len, worth_splitting};
+use crate::backend::cpu::join;
 use crate::dtype::DType;
-use crate::dtype::Element;
 use crate::error::{Error, Result};
 use crate::graph::array::Array;
 use crate::graph::layout::Data;
@@ -23,9 +20,6 @@ use crate::graph::layout::checked_numel;
 use crate::graph::primitive::{Operand, OutSpec, Primitive};
 use crate::ops::grad_helpers;
 use crate::ops::shape_rules::normalize_axis;
-use crate::runtime::memory::Storage;
-use crate::with_dtype;
-use rayon::prelude::*;
 
 #[cfg(test)]
 mod tests;
@@ -51,16 +45,7 @@ impl Primitive for Concatenate {
         "concatenate"
     }
     fn eval_cpu(&self, inputs: &[Operand<'_>], out: OutSpec<'_>) -> Result<Data> {
-        let mut st = out_storage(out)?;
-        with_elem_size!(out.dtype.size(), T => {
-            let dst = st.as_mut_slice::<T>();
-            let mut origin = vec![0usize; out.shape.len()];
-            for x in inputs {
-                place(x.data.raw::<T>(), Strided::of(x), dst, out.shape, &origin);
-                origin[self.axis] += x.shape[self.axis];
-            }
-        });
-        Ok(Data::contiguous(st, out.shape))
+        join::concatenate(inputs, self.axis, out)
     }
     fn vjp(&self, p: &[Array], g: &Array, _o: &Array, argnums: &[usize]) -> Result<Vec<Array>> {
         // Each input gets its block of the cotangent.
@@ -445,13 +430,7 @@ impl Primitive for Pad {
         "pad"
     }
     fn eval_cpu(&self, inputs: &[Operand<'_>], out: OutSpec<'_>) -> Result<Data> {
-        let x = &inputs[0];
-        let mut st = out_storage(out)?;
-        with_dtype!(out.dtype, T => fill(st.as_mut_slice::<T>(), T::from_f64(self.value)));
-        with_elem_size!(out.dtype.size(), T => {
-            place(x.data.raw::<T>(), Strided::of(x), st.as_mut_slice::<T>(), out.shape, &self.low)
-        });
-        Ok(Data::contiguous(st, out.shape))
+        join::pad(&inputs[0], &self.low, self.value, out)
     }
     fn vjp(&self, p: &[Array], g: &Array, _o: &Array, _argnums: &[usize]) -> Result<Vec<Array>> {
         // The cotangent of the input is the interior of the padded one.
@@ -490,15 +469,6 @@ impl Primitive for Pad {
         Ok((batched.apply(&x, self.value)?, Some(0)))
     }
     crate::primitive_common!();
-}
-
-fn fill<T: Element>(dst: &mut [T], v: T) {
-    if worth_splitting(dst.len()) {
-        dst.par_chunks_mut(chunk_len(dst.len()))
-            .for_each(|c| c.fill(v));
-    } else {
-        dst.fill(v);
-    }
 }
 
 /// Pads `a` with `pad_width[i] = (before, after)` elements on axis `i` (a
@@ -730,26 +700,7 @@ impl Primitive for Triangle {
         if self.upper { "triu" } else { "tril" }
     }
     fn eval_cpu(&self, inputs: &[Operand<'_>], out: OutSpec<'_>) -> Result<Data> {
-        let x = &inputs[0];
-        let mut st: Storage = crate::backend::cpu::copy::copy_to_storage(x)?;
-        let nd = out.shape.len();
-        let (rows, cols) = (out.shape[nd - 2], out.shape[nd - 1]);
-        if rows * cols > 0 {
-            with_elem_size!(out.dtype.size(), T => {
-                for m in st.as_mut_slice::<T>().chunks_mut(rows * cols) {
-                    for (r, row) in m.chunks_mut(cols).enumerate() {
-                        // Columns c with c - r <= k (tril) are kept.
-                        let edge = (r as i128 + self.k as i128).clamp(-1, cols as i128);
-                        if self.upper {
-                            row[..edge.max(0) as usize].fill(0);
-                        } else {
-                            row[(edge + 1).min(cols as i128) as usize..].fill(0);
-                        }
-                    }
-                }
-            });
-        }
-        Ok(Data::contiguous(st, out.shape))
+        join::triangle(&inputs[0], self.k, self.upper, out)
     }
     fn vjp(&self, _p: &[Array], g: &Array, _o: &Array, _argnums: &[usize]) -> Result<Vec<Array>> {
         Ok(vec![triangle(g, self.k, self.upper)?])
@@ -830,20 +781,7 @@ impl Primitive for DiagMatrix {
         "diag"
     }
     fn eval_cpu(&self, inputs: &[Operand<'_>], out: OutSpec<'_>) -> Result<Data> {
-        let x = &inputs[0];
-        let m = out.shape[0];
-        let numel = m * m;
-        let mut st = Storage::new(numel * out.dtype.size(), true)?;
-        let (r0, c0) = (self.k.min(0).unsigned_abs(), self.k.max(0) as usize);
-        with_elem_size!(out.dtype.size(), T => {
-            let dst = st.as_mut_slice::<T>();
-            let raw = x.data.raw::<T>();
-            let (off, s) = (x.data.offset as isize, x.data.strides[0]);
-            for i in 0..x.shape[0] {
-                dst[(i + r0) * m + i + c0] = raw[(off + i as isize * s) as usize];
-            }
-        });
-        Ok(Data::contiguous(st, out.shape))
+        join::diag_matrix(&inputs[0], self.k, out)
     }
     fn vjp(&self, _p: &[Array], g: &Array, _o: &Array, _argnums: &[usize]) -> Result<Vec<Array>> {
         Ok(vec![diagonal(g, self.k, 0, 1)?])

@@ -7,7 +7,7 @@
 
 use crate::backend::cpu::math::*;
 use crate::dtype::Element;
-use crate::runtime::memory::Pod;
+use crate::graph::storage::Pod;
 use half::{bf16, f16};
 
 /// Float element types (`f16`, `bf16`, `f32`, `f64`).

@@ -3,7 +3,14 @@
 //!
 //! A block maps a 64-bit key and a 64-bit counter to 64 pseudo-random
 //! bits. It is a bijection of the counter for a fixed key, so distinct
-//! counters under one key never give the same block.
+//! counters under one key never give the same block. The random bits
+//! kernel ([`bits`]) fills outputs with key streams of these blocks.
+
+use super::elementwise::out_storage;
+use crate::error::Result;
+use crate::graph::layout::Data;
+use crate::graph::primitive::{Operand, OutSpec};
+use rayon::prelude::*;
 
 /// Rotation amounts of the eight rounds that repeat.
 const ROTATIONS: [u32; 8] = [13, 15, 26, 6, 17, 29, 16, 24];
@@ -40,7 +47,7 @@ pub fn threefry2x32(key: [u32; 2], ctr: [u32; 2]) -> [u32; 2] {
 /// Block `index` of the key stream of `key`: the counter is `index` as a
 /// little-endian pair of words (low word first).
 #[inline(always)]
-pub(crate) fn block(key: [u32; 2], index: u64) -> [u32; 2] {
+pub fn block(key: [u32; 2], index: u64) -> [u32; 2] {
     threefry2x32(key, [index as u32, (index >> 32) as u32])
 }
 
@@ -79,8 +86,8 @@ fn blocks(key: [u32; 2], first: u64) -> ([u32; LANES], [u32; LANES]) {
 
 /// Writes the key stream of `key` from block `first_block` on into `out`
 /// as little-endian bytes (the last block may be cut short).
-pub(crate) fn fill_bytes(key: [u32; 2], first_block: u64, out: &mut [u8]) {
-    crate::backend::cpu::parallel::simd(|| {
+pub fn fill_bytes(key: [u32; 2], first_block: u64, out: &mut [u8]) {
+    super::parallel::simd(|| {
         let mut chunks = out.chunks_exact_mut(8 * LANES);
         let mut j = first_block;
         for c in &mut chunks {
@@ -99,6 +106,46 @@ pub(crate) fn fill_bytes(key: [u32; 2], first_block: u64, out: &mut [u8]) {
             chunk.copy_from_slice(&bytes[..chunk.len()]);
         }
     });
+}
+
+/// Blocks per parallel task when one key fills a large output.
+const PAR_BLOCKS: usize = super::parallel::MIN_PAR_ELEMS / 4;
+
+/// The random bits kernel: for each key of `k` (`[..., 2]` uint32) in
+/// order, `per_key` bytes of its stream, `width` bytes per output element.
+/// Few long streams split each stream into runs of blocks, many short ones
+/// run one task per run of keys: either way the bytes are those of
+/// [`fill_bytes`] from block 0 of each key.
+pub fn bits(k: &Operand<'_>, per_key: usize, width: usize, out: OutSpec<'_>) -> Result<Data> {
+    let words = k.data.to_vec::<u32>(k.shape);
+    let keys: Vec<[u32; 2]> = words.chunks_exact(2).map(|w| [w[0], w[1]]).collect();
+    let mut st = out_storage(out)?;
+    let per = per_key;
+    let dst = st.as_mut_slice::<u8>();
+    if per == 0 || keys.is_empty() || dst.len() != per * keys.len() {
+        return Ok(Data::contiguous(st, out.shape));
+    }
+    let big = super::parallel::worth_splitting(dst.len() / width.max(1));
+    if big && per >= PAR_BLOCKS * 8 * 2 {
+        // Few keys, long streams: split each stream into runs of blocks.
+        for (key, chunk) in keys.iter().zip(dst.chunks_mut(per)) {
+            chunk
+                .par_chunks_mut(PAR_BLOCKS * 8)
+                .enumerate()
+                .for_each(|(i, c)| fill_bytes(*key, (i * PAR_BLOCKS) as u64, c));
+        }
+    } else if big {
+        // Many keys, short streams: one task per run of keys.
+        dst.par_chunks_mut(per)
+            .zip(keys.par_iter())
+            .with_min_len((PAR_BLOCKS * 8).div_ceil(per))
+            .for_each(|(c, key)| fill_bytes(*key, 0, c));
+    } else {
+        for (key, chunk) in keys.iter().zip(dst.chunks_mut(per)) {
+            fill_bytes(*key, 0, chunk);
+        }
+    }
+    Ok(Data::contiguous(st, out.shape))
 }
 
 #[cfg(test)]
