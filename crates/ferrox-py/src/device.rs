@@ -5,45 +5,100 @@ use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use std::cell::RefCell;
 
-/// A device kind (`ferrox.core.cpu`).
+/// A device kind: `ferrox.core.cpu`, or `ferrox.core.gpu`, which names a
+/// device this build does not have (`is_available(gpu)` is False), as on a
+/// machine without one.
 #[pyclass(name = "DeviceType", module = "ferrox.core", eq, eq_int, frozen, hash)]
-#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
 pub enum PyDeviceType {
     /// The host CPU.
     #[pyo3(name = "cpu")]
     Cpu,
+    /// A GPU; none is available to this build.
+    #[pyo3(name = "gpu")]
+    Gpu,
 }
 
-/// A device: a kind and an index.
-#[pyclass(name = "Device", module = "ferrox.core", eq, frozen, hash)]
+impl PyDeviceType {
+    fn name(self) -> &'static str {
+        match self {
+            PyDeviceType::Cpu => "cpu",
+            PyDeviceType::Gpu => "gpu",
+        }
+    }
+}
+
+/// A device: a kind and an index. Any device can be named; only the ones
+/// that exist (`is_available`) can run work or be the default.
+#[pyclass(name = "Device", module = "ferrox.core", frozen)]
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
-pub struct PyDevice(pub Device);
+pub struct PyDevice {
+    kind: PyDeviceType,
+    index: usize,
+}
+
+impl PyDevice {
+    /// The Python value of a core device.
+    pub fn of(d: Device) -> PyDevice {
+        let kind = match d.kind {
+            DeviceType::Cpu => PyDeviceType::Cpu,
+        };
+        PyDevice {
+            kind,
+            index: d.index,
+        }
+    }
+
+    /// The core device, or a ValueError naming what is missing.
+    fn available(self) -> PyResult<Device> {
+        match (self.kind, self.index) {
+            (PyDeviceType::Cpu, 0) => Ok(Device::cpu()),
+            (kind, index) => Err(PyValueError::new_err(format!(
+                "Device({}, {index}) is not available: this build of ferrox has cpu device 0 only",
+                kind.name()
+            ))),
+        }
+    }
+}
 
 #[pymethods]
 impl PyDevice {
     #[new]
     #[pyo3(signature = (r#type, index = 0))]
-    fn new(r#type: PyDeviceType, index: usize) -> PyResult<Self> {
-        if index != 0 {
-            return Err(PyValueError::new_err(format!(
-                "Device: there is only cpu device 0, got index {index}"
-            )));
+    fn new(r#type: PyDeviceType, index: usize) -> Self {
+        PyDevice {
+            kind: r#type,
+            index,
         }
-        let _ = r#type;
-        Ok(PyDevice(Device::cpu()))
     }
     #[getter]
     fn r#type(&self) -> PyDeviceType {
-        match self.0.kind {
-            DeviceType::Cpu => PyDeviceType::Cpu,
-        }
+        self.kind
     }
     #[getter]
     fn index(&self) -> usize {
-        self.0.index
+        self.index
+    }
+    /// A device equals another device of the same kind and index, and a
+    /// device kind names its device 0.
+    fn __eq__(&self, other: &Bound<'_, PyAny>) -> bool {
+        if let Ok(d) = other.cast::<PyDevice>() {
+            return *d.get() == *self;
+        }
+        if let Ok(k) = other.cast::<PyDeviceType>() {
+            return self.index == 0 && *k.get() == self.kind;
+        }
+        false
+    }
+    fn __hash__(&self) -> u64 {
+        let kind = match self.kind {
+            PyDeviceType::Cpu => 0,
+            PyDeviceType::Gpu => 1,
+        };
+        (self.index as u64) << 1 | kind
     }
     fn __repr__(&self) -> String {
-        format!("Device(cpu, {})", self.0.index)
+        format!("Device({}, {})", self.kind.name(), self.index)
     }
 }
 
@@ -56,7 +111,7 @@ pub struct PyStream(pub Stream);
 impl PyStream {
     #[getter]
     fn device(&self) -> PyDevice {
-        PyDevice(self.0.device)
+        PyDevice::of(self.0.device)
     }
     #[getter]
     fn index(&self) -> usize {
@@ -82,31 +137,23 @@ pub fn stream_of(obj: &Bound<'_, PyAny>) -> PyResult<Stream> {
     if let Ok(s) = obj.cast::<PyStream>() {
         return Ok(s.get().0);
     }
-    if let Ok(d) = obj.cast::<PyDevice>() {
-        return Ok(ferrox::default_stream(d.get().0));
-    }
-    if obj.cast::<PyDeviceType>().is_ok() {
-        return Ok(ferrox::default_stream(Device::cpu()));
-    }
-    Err(PyTypeError::new_err(format!(
-        "expected a Stream or Device, got {}",
-        obj.get_type().name()?
-    )))
+    Ok(ferrox::default_stream(device_of(obj)?))
 }
 
-/// A device argument: a `Device` or a `DeviceType`.
+/// A device argument: a `Device`, a `DeviceType` (its device 0) or a
+/// `Stream` (its device); a ValueError for a device this build lacks.
 pub fn device_of(obj: &Bound<'_, PyAny>) -> PyResult<Device> {
     if let Ok(d) = obj.cast::<PyDevice>() {
-        return Ok(d.get().0);
+        return d.get().available();
     }
-    if obj.cast::<PyDeviceType>().is_ok() {
-        return Ok(Device::cpu());
+    if let Ok(k) = obj.cast::<PyDeviceType>() {
+        return PyDevice::new(*k.get(), 0).available();
     }
     if let Ok(s) = obj.cast::<PyStream>() {
         return Ok(s.get().0.device);
     }
     Err(PyTypeError::new_err(format!(
-        "expected a Device, got {}",
+        "expected a Device, DeviceType or Stream, got {}",
         obj.get_type().name()?
     )))
 }
@@ -157,7 +204,7 @@ fn stream(s: &Bound<'_, PyAny>) -> PyResult<StreamContext> {
 
 #[pyfunction]
 fn default_device() -> PyDevice {
-    PyDevice(ferrox::default_device())
+    PyDevice::of(ferrox::default_device())
 }
 
 #[pyfunction]
@@ -188,9 +235,32 @@ fn synchronize(py: Python<'_>, stream: Option<&Bound<'_, PyAny>>) -> PyResult<()
     Ok(())
 }
 
+/// True if `device` (a `Device` or `DeviceType`) can run work.
 #[pyfunction]
 fn is_available(device: &Bound<'_, PyAny>) -> PyResult<bool> {
-    device_of(device).map(|_| true)
+    match device_of(device) {
+        Ok(_) => Ok(true),
+        Err(e) if e.is_instance_of::<PyValueError>(device.py()) => Ok(false),
+        Err(e) => Err(e),
+    }
+}
+
+/// `ferrox.core.metal.is_available()` / `ferrox.core.cuda.is_available()`:
+/// False, as on a machine without that GPU back end.
+#[pyfunction]
+#[pyo3(name = "is_available")]
+fn backend_is_available() -> bool {
+    false
+}
+
+/// The `metal` and `cuda` namespaces: each says it is not available.
+fn register_gpu_backends(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    for name in ["metal", "cuda"] {
+        let doc = format!("The {name} GPU back end: not part of this build.");
+        let sub = crate::fft::submodule(m, name, &doc)?;
+        sub.add_function(wrap_pyfunction!(backend_is_available, &sub)?)?;
+    }
+    Ok(())
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -199,6 +269,8 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyStream>()?;
     m.add_class::<StreamContext>()?;
     m.add("cpu", PyDeviceType::Cpu)?;
+    m.add("gpu", PyDeviceType::Gpu)?;
+    register_gpu_backends(m)?;
     m.add_function(wrap_pyfunction!(stream, m)?)?;
     m.add_function(wrap_pyfunction!(default_device, m)?)?;
     m.add_function(wrap_pyfunction!(set_default_device, m)?)?;

@@ -39,6 +39,34 @@ fn core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     fft::register(m)?;
     linalg::register(m)?;
     gil::register(m)?;
+    register_aliases_and_constants(m)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    Ok(())
+}
+
+/// mlx.core's second names of functions (array-API spellings) and its
+/// constants. An alias is the same function object as its first name.
+fn register_aliases_and_constants(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    const ALIASES: [(&str, &str); 10] = [
+        ("acos", "arccos"),
+        ("asin", "arcsin"),
+        ("atan", "arctan"),
+        ("acosh", "arccosh"),
+        ("asinh", "arcsinh"),
+        ("atanh", "arctanh"),
+        ("atan2", "arctan2"),
+        ("pow", "power"),
+        ("concat", "concatenate"),
+        ("permute_dims", "transpose"),
+    ];
+    for (alias, name) in ALIASES {
+        m.add(alias, m.getattr(name)?)?;
+    }
+    m.add("pi", std::f64::consts::PI)?;
+    m.add("e", std::f64::consts::E)?;
+    m.add("euler_gamma", 0.577_215_664_901_532_9_f64)?;
+    m.add("inf", f64::INFINITY)?;
+    m.add("nan", f64::NAN)?;
+    m.add("newaxis", m.py().None())?;
     Ok(())
 }

@@ -202,6 +202,12 @@ pub trait Real: Arith {
     fn floor_div(a: Self, b: Self) -> Self;
     /// Remainder with the divisor's sign; integers by zero give 0.
     fn rem(a: Self, b: Self) -> Self;
+    /// `(floor_div(a, b), rem(a, b))`, bit for bit; floats share the one
+    /// `fmod` both need.
+    #[inline(always)]
+    fn divmod(a: Self, b: Self) -> (Self, Self) {
+        (Self::floor_div(a, b), Self::rem(a, b))
+    }
     /// The larger value; NaN if either is NaN.
     fn max(a: Self, b: Self) -> Self;
     /// The smaller value; NaN if either is NaN.
@@ -392,6 +398,30 @@ macro_rules! float {($($t:ty),*) => {$(
                 (0.0 as $t).copysign(b)
             }
         }
+        /// `floor_div` and `rem` above from one `fmod` (each step as there).
+        #[inline(always)]
+        fn divmod(a: Self, b: Self) -> (Self, Self) {
+            let m = a % b;
+            if b == 0.0 {
+                return (a / b, m);
+            }
+            let mut div = (a - m) / b;
+            let rem = if m == 0.0 {
+                (0.0 as $t).copysign(b)
+            } else if (b < 0.0) != (m < 0.0) {
+                div -= 1.0;
+                m + b
+            } else {
+                m
+            };
+            let quotient = if div != 0.0 {
+                let f = div.floor();
+                if div - f > 0.5 { f + 1.0 } else { f }
+            } else {
+                (0.0 as $t).copysign(a / b)
+            };
+            (quotient, rem)
+        }
         #[inline(always)] fn max(a: Self, b: Self) -> Self { if a >= b || a.is_nan() { a } else { b } }
         #[inline(always)] fn min(a: Self, b: Self) -> Self { if a <= b || a.is_nan() { a } else { b } }
         #[inline(always)] fn lt(a: Self, b: Self) -> bool { a < b }
@@ -433,6 +463,11 @@ macro_rules! half_float {($($t:ty),*) => {$(
         fn floor_div(a: Self, b: Self) -> Self { <$t>::from_f32(f32::floor_div(a.to_f32(), b.to_f32())) }
         #[inline(always)]
         fn rem(a: Self, b: Self) -> Self { <$t>::from_f32(f32::rem(a.to_f32(), b.to_f32())) }
+        #[inline(always)]
+        fn divmod(a: Self, b: Self) -> (Self, Self) {
+            let (q, r) = f32::divmod(a.to_f32(), b.to_f32());
+            (<$t>::from_f32(q), <$t>::from_f32(r))
+        }
         // Selecting an input keeps its bits: no rounding.
         #[inline(always)]
         fn max(a: Self, b: Self) -> Self { if a.to_f32() >= b.to_f32() || a.is_nan() { a } else { b } }
@@ -827,7 +862,7 @@ pub fn divmod(a: &Operand<'_>, b: &Operand<'_>, outs: [OutSpec<'_>; 2]) -> Resul
         ));
     }
     with_real!(a.dtype, BinaryOp::FloorDivide, T => {
-        binary_pair(a, b, outs, |x: T, y: T| (T::floor_div(x, y), T::rem(x, y)))
+        binary_pair(a, b, outs, T::divmod)
     })
 }
 
