@@ -2,7 +2,7 @@
 //! and [`Pod`], the element types that may be read from it.
 //!
 //! Allocation and free go through the buffer cache and its counters in
-//! [`pool`](super::pool); the public memory functions are in
+//! `graph::pool`; the public memory functions are in
 //! `runtime::memory`.
 
 use super::pool::{self, RawBuf};

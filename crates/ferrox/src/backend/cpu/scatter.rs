@@ -53,7 +53,7 @@ impl ScatterMode {
     }
 }
 
-/// How the updates operand of a [`Scatter`] lines up with its index grid.
+/// How the updates operand of a scatter lines up with its index grid.
 ///
 /// ```
 /// use ferrox::ops::indexing::UpdatesLayout;

@@ -1,7 +1,7 @@
 //! The `where` kernel: contiguous condition and values (or single-element
 //! values) get one vectorised loop per combination, in parallel when
 //! large; everything else goes through the broadcasting
-//! [`ternary`](super::elementwise::ternary) engine.
+//! [`ternary`](super::elementwise::ternary()) engine.
 
 use super::elementwise::{Lane, out_storage, ternary};
 use super::parallel::{chunk_len, simd, worth_splitting};

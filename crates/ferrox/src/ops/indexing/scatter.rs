@@ -488,7 +488,7 @@ pub fn scatter(a: &Array, indices: &[Array], updates: &Array, axes: &[isize]) ->
     scatter_mode(ScatterMode::Set, a, indices, updates, axes)
 }
 
-/// Like [`scatter`], but adds the updates; duplicate indices accumulate.
+/// Like [`scatter()`], but adds the updates; duplicate indices accumulate.
 ///
 /// ```
 /// use ferrox::{scatter_add, zeros, Array, DType};
@@ -502,7 +502,7 @@ pub fn scatter_add(a: &Array, indices: &[Array], updates: &Array, axes: &[isize]
     scatter_mode(ScatterMode::Add, a, indices, updates, axes)
 }
 
-/// Like [`scatter`], but multiplies by the updates; duplicates accumulate.
+/// Like [`scatter()`], but multiplies by the updates; duplicates accumulate.
 ///
 /// ```
 /// use ferrox::{scatter_prod, ones, Array, DType};
@@ -521,7 +521,7 @@ pub fn scatter_prod(
     scatter_mode(ScatterMode::Prod, a, indices, updates, axes)
 }
 
-/// Like [`scatter`], but keeps the maximum (numpy's `maximum`: NaNs
+/// Like [`scatter()`], but keeps the maximum (numpy's `maximum`: NaNs
 /// propagate; complex numbers compare lexicographically).
 ///
 /// ```
@@ -536,7 +536,7 @@ pub fn scatter_max(a: &Array, indices: &[Array], updates: &Array, axes: &[isize]
     scatter_mode(ScatterMode::Max, a, indices, updates, axes)
 }
 
-/// Like [`scatter`], but keeps the minimum (numpy's `minimum`).
+/// Like [`scatter()`], but keeps the minimum (numpy's `minimum`).
 ///
 /// ```
 /// use ferrox::{scatter_min, zeros, Array, DType};
