@@ -200,6 +200,8 @@ impl Array {
     }
 
     /// For an output node: the group node and which of its outputs this is.
+    /// `None` once the node is evaluated, since an evaluated graph is detached
+    /// (as [`Array::inputs`] is empty then).
     ///
     /// ```
     /// use ferrox::*;

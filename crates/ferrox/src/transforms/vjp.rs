@@ -84,33 +84,37 @@ fn backward(
                 let slots = group_cots
                     .entry(group.id())
                     .or_insert_with(|| vec![None; n]);
+                // Two output nodes may name one output: their cotangents add.
                 if let Some(slot) = slots.get_mut(index) {
-                    *slot = Some(ct);
+                    *slot = Some(match slot.take() {
+                        Some(prev) => crate::ops::binary::add(&prev, &ct)?,
+                        None => ct,
+                    });
                 }
             }
             continue;
         }
-        let Some(op) = node.primitive() else { continue };
+        // A group node's rule takes one (optional) cotangent per output.
+        let ct = match node.output_specs() {
+            Some(_) => group_cots.remove(&node.id()).map(Cotangent::Several),
+            None => cots.remove(&node.id()).map(Cotangent::One),
+        };
+        let (Some(ct), Some(op)) = (ct, node.primitive()) else {
+            continue;
+        };
         let inputs = node.inputs();
         let argnums: Vec<usize> = (0..inputs.len())
             .filter(|&i| trace::contains(&inputs[i].0.traces, id))
             .collect();
-        let grads = if let Some(siblings) = node.group_outputs() {
-            let Some(slots) = group_cots.remove(&node.id()) else {
-                continue;
-            };
-            if argnums.is_empty() {
-                continue;
+        if argnums.is_empty() {
+            continue;
+        }
+        let grads = match ct {
+            Cotangent::One(ct) => op.vjp(&inputs, &ct, node, &argnums)?,
+            Cotangent::Several(slots) => {
+                let siblings = node.group_outputs().unwrap_or_default();
+                op.vjp_multi(&inputs, &slots, &siblings, &argnums)?
             }
-            op.vjp_multi(&inputs, &slots, &siblings, &argnums)?
-        } else {
-            let Some(ct) = cots.remove(&node.id()) else {
-                continue;
-            };
-            if argnums.is_empty() {
-                continue;
-            }
-            op.vjp(&inputs, &ct, node, &argnums)?
         };
         if grads.len() != argnums.len() {
             return Err(Error::runtime(
@@ -129,6 +133,12 @@ fn backward(
             None => crate::ops::creation::zeros_like(t),
         })
         .collect()
+}
+
+/// The cotangent a node's rule receives.
+enum Cotangent {
+    One(Array),
+    Several(Vec<Option<Array>>),
 }
 
 fn accumulate(cots: &mut HashMap<u64, Array>, id: u64, g: Array) -> Result<()> {

@@ -288,6 +288,25 @@ mod tests {
     }
 
     #[test]
+    fn cotangents_of_two_output_nodes_of_one_output_add_up() {
+        let (a, b) = (arr(&[7.0, -7.5], &[2]), arr(&[2.0, 2.0], &[2]));
+        let ones = crate::ops::creation::ones(&[2], DType::Float32).expect("ones");
+        let (_, g) = vjp(
+            |xs| {
+                let (_, r) = divmod(&xs[0], &xs[1])?;
+                let again = r.output_of().and_then(|(group, _)| group.group_outputs());
+                let again = again.and_then(|o| o.into_iter().nth(1)).expect("an output");
+                Ok(vec![crate::ops::binary::add(&r, &again)?])
+            },
+            &[a, b],
+            std::slice::from_ref(&ones),
+        )
+        .expect("vjp");
+        assert_eq!(g[0].to_vec::<f32>().expect("da"), vec![2.0, 2.0]);
+        assert_eq!(g[1].to_vec::<f32>().expect("db"), vec![-6.0, 8.0]);
+    }
+
+    #[test]
     fn jvp_and_vmap() {
         let (a, b) = (arr(&[7.0, -7.5], &[2]), arr(&[2.0, 2.0], &[2]));
         let ones = crate::ops::creation::ones(&[2], DType::Float32).expect("ones");
