@@ -361,18 +361,14 @@ impl Primitive for Fused {
         // its step's buffer, with no chunk views and no copy.
         let one_chunk = n <= CHUNK && !worth_streaming(bytes_out);
         if !every_step_full || n == 0 || shape.is_empty() || one_chunk {
-            let mut results: Vec<Option<Data>> = self
-                .run_steps(inputs, |s| shapes[s].as_slice(), false)?
-                .into_iter()
-                .map(Some)
-                .collect();
+            let results = self.run_steps(inputs, |s| shapes[s].as_slice(), false)?;
+            // Each output shares its step's buffer (an `Arc` clone).
             return self
                 .outputs
                 .iter()
-                .map(|&step| {
-                    results.get_mut(step).and_then(Option::take).ok_or_else(|| {
-                        Error::runtime("fused", "internal error: an output read twice")
-                    })
+                .map(|&s| {
+                    let missing = || Error::runtime("fused", "internal error: no such step");
+                    results.get(s).cloned().ok_or_else(missing)
                 })
                 .collect();
         }
