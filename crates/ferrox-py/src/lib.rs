@@ -6,6 +6,7 @@
 mod array;
 mod buffer;
 mod compiled;
+mod composites;
 mod convert;
 mod device;
 mod errors;
@@ -32,6 +33,7 @@ fn core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     convert::register(m)?;
     device::register(m)?;
     ops::register(m)?;
+    composites::register(m)?;
     misc::register(m)?;
     transforms::register(m)?;
     compiled::register(m)?;
@@ -47,7 +49,7 @@ fn core(m: &Bound<'_, PyModule>) -> PyResult<()> {
 /// mlx.core's second names of functions (array-API spellings) and its
 /// constants. An alias is the same function object as its first name.
 fn register_aliases_and_constants(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    const ALIASES: [(&str, &str); 10] = [
+    const ALIASES: [(&str, &str); 16] = [
         ("acos", "arccos"),
         ("asin", "arcsin"),
         ("atan", "arctan"),
@@ -58,6 +60,12 @@ fn register_aliases_and_constants(m: &Bound<'_, PyModule>) -> PyResult<()> {
         ("pow", "power"),
         ("concat", "concatenate"),
         ("permute_dims", "transpose"),
+        ("bitwise_left_shift", "left_shift"),
+        ("bitwise_right_shift", "right_shift"),
+        ("cumulative_sum", "cumsum"),
+        ("cumulative_prod", "cumprod"),
+        ("empty", "zeros"),
+        ("empty_like", "zeros_like"),
     ];
     for (alias, name) in ALIASES {
         m.add(alias, m.getattr(name)?)?;

@@ -65,7 +65,7 @@ macro_rules! scans {
                     inclusive: bool,
                     stream: Stream<'_, '_>,
                 ) -> PyResult<PyArr> {
-                    $f(slf.as_any(), axis, reverse, inclusive, stream)
+                    $f(slf.as_any(), axis, reverse, inclusive, None, stream)
                 }
             )*
         }
@@ -74,6 +74,7 @@ macro_rules! scans {
 
 scans! {
     cumsum => ops::cumsum, cumprod => ops::cumprod, cummax => ops::cummax, cummin => ops::cummin,
+    logcumsumexp => ops::logcumsumexp,
 }
 
 /// `*shape` or one sequence, as MLX's `reshape(*shape)` / `transpose(*axes)`.

@@ -9,8 +9,8 @@ use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyFloat, PyInt, PyList, PyTuple};
 
-type Any<'py> = Bound<'py, PyAny>;
-type Stream<'a, 'py> = Option<&'a Bound<'py, PyAny>>;
+pub(crate) type Any<'py> = Bound<'py, PyAny>;
+pub(crate) type Stream<'a, 'py> = Option<&'a Bound<'py, PyAny>>;
 
 /// An int or a sequence of ints (`axis=`, `shape=`, ...).
 #[derive(FromPyObject)]
@@ -28,7 +28,7 @@ impl Ints {
     }
 }
 
-fn axes(a: &Option<Ints>) -> Option<Vec<isize>> {
+pub(crate) fn axes(a: &Option<Ints>) -> Option<Vec<isize>> {
     a.as_ref().map(Ints::to_vec)
 }
 
@@ -43,11 +43,11 @@ pub fn shape_of(s: &Ints) -> PyResult<Vec<usize>> {
         .collect()
 }
 
-fn ok(r: ferrox::Result<Array>) -> PyResult<PyArr> {
+pub(crate) fn ok(r: ferrox::Result<Array>) -> PyResult<PyArr> {
     r.py().map(PyArr::new)
 }
 
-fn list(py: Python<'_>, v: Vec<Array>) -> PyResult<Bound<'_, PyList>> {
+pub(crate) fn list(py: Python<'_>, v: Vec<Array>) -> PyResult<Bound<'_, PyList>> {
     let items = v
         .into_iter()
         .map(|a| Py::new(py, PyArr::new(a)))
@@ -111,17 +111,25 @@ fn full(
 }
 
 #[pyfunction]
-#[pyo3(signature = (a, /, *, stream = None))]
-fn zeros_like(a: &Any<'_>, stream: Stream<'_, '_>) -> PyResult<PyArr> {
+#[pyo3(signature = (a, /, dtype = None, *, stream = None))]
+fn zeros_like(a: &Any<'_>, dtype: Option<&Any<'_>>, stream: Stream<'_, '_>) -> PyResult<PyArr> {
     let a = to_array(a)?;
-    ok(on(stream, || ferrox::zeros_like(&a))?)
+    let d = opt_dtype(dtype)?;
+    ok(on(stream, || match d {
+        Some(d) => ferrox::zeros_like(&a)?.astype(d),
+        None => ferrox::zeros_like(&a),
+    })?)
 }
 
 #[pyfunction]
-#[pyo3(signature = (a, /, *, stream = None))]
-fn ones_like(a: &Any<'_>, stream: Stream<'_, '_>) -> PyResult<PyArr> {
+#[pyo3(signature = (a, /, dtype = None, *, stream = None))]
+fn ones_like(a: &Any<'_>, dtype: Option<&Any<'_>>, stream: Stream<'_, '_>) -> PyResult<PyArr> {
     let a = to_array(a)?;
-    ok(on(stream, || ferrox::ones_like(&a))?)
+    let d = opt_dtype(dtype)?;
+    ok(on(stream, || match d {
+        Some(d) => ferrox::ones_like(&a)?.astype(d),
+        None => ferrox::ones_like(&a),
+    })?)
 }
 
 #[pyfunction]
@@ -259,6 +267,8 @@ unary! {
     bitwise_invert => ferrox::bitwise_invert, isnan => ferrox::isnan, isinf => ferrox::isinf,
     isfinite => ferrox::isfinite, real => ferrox::real, imag => ferrox::imag,
     conjugate => ferrox::conjugate, conj => ferrox::conjugate,
+    trunc => ferrox::trunc, isposinf => ferrox::isposinf, isneginf => ferrox::isneginf,
+    degrees => ferrox::degrees, radians => ferrox::radians, positive => ferrox::positive,
     stop_gradient => stop_gradient_op,
 }
 
@@ -293,6 +303,7 @@ binary! {
     greater => ferrox::greater, greater_equal => ferrox::greater_equal,
     less => ferrox::less, less_equal => ferrox::less_equal,
     logical_and => ferrox::logical_and, logical_or => ferrox::logical_or,
+    logical_xor => ferrox::logical_xor,
     bitwise_and => ferrox::bitwise_and, bitwise_or => ferrox::bitwise_or,
     bitwise_xor => ferrox::bitwise_xor, left_shift => ferrox::left_shift,
     right_shift => ferrox::right_shift,
@@ -383,7 +394,7 @@ macro_rules! reduction {
 reduction! {
     sum => ferrox::sum, prod => ferrox::prod, mean => ferrox::mean,
     max => ferrox::max, min => ferrox::min, all => ferrox::all, any => ferrox::any,
-    logsumexp => ferrox::logsumexp,
+    logsumexp => ferrox::logsumexp, count_nonzero => ferrox::count_nonzero, median => ferrox::median,
 }
 
 #[pyfunction]
@@ -459,16 +470,24 @@ macro_rules! scan {
     ($($name:ident => $f:path),* $(,)?) => {
         $(
             #[pyfunction]
-            #[pyo3(signature = (a, /, axis = None, *, reverse = false, inclusive = true, stream = None))]
+            #[pyo3(signature = (a, /, axis = None, *, reverse = false, inclusive = true, dtype = None, stream = None))]
             pub fn $name(
                 a: &Any<'_>,
                 axis: Option<isize>,
                 reverse: bool,
                 inclusive: bool,
+                dtype: Option<&Any<'_>>,
                 stream: Stream<'_, '_>,
             ) -> PyResult<PyArr> {
                 let a = to_array(a)?;
-                ok(on(stream, || $f(&a, axis, reverse, inclusive))?)
+                let d = opt_dtype(dtype)?;
+                ok(on(stream, || {
+                    let a = match d {
+                        Some(d) => a.astype(d)?,
+                        None => a,
+                    };
+                    $f(&a, axis, reverse, inclusive)
+                })?)
             }
         )*
         fn register_scans(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -481,6 +500,7 @@ macro_rules! scan {
 scan! {
     cumsum => ferrox::cumsum, cumprod => ferrox::cumprod,
     cummax => ferrox::cummax, cummin => ferrox::cummin,
+    logcumsumexp => ferrox::logcumsumexp,
 }
 
 // --------------------------------------------------------------- shape ops

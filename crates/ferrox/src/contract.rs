@@ -226,6 +226,25 @@ pub fn inner(a: &Array, b: &Array) -> Result<Array> {
     contract_axes("inner", a, b, &[a.ndim() - 1], &[b.ndim() - 1])
 }
 
+/// The dot product of vectors along `axis` after broadcasting `a` and
+/// `b` together: `sum(conj(a) * b, axis)` (the first operand is
+/// conjugated, as numpy and the array API do).
+///
+/// ```
+/// use ferrox::{vecdot, Array};
+/// let a = Array::from_slice(&[1.0f32, 2.0], &[2])?;
+/// let b = Array::from_slice(&[1.0f32, 1.0, 2.0, 2.0], &[2, 2])?;
+/// assert_eq!(vecdot(&a, &b, -1)?.to_vec::<f32>()?, vec![3.0, 6.0]);
+/// assert!(vecdot(&a, &b, 2).is_err());
+/// # Ok::<(), ferrox::Error>(())
+/// ```
+pub fn vecdot(a: &Array, b: &Array, axis: isize) -> Result<Array> {
+    let shape = crate::ops::shape_rules::broadcast_shapes("vecdot", a.shape(), b.shape())?;
+    let ax = normalize_axis("vecdot", axis, shape.len())?;
+    let prod = multiply(&crate::ops::unary::conjugate(a)?, b)?;
+    crate::ops::reduce::sum(&prod, Some(&[ax as isize]), false)
+}
+
 /// Outer product of the flattened inputs: `out[i, j] = a.flat[i] * b.flat[j]`.
 ///
 /// ```

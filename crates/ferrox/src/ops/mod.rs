@@ -17,6 +17,7 @@ pub mod lu;
 pub mod matmul;
 pub mod nan_to_num;
 pub mod reduce;
+pub mod reductions;
 pub mod scan;
 pub mod select;
 pub mod shape_rules;

@@ -23,6 +23,7 @@
 //!   the sign fill for `right_shift` of a negative value; bool shifts
 //!   compute in uint8 (MLX).
 
+pub mod diff;
 pub mod divmod;
 mod grad;
 use super::shape_rules::broadcast_shapes;
@@ -453,6 +454,20 @@ pub fn logical_and(a: &Array, b: &Array) -> Result<Array> {
 /// ```
 pub fn logical_or(a: &Array, b: &Array) -> Result<Array> {
     build(BinaryOp::LogicalOr, a, b)
+}
+
+/// Elementwise logical exclusive or; inputs of any dtype are cast to bool
+/// first (non-zero is true).
+///
+/// ```
+/// let a = ferrox::Array::from_slice(&[1i32, 0, 0], &[3])?;
+/// let b = ferrox::Array::from_slice(&[1.0f32, 1.0, 0.0], &[3])?;
+/// assert_eq!(ferrox::logical_xor(&a, &b)?.to_vec::<bool>()?, vec![false, true, false]);
+/// # Ok::<(), ferrox::Error>(())
+/// ```
+pub fn logical_xor(a: &Array, b: &Array) -> Result<Array> {
+    let bool_of = |x: &Array| x.astype(crate::dtype::DType::Bool);
+    not_equal(&bool_of(a)?, &bool_of(b)?)
 }
 
 /// Elementwise bitwise and of integers or bools; other dtypes are a dtype

@@ -1,6 +1,8 @@
 //! Shape ops that are views: reshape, flatten, unflatten, squeeze,
 //! expand_dims, transpose, swapaxes, moveaxis, broadcast_to,
-//! broadcast_arrays, slice (and Python-style [`Array::index`]), diagonal;
+//! broadcast_arrays, slice (and Python-style [`Array::index`]), diagonal,
+//! the rearranging views of `arrange.rs` (flip, atleast_*d, unstack,
+//! as_strided, ...);
 //! plus `contiguous`, which copies into row-major order.
 //!
 //! A view's `eval_cpu` returns a [`Data`] over the *input's* storage (an
@@ -9,6 +11,7 @@
 //! at the view's first element). `reshape` is a view whenever the input's
 //! strides allow it (numpy's rule) and copies otherwise.
 
+mod arrange;
 mod index;
 mod strides;
 #[cfg(test)]
@@ -17,6 +20,9 @@ mod tests;
 // Public paths kept: the copy kernels live in the backend.
 use crate::backend::cpu::copy::copy_to_storage;
 pub use crate::backend::cpu::copy::{copy_to_contiguous, ensure_contiguous};
+pub use arrange::{
+    AsStrided, as_strided, atleast_1d, atleast_2d, atleast_3d, flip, matrix_transpose, unstack,
+};
 pub use index::SliceArg;
 pub(crate) use strides::slice_axis;
 
