@@ -155,6 +155,22 @@ impl PyArr {
         let a = self.arr();
         Ok(PyArr::new(on(None, || a.transpose(None))?.py()?))
     }
+    /// The array with its last two axes swapped (``matrix_transpose``).
+    #[getter(mT)]
+    fn m_t(&self) -> PyResult<PyArr> {
+        let a = self.arr();
+        Ok(PyArr::new(on(None, || ferrox::matrix_transpose(&a))?.py()?))
+    }
+    /// The module implementing the array API for this array (ferrox.core).
+    #[pyo3(signature = (*, api_version = None))]
+    fn __array_namespace__<'py>(
+        &self,
+        py: Python<'py>,
+        api_version: Option<&Bound<'py, PyAny>>,
+    ) -> PyResult<Bound<'py, PyModule>> {
+        let _ = api_version;
+        py.import("ferrox.core")
+    }
     #[getter]
     fn real(&self) -> PyResult<PyArr> {
         Ok(PyArr::new(on(None, || ferrox::real(&self.arr()))?.py()?))

@@ -9,6 +9,7 @@ mod compiled;
 mod composites;
 mod convert;
 mod device;
+mod dtypes;
 mod errors;
 mod fft;
 mod gil;
@@ -32,6 +33,7 @@ fn core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<array::AtUpdate>()?;
     convert::register(m)?;
     device::register(m)?;
+    dtypes::register(m)?;
     ops::register(m)?;
     composites::register(m)?;
     misc::register(m)?;

@@ -196,6 +196,18 @@ impl PyArr {
     ) -> PyResult<PyArr> {
         ops::diagonal(slf.as_any(), offset, axis1, axis2, stream)
     }
+    /// view(dtype, *, stream=None) -> array
+    ///
+    /// The same bytes read as another dtype (the last axis scales by the
+    /// ratio of the item sizes).
+    #[pyo3(signature = (dtype, *, stream = None))]
+    fn view(
+        slf: &Bound<'_, Self>,
+        dtype: &Bound<'_, PyAny>,
+        stream: Stream<'_, '_>,
+    ) -> PyResult<PyArr> {
+        ops::view(slf.as_any(), dtype, stream)
+    }
     #[pyo3(signature = (k = 0, *, stream = None))]
     fn diag(slf: &Bound<'_, Self>, k: isize, stream: Stream<'_, '_>) -> PyResult<PyArr> {
         ops::diag(slf.as_any(), k, stream)

@@ -54,6 +54,38 @@ fn set_cache_limit(limit: usize) -> usize {
 fn clear_cache() {
     ferrox::clear_cache()
 }
+/// get_memory_limit() -> int
+///
+/// The memory limit in bytes (see :func:`set_memory_limit`).
+#[pyfunction]
+fn get_memory_limit() -> usize {
+    ferrox::get_memory_limit()
+}
+/// set_wired_limit(limit) -> int
+///
+/// Kept for source compatibility: wiring memory is a macOS GPU feature
+/// with no meaning here. Records the value and returns the previous one.
+#[pyfunction]
+fn set_wired_limit(limit: usize) -> usize {
+    WIRED_LIMIT.swap(limit, std::sync::atomic::Ordering::Relaxed)
+}
+static WIRED_LIMIT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// get_array_buffer_size(*args) -> int
+///
+/// The bytes of the buffers behind the given arrays (or trees of arrays),
+/// each buffer counted once. The arrays must be evaluated.
+///
+/// Example:
+///     >>> a = ferrox.core.zeros((256,)); ferrox.core.eval(a)
+///     >>> ferrox.core.get_array_buffer_size(a)
+///     1024
+#[pyfunction]
+#[pyo3(signature = (*args))]
+fn get_array_buffer_size(args: &Bound<'_, PyTuple>) -> PyResult<usize> {
+    let xs = tree_arrays(args.as_any())?;
+    ferrox::runtime::memory::buffer_size(&xs).py()
+}
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(eval, m)?)?;
@@ -65,5 +97,8 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(set_memory_limit, m)?)?;
     m.add_function(wrap_pyfunction!(set_cache_limit, m)?)?;
     m.add_function(wrap_pyfunction!(clear_cache, m)?)?;
+    m.add_function(wrap_pyfunction!(get_memory_limit, m)?)?;
+    m.add_function(wrap_pyfunction!(set_wired_limit, m)?)?;
+    m.add_function(wrap_pyfunction!(get_array_buffer_size, m)?)?;
     Ok(())
 }

@@ -337,7 +337,7 @@ fn astype(a: &Any<'_>, dtype: &Any<'_>, stream: Stream<'_, '_>) -> PyResult<PyAr
 
 #[pyfunction]
 #[pyo3(signature = (a, /, dtype, *, stream = None))]
-fn view(a: &Any<'_>, dtype: &Any<'_>, stream: Stream<'_, '_>) -> PyResult<PyArr> {
+pub fn view(a: &Any<'_>, dtype: &Any<'_>, stream: Stream<'_, '_>) -> PyResult<PyArr> {
     let (a, d) = (to_array(a)?, dtype_of(dtype)?);
     ok(on(stream, || ferrox::view(&a, d))?)
 }

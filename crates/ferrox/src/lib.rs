@@ -44,11 +44,13 @@ pub use error::{Error, ErrorKind, Result};
 pub use graph::array::Array;
 pub use graph::stream::{
     Device, DeviceType, Stream, current_stream, default_device, default_stream, new_stream,
-    set_default_device, with_stream,
+    set_default_device, set_default_stream, with_stream,
 };
+pub use runtime::devices::{DeviceProperty, device_count, device_info};
 pub use runtime::eval::{async_eval, eval};
 pub use runtime::memory::{
-    clear_cache, get_active_memory, get_cache_memory, get_peak_memory, reset_peak_memory,
+    clear_cache, get_active_memory, get_cache_memory, get_memory_limit, get_peak_memory,
+    reset_peak_memory,
     set_cache_limit, set_memory_limit,
 };
 pub use runtime::pending::{synchronize, synchronize_all};
