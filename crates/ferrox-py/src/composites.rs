@@ -282,6 +282,273 @@ fn vecdot(a: &Any<'_>, b: &Any<'_>, axis: isize, stream: Stream<'_, '_>) -> PyRe
     ok(on(stream, || ferrox::vecdot(&a, &b, axis))?)
 }
 
+/// searchsorted(sorted_sequence, values, /, side='left', *, stream=None) -> array
+///
+/// The indices (uint32) that keep the 1-D ascending ``sorted_sequence``
+/// sorted if each of ``values`` were inserted before them: with ``'left'``
+/// the count of smaller elements, with ``'right'`` of smaller or equal ones.
+///
+/// Example:
+///     >>> ferrox.core.searchsorted(ferrox.core.array([1, 2, 3]), ferrox.core.array([2, 5])).tolist()
+///     [1, 3]
+#[pyfunction]
+#[pyo3(signature = (sorted_sequence, values, /, side = "left", *, stream = None))]
+fn searchsorted(
+    sorted_sequence: &Any<'_>,
+    values: &Any<'_>,
+    side: &str,
+    stream: Stream<'_, '_>,
+) -> PyResult<PyArr> {
+    let side = match side {
+        "left" => ferrox::Side::Left,
+        "right" => ferrox::Side::Right,
+        other => {
+            return Err(PyValueError::new_err(format!(
+                "searchsorted: side must be 'left' or 'right', got {other:?}"
+            )));
+        }
+    };
+    let (s, v) = (to_array(sorted_sequence)?, to_array(values)?);
+    ok(on(stream, || ferrox::searchsorted(&s, &v, side))?)
+}
+
+/// unique(a, /, size, return_index=False, return_inverse=False, return_counts=False, fill_value=None, *, stream=None)
+///
+/// The sorted distinct elements of the flattened array, exactly ``size``
+/// of them (truncated to the smallest, or padded with ``fill_value``,
+/// default the smallest element). The output shape never depends on the
+/// values, so ``a`` is not evaluated. With any ``return_*`` flag, a tuple
+/// (values, index, inverse, counts) of the requested parts.
+///
+/// Example:
+///     >>> ferrox.core.unique(ferrox.core.array([2, 1, 2, 3]), 3).tolist()
+///     [1, 2, 3]
+#[pyfunction]
+#[pyo3(signature = (a, /, size, return_index = false, return_inverse = false, return_counts = false, fill_value = None, *, stream = None))]
+fn unique<'py>(
+    py: Python<'py>,
+    a: &Any<'py>,
+    size: isize,
+    return_index: bool,
+    return_inverse: bool,
+    return_counts: bool,
+    fill_value: Option<&Any<'py>>,
+    stream: Stream<'_, '_>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let size = usize::try_from(size).map_err(|_| {
+        PyValueError::new_err(format!("unique: size must be non-negative, got {size}"))
+    })?;
+    let a = to_array(a)?;
+    let fill = match fill_value {
+        Some(f) if !f.is_none() => Some(to_array(f)?),
+        _ => None,
+    };
+    let u = on(stream, || ferrox::unique(&a, size, fill.as_ref()))?.py()?;
+    if !(return_index || return_inverse || return_counts) {
+        return Ok(Bound::new(py, PyArr::new(u.values))?.into_any());
+    }
+    let mut parts = vec![u.values];
+    if return_index {
+        parts.push(u.index);
+    }
+    if return_inverse {
+        parts.push(u.inverse);
+    }
+    if return_counts {
+        parts.push(u.counts);
+    }
+    Ok(PyTuple::new(py, list(py, parts)?)?.into_any())
+}
+
+macro_rules! windows {
+    ($($name:ident => $what:literal),* $(,)?) => {$(
+        #[doc = concat!(stringify!($name), "(M, *, stream=None) -> array\n\nThe ", $what, " window of ``M`` points (float32, symmetric).\n\nExample:\n    >>> ferrox.core.", stringify!($name), "(5).shape\n    (5,)")]
+        #[pyfunction]
+        #[pyo3(signature = (M, *, stream = None))]
+        #[allow(non_snake_case)]
+        fn $name(M: isize, stream: Stream<'_, '_>) -> PyResult<PyArr> {
+            let m = usize::try_from(M).map_err(|_| {
+                PyValueError::new_err(format!("{}: M must be non-negative, got {M}", stringify!($name)))
+            })?;
+            ok(on(stream, || ferrox::$name(m))?)
+        }
+    )*};
+}
+
+windows! {
+    bartlett => "Bartlett (triangular)",
+    blackman => "Blackman",
+    hamming => "Hamming",
+    hanning => "Hann",
+}
+
+/// slice(a, start_indices, axes, slice_size, *, stream=None) -> array
+///
+/// The sub-array of ``slice_size[k]`` elements from ``start_indices[k]``
+/// along each ``axes[k]``. The start is an array, so a compiled function
+/// serves every offset; starts are clamped so the slice fits.
+///
+/// Example:
+///     >>> a = ferrox.core.arange(6)
+///     >>> ferrox.core.slice(a, ferrox.core.array([2]), (0,), (3,)).tolist()
+///     [2, 3, 4]
+#[pyfunction]
+#[pyo3(name = "slice", signature = (a, start_indices, axes, slice_size, *, stream = None))]
+fn dynamic_slice(
+    a: &Any<'_>,
+    start_indices: &Any<'_>,
+    axes: Vec<isize>,
+    slice_size: Vec<isize>,
+    stream: Stream<'_, '_>,
+) -> PyResult<PyArr> {
+    let (a, start) = (to_array(a)?, to_array(start_indices)?);
+    let sizes = shape_of(&Ints::Many(slice_size))?;
+    ok(on(stream, || {
+        ferrox::dynamic_slice(&a, &start, &axes, &sizes)
+    })?)
+}
+
+/// slice_update(a, update, start_indices, axes, *, stream=None) -> array
+///
+/// ``a`` with ``update`` written from ``start_indices[k]`` along each
+/// ``axes[k]`` (from 0 along the other axes); starts are clamped so the
+/// block fits.
+///
+/// Example:
+///     >>> a = ferrox.core.zeros((4,), dtype=ferrox.core.int32)
+///     >>> ferrox.core.slice_update(a, ferrox.core.array([7, 8]), ferrox.core.array([1]), (0,)).tolist()
+///     [0, 7, 8, 0]
+#[pyfunction]
+#[pyo3(name = "slice_update", signature = (a, update, start_indices, axes, *, stream = None))]
+fn dynamic_slice_update(
+    a: &Any<'_>,
+    update: &Any<'_>,
+    start_indices: &Any<'_>,
+    axes: Vec<isize>,
+    stream: Stream<'_, '_>,
+) -> PyResult<PyArr> {
+    let (a, u, start) = (to_array(a)?, to_array(update)?, to_array(start_indices)?);
+    ok(on(stream, || {
+        ferrox::dynamic_slice_update(&a, &u, &start, &axes)
+    })?)
+}
+
+/// gather_mm(a, b, /, lhs_indices=None, rhs_indices=None, *, sorted_indices=False, stream=None) -> array
+///
+/// ``matmul(a[lhs_indices], b[rhs_indices])`` where the indices pick
+/// entries of the flattened batch dimensions (all but the last two) of
+/// each operand; a missing index array takes every entry in order.
+/// ``sorted_indices`` is accepted for compatibility (a performance hint).
+///
+/// Example:
+///     >>> a = ferrox.core.ones((3, 2, 4)); b = ferrox.core.ones((4, 5))
+///     >>> ferrox.core.gather_mm(a, b, ferrox.core.array([2, 0])).shape
+///     (2, 2, 5)
+#[pyfunction]
+#[pyo3(signature = (a, b, /, lhs_indices = None, rhs_indices = None, *, sorted_indices = false, stream = None))]
+fn gather_mm(
+    a: &Any<'_>,
+    b: &Any<'_>,
+    lhs_indices: Option<&Any<'_>>,
+    rhs_indices: Option<&Any<'_>>,
+    sorted_indices: bool,
+    stream: Stream<'_, '_>,
+) -> PyResult<PyArr> {
+    let _ = sorted_indices;
+    let (a, b) = (to_array(a)?, to_array(b)?);
+    let li = crate::convert::opt_array(lhs_indices)?;
+    let ri = crate::convert::opt_array(rhs_indices)?;
+    ok(on(stream, || {
+        ferrox::gather_mm(&a, &b, li.as_ref(), ri.as_ref())
+    })?)
+}
+
+/// block_masked_mm(a, b, /, block_size=64, mask_out=None, mask_lhs=None, mask_rhs=None, *, stream=None) -> array
+///
+/// ``matmul(a, b)`` with ``block_size`` x ``block_size`` blocks of the
+/// operands and the result masked (bool masks keep or zero a block,
+/// numeric ones scale it).
+///
+/// Example:
+///     >>> a = ferrox.core.ones((4, 4))
+///     >>> ferrox.core.block_masked_mm(a, a, 2, ferrox.core.array([[True, False], [False, True]])).shape
+///     (4, 4)
+#[pyfunction]
+#[pyo3(signature = (a, b, /, block_size = 64, mask_out = None, mask_lhs = None, mask_rhs = None, *, stream = None))]
+fn block_masked_mm(
+    a: &Any<'_>,
+    b: &Any<'_>,
+    block_size: isize,
+    mask_out: Option<&Any<'_>>,
+    mask_lhs: Option<&Any<'_>>,
+    mask_rhs: Option<&Any<'_>>,
+    stream: Stream<'_, '_>,
+) -> PyResult<PyArr> {
+    let bs = usize::try_from(block_size).map_err(|_| {
+        PyValueError::new_err(format!(
+            "block_masked_mm: block_size must be positive, got {block_size}"
+        ))
+    })?;
+    let (a, b) = (to_array(a)?, to_array(b)?);
+    let mo = crate::convert::opt_array(mask_out)?;
+    let ml = crate::convert::opt_array(mask_lhs)?;
+    let mr = crate::convert::opt_array(mask_rhs)?;
+    ok(on(stream, || {
+        ferrox::block_masked_mm(&a, &b, bs, mo.as_ref(), ml.as_ref(), mr.as_ref())
+    })?)
+}
+
+/// segmented_mm(a, b, /, segments, *, stream=None) -> array
+///
+/// One product per segment of the inner dimension: ``out[s] = a[:, start:end]
+/// @ b[start:end, :]`` for each ``(start, end)`` pair in ``segments``.
+///
+/// Example:
+///     >>> a = ferrox.core.ones((2, 4)); b = ferrox.core.ones((4, 3))
+///     >>> ferrox.core.segmented_mm(a, b, ferrox.core.array([[0, 1], [1, 4]])).shape
+///     (2, 2, 3)
+#[pyfunction]
+#[pyo3(signature = (a, b, /, segments, *, stream = None))]
+fn segmented_mm(
+    a: &Any<'_>,
+    b: &Any<'_>,
+    segments: &Any<'_>,
+    stream: Stream<'_, '_>,
+) -> PyResult<PyArr> {
+    let (a, b, s) = (to_array(a)?, to_array(b)?, to_array(segments)?);
+    ok(on(stream, || ferrox::segmented_mm(&a, &b, &s))?)
+}
+
+/// einsum_path(subscripts, *operands) -> tuple[list[tuple[int, ...]], str]
+///
+/// The contraction order :func:`einsum` uses (greedy, as numpy's
+/// ``optimize="greedy"``): a list of position tuples (each contracted pair
+/// is removed and its result appended) and a description.
+///
+/// Example:
+///     >>> a, b = ferrox.core.zeros((5, 8)), ferrox.core.zeros((8, 3))
+///     >>> ferrox.core.einsum_path("ij,jk", a, b)[0]
+///     [(0, 1)]
+#[pyfunction]
+#[pyo3(signature = (subscripts, *operands))]
+fn einsum_path<'py>(
+    py: Python<'py>,
+    subscripts: &str,
+    operands: &Bound<'py, PyTuple>,
+) -> PyResult<(Bound<'py, pyo3::types::PyList>, String)> {
+    let xs = operands
+        .iter()
+        .map(|o| to_array(&o))
+        .collect::<PyResult<Vec<_>>>()?;
+    let shapes: Vec<&[usize]> = xs.iter().map(|a| a.shape()).collect();
+    let (path, info) = ferrox::einsum_path(subscripts, &shapes).py()?;
+    let steps = path
+        .into_iter()
+        .map(|p| PyTuple::new(py, p))
+        .collect::<PyResult<Vec<_>>>()?;
+    Ok((pyo3::types::PyList::new(py, steps)?, info))
+}
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     macro_rules! add {
         ($($f:ident),* $(,)?) => { $( m.add_function(wrap_pyfunction!($f, m)?)?; )* };
@@ -299,6 +566,18 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
         trace,
         minmax,
         vecdot,
+        searchsorted,
+        unique,
+        bartlett,
+        blackman,
+        hamming,
+        hanning,
+        dynamic_slice,
+        dynamic_slice_update,
+        gather_mm,
+        block_masked_mm,
+        segmented_mm,
+        einsum_path,
     );
     Ok(())
 }

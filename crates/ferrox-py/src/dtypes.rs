@@ -3,10 +3,10 @@
 //! `result_type` and `can_cast`. Bindings of `ferrox::dtype`.
 
 use crate::array::PyArr;
-use crate::convert::{PyDtype, dtype_of};
+use crate::convert::{dtype_of, PyDtype};
 use crate::errors::OrPy;
-use ferrox::DType;
 use ferrox::dtype::{self as fd, DtypeCategory, DtypeOrCategory};
+use ferrox::DType;
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyTuple;
@@ -19,7 +19,14 @@ use pyo3::types::PyTuple;
 /// Example:
 ///     >>> ferrox.core.issubdtype(ferrox.core.float16, ferrox.core.floating)
 ///     True
-#[pyclass(name = "DtypeCategory", module = "ferrox.core", eq, eq_int, frozen, hash)]
+#[pyclass(
+    name = "DtypeCategory",
+    module = "ferrox.core",
+    eq,
+    eq_int,
+    frozen,
+    hash
+)]
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
 pub enum PyDtypeCategory {
     #[pyo3(name = "complexfloating")]
@@ -150,10 +157,12 @@ fn matches_kind(d: DType, kind: &Bound<'_, PyAny>) -> PyResult<bool> {
 ///     True
 #[pyfunction]
 fn isdtype(dtype: &Bound<'_, PyAny>, kind: &Bound<'_, PyAny>) -> PyResult<bool> {
-    let d = dtype
-        .cast::<PyDtype>()
-        .map(|d| d.get().0)
-        .map_err(|_| PyTypeError::new_err(format!("isdtype: expected a dtype, got {}", dtype.repr().map(|r| r.to_string()).unwrap_or_default())))?;
+    let d = dtype.cast::<PyDtype>().map(|d| d.get().0).map_err(|_| {
+        PyTypeError::new_err(format!(
+            "isdtype: expected a dtype, got {}",
+            dtype.repr().map(|r| r.to_string()).unwrap_or_default()
+        ))
+    })?;
     matches_kind(d, kind)
 }
 

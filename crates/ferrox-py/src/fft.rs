@@ -104,6 +104,57 @@ n_d_fn!(fftn, ifftn, rfftn, irfftn);
 
 /// Adds `name` as a submodule of `parent`, importable as
 /// `ferrox.core.<name>`.
+/// fftfreq(n, d=1.0, stream=None) -> array
+///
+/// The sample frequencies of an ``n``-point transform with spacing ``d``
+/// (float32).
+///
+/// Example:
+///     >>> ferrox.core.fft.fftfreq(4).tolist()
+///     [0.0, 0.25, -0.5, -0.25]
+#[pyfunction]
+#[pyo3(signature = (n, d = 1.0, stream = None))]
+fn fftfreq(n: isize, d: f64, stream: Stream<'_, '_>) -> PyResult<PyArr> {
+    let n = length("fftfreq", n)?;
+    crate::ops::ok(on(stream, || ferrox::fft::fftfreq(n, d))?)
+}
+
+/// rfftfreq(n, d=1.0, stream=None) -> array
+///
+/// The non-negative sample frequencies of an ``n``-point real transform.
+///
+/// Example:
+///     >>> ferrox.core.fft.rfftfreq(4).tolist()
+///     [0.0, 0.25, 0.5]
+#[pyfunction]
+#[pyo3(signature = (n, d = 1.0, stream = None))]
+fn rfftfreq(n: isize, d: f64, stream: Stream<'_, '_>) -> PyResult<PyArr> {
+    let n = length("rfftfreq", n)?;
+    crate::ops::ok(on(stream, || ferrox::fft::rfftfreq(n, d))?)
+}
+
+/// fftshift(a, axes=None, stream=None) -> array
+///
+/// Roll each axis by half its length so the zero frequency is centred.
+#[pyfunction]
+#[pyo3(signature = (a, axes = None, stream = None))]
+fn fftshift(a: &Any<'_>, axes: Option<Ints>, stream: Stream<'_, '_>) -> PyResult<PyArr> {
+    let a = to_array(a)?;
+    let ax = axes.map(|v| v.to_vec());
+    crate::ops::ok(on(stream, || ferrox::fft::fftshift(&a, ax.as_deref()))?)
+}
+
+/// ifftshift(a, axes=None, stream=None) -> array
+///
+/// The inverse of :func:`fftshift`.
+#[pyfunction]
+#[pyo3(signature = (a, axes = None, stream = None))]
+fn ifftshift(a: &Any<'_>, axes: Option<Ints>, stream: Stream<'_, '_>) -> PyResult<PyArr> {
+    let a = to_array(a)?;
+    let ax = axes.map(|v| v.to_vec());
+    crate::ops::ok(on(stream, || ferrox::fft::ifftshift(&a, ax.as_deref()))?)
+}
+
 pub fn submodule<'py>(
     parent: &Bound<'py, PyModule>,
     name: &str,
@@ -130,5 +181,6 @@ pub fn register(parent: &Bound<'_, PyModule>) -> PyResult<()> {
         ($($f:ident),* $(,)?) => { $( m.add_function(wrap_pyfunction!($f, &m)?)?; )* };
     }
     add!(fft, ifft, rfft, irfft, fft2, ifft2, rfft2, irfft2, fftn, ifftn, rfftn, irfftn);
+    add!(fftfreq, rfftfreq, fftshift, ifftshift);
     Ok(())
 }

@@ -7,6 +7,7 @@ mod array;
 mod buffer;
 mod compiled;
 mod composites;
+mod conv;
 mod convert;
 mod device;
 mod dtypes;
@@ -36,6 +37,7 @@ fn core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     dtypes::register(m)?;
     ops::register(m)?;
     composites::register(m)?;
+    conv::register(m)?;
     misc::register(m)?;
     transforms::register(m)?;
     compiled::register(m)?;

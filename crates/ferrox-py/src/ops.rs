@@ -194,7 +194,7 @@ fn linspace(
     ok(on(stream, || ferrox::linspace(start, stop, num, d))?)
 }
 
-fn dim(n: i64, what: &str) -> PyResult<usize> {
+pub(crate) fn dim(n: i64, what: &str) -> PyResult<usize> {
     usize::try_from(n).map_err(|_| PyValueError::new_err(format!("{what} {n} is negative")))
 }
 
@@ -925,64 +925,6 @@ fn einsum(
     ok(on(stream, || ferrox::einsum(subscripts, &xs))?)
 }
 
-#[derive(FromPyObject)]
-enum Pair {
-    One(i64),
-    Two(i64, i64),
-}
-
-impl Pair {
-    fn get(&self, what: &str) -> PyResult<(usize, usize)> {
-        let (a, b) = match self {
-            Pair::One(a) => (*a, *a),
-            Pair::Two(a, b) => (*a, *b),
-        };
-        Ok((dim(a, what)?, dim(b, what)?))
-    }
-}
-
-#[pyfunction]
-#[pyo3(signature = (input, weight, /, stride = 1, padding = 0, dilation = 1, groups = 1, *, stream = None))]
-fn conv1d(
-    input: &Any<'_>,
-    weight: &Any<'_>,
-    stride: i64,
-    padding: i64,
-    dilation: i64,
-    groups: i64,
-    stream: Stream<'_, '_>,
-) -> PyResult<PyArr> {
-    let (x, w) = (to_array(input)?, to_array(weight)?);
-    let (s, p, d, g) = (
-        dim(stride, "conv1d: stride")?,
-        dim(padding, "conv1d: padding")?,
-        dim(dilation, "conv1d: dilation")?,
-        dim(groups, "conv1d: groups")?,
-    );
-    ok(on(stream, || ferrox::conv1d(&x, &w, s, p, d, g))?)
-}
-
-#[pyfunction]
-#[pyo3(signature = (input, weight, /, stride = Pair::One(1), padding = Pair::One(0), dilation = Pair::One(1), groups = 1, *, stream = None))]
-fn conv2d(
-    input: &Any<'_>,
-    weight: &Any<'_>,
-    stride: Pair,
-    padding: Pair,
-    dilation: Pair,
-    groups: i64,
-    stream: Stream<'_, '_>,
-) -> PyResult<PyArr> {
-    let (x, w) = (to_array(input)?, to_array(weight)?);
-    let (s, p, d, g) = (
-        stride.get("conv2d: stride")?,
-        padding.get("conv2d: padding")?,
-        dilation.get("conv2d: dilation")?,
-        dim(groups, "conv2d: groups")?,
-    );
-    ok(on(stream, || ferrox::conv2d(&x, &w, s, p, d, g))?)
-}
-
 // -------------------------------------------------------------- comparisons
 
 #[pyfunction]
@@ -1106,8 +1048,6 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
         addmm,
         tensordot,
         einsum,
-        conv1d,
-        conv2d,
         isclose,
         allclose,
         array_equal,

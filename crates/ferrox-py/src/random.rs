@@ -189,6 +189,32 @@ fn normal(
     })?)
 }
 
+/// `laplace(shape=[], dtype=float32, loc=0.0, scale=1.0, key=None)`:
+/// Laplace samples (all finite).
+///
+/// Example:
+///     >>> ferrox.core.random.laplace((3,), key=ferrox.core.random.key(0)).shape
+///     (3,)
+#[pyfunction]
+#[pyo3(signature = (shape = None, dtype = None, loc = None, scale = None, key = None, *, stream = None), text_signature = "(shape=[], dtype=None, loc=0.0, scale=1.0, key=None, *, stream=None)")]
+fn laplace(
+    shape: Option<Ints>,
+    dtype: Option<&Any<'_>>,
+    loc: Option<&Any<'_>>,
+    scale: Option<&Any<'_>>,
+    key: Option<&Any<'_>>,
+    stream: Stream<'_, '_>,
+) -> PyResult<PyArr> {
+    let loc = opt_bound(loc, 0.0)?;
+    let scale = opt_bound(scale, 1.0)?;
+    let s = shape_or_bounds(shape.as_ref(), &[&loc, &scale])?;
+    let d = opt_dtype(dtype)?.unwrap_or(DType::Float32);
+    let key = opt_key(key)?;
+    ok(on(stream, || {
+        random::laplace(&s, d, &loc, &scale, key.as_ref())
+    })?)
+}
+
 /// `randint(low, high, shape=[], dtype=int32, key=None)`: integers on
 /// `[low, high)`.
 #[pyfunction]
@@ -359,6 +385,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
         bernoulli,
         truncated_normal,
         gumbel,
+        laplace,
         categorical,
         multivariate_normal,
         permutation

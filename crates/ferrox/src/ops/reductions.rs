@@ -160,7 +160,7 @@ mod tests {
         )
         .unwrap();
         assert_eq!(k.shape(), &[1, 2]);
-        assert_eq!(k.to_vec::<f32>().unwrap(), vec![3.0, 5.0]);
+        assert_eq!(k.to_vec::<f32>().unwrap(), vec![3.0, 4.5]);
     }
 
     #[test]

@@ -1,4 +1,5 @@
-//! Continuous distributions: uniform, normal, truncated normal, Gumbel.
+//! Continuous distributions: uniform, normal, truncated normal, Gumbel,
+//! Laplace.
 
 use super::bits::key_or_default;
 use super::support::{
@@ -203,6 +204,44 @@ pub(crate) fn standard_gumbel(op: &str, shape: &[usize], w: DType, key: &Array) 
     crate::ops::unary::negative(&crate::ops::unary::log(&crate::ops::unary::negative(
         &crate::ops::unary::log(&u)?,
     )?)?)
+}
+
+/// Laplace samples with location `loc` and scale `scale`: `loc - scale *
+/// sign(v) * log(1 - |v|)` for `v` uniform on the open interval `(-1, 1)`,
+/// computed in f32 (f64 for f64) and rounded once to `dtype`; all finite.
+///
+/// ```
+/// use ferrox::{DType, random};
+/// let x = random::laplace(&[10_000], DType::Float32, 1.0, 2.0, Some(&random::key(4)?))?;
+/// let mean = ferrox::mean(&x, None, false)?.item::<f32>()?;
+/// assert!((mean - 1.0).abs() < 0.1);
+/// assert!(random::laplace(&[2], DType::Int32, 0.0, 1.0, None).is_err());
+/// # Ok::<(), ferrox::Error>(())
+/// ```
+pub fn laplace(
+    shape: &[usize],
+    dtype: DType,
+    loc: impl Into<Array>,
+    scale: impl Into<Array>,
+    key: Option<&Array>,
+) -> Result<Array> {
+    use crate::ops::binary::{multiply, subtract};
+    use crate::ops::unary::{abs, log1p, negative, sign};
+    let op = "laplace";
+    check_float(op, dtype)?;
+    let (loc, scale) = (loc.into(), scale.into());
+    check_broadcast(op, shape, &[("loc", &loc), ("scale", &scale)])?;
+    let key = key_or_default(op, key)?;
+    let w = work_dtype(dtype);
+    let u = unit_open(op, shape, w, &key)?;
+    let v = subtract(&multiply(&u, &constant(2.0, w)?)?, &constant(1.0, w)?)?;
+    let z = multiply(&sign(&v)?, &log1p(&negative(&abs(&v)?)?)?)?;
+    let (loc, scale) = (
+        crate::ops::cast::astype(&loc, w)?,
+        crate::ops::cast::astype(&scale, w)?,
+    );
+    let r = subtract(&loc, &multiply(&scale, &z)?)?;
+    to_shape(crate::ops::cast::astype(&r, dtype)?, shape)
 }
 
 /// Samples of the multivariate normal distribution with mean `mean`

@@ -241,7 +241,7 @@ impl Primitive for AsStrided {
         let x = &p[0];
         let idx = self.flat_indices()?;
         let zeros = crate::ops::creation::zeros(&[x.size()], g.dtype())?;
-        let flat_g = reshape_to(g, vec![g.size()]);
+        let flat_g = reshape_to(g, vec![g.size(), 1]);
         let gx = crate::ops::indexing::scatter_add(&zeros, &[idx], &flat_g, &[0])?;
         Ok(vec![reshape_to(&gx, x.shape().to_vec())])
     }
