@@ -156,6 +156,24 @@ fn is_numpy_like(obj: &Bound<'_, PyAny>) -> PyResult<bool> {
     obj.is_instance(&np.getattr("generic")?)
 }
 
+/// An OverflowError unless every integer in `lo..=hi` fits `dtype` (when
+/// `dtype` is an integer type), numpy 2's rule for Python ints given an
+/// explicit dtype.
+pub fn check_int_range(lo: i128, hi: i128, dtype: Option<DType>) -> PyResult<()> {
+    let Some(d) = dtype.filter(|d| d.is_integer()) else {
+        return Ok(());
+    };
+    let info = ferrox::dtype::iinfo(d).py()?;
+    for v in [lo, hi] {
+        if v < info.min || v > info.max {
+            return Err(pyo3::exceptions::PyOverflowError::new_err(format!(
+                "Python integer {v} out of bounds for {d}"
+            )));
+        }
+    }
+    Ok(())
+}
+
 /// An int as int32 when it fits, else int64 (MLX's rule for Python ints).
 fn int_scalar(obj: &Bound<'_, PyAny>) -> PyResult<Array> {
     let v: i64 = obj
@@ -217,6 +235,9 @@ pub fn new_array(obj: &Bound<'_, PyAny>, dtype: Option<DType>) -> PyResult<Array
     } else if obj.is_instance_of::<PyBool>() {
         Array::scalar(obj.extract::<bool>()?)
     } else if obj.is_instance_of::<PyInt>() {
+        if let Ok(v) = obj.extract::<i128>() {
+            check_int_range(v, v, dtype)?;
+        }
         int_scalar(obj)?
     } else if obj.is_instance_of::<PyFloat>() {
         if dtype == Some(DType::Float64) {
@@ -288,6 +309,7 @@ fn from_sequence(obj: &Bound<'_, PyAny>, dtype: Option<DType>) -> PyResult<Array
             } else {
                 let lo: i64 = a.call_method0("min")?.extract()?;
                 let hi: i64 = a.call_method0("max")?.extract().unwrap_or(i64::MAX);
+                check_int_range(lo as i128, hi as i128, dtype)?;
                 if lo >= i32::MIN as i64 && hi <= i32::MAX as i64 {
                     a.call_method1("astype", ("int32",))?
                 } else {

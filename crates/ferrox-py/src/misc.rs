@@ -87,7 +87,105 @@ fn get_array_buffer_size(args: &Bound<'_, PyTuple>) -> PyResult<usize> {
     ferrox::runtime::memory::buffer_size(&xs).py()
 }
 
+/// The print options (``precision``: decimals of printed floats, -1 for
+/// the default six significant digits), as :func:`get_printoptions`
+/// returns them.
+#[pyclass(name = "PrintOptions", module = "ferrox.core", frozen)]
+struct PrintOptions {
+    #[pyo3(get)]
+    precision: i64,
+}
+
+fn precision_arg(precision: i64) -> PyResult<Option<usize>> {
+    match precision {
+        -1 => Ok(None),
+        p => usize::try_from(p).map(Some).map_err(|_| {
+            pyo3::exceptions::PyValueError::new_err(format!(
+                "set_printoptions: precision must be -1 or non-negative, got {p}"
+            ))
+        }),
+    }
+}
+
+fn current_precision() -> i64 {
+    ferrox::array::print_precision().map_or(-1, |p| p as i64)
+}
+
+/// set_printoptions(precision=-1) -> None
+///
+/// Sets how many decimals printed floats get, for every thread (-1: the
+/// default, six significant digits).
+///
+/// Example:
+///     >>> ferrox.core.set_printoptions(precision=3)
+///     >>> ferrox.core.set_printoptions()
+#[pyfunction]
+#[pyo3(signature = (precision = -1))]
+fn set_printoptions(precision: i64) -> PyResult<()> {
+    ferrox::array::set_print_precision(precision_arg(precision)?);
+    Ok(())
+}
+
+/// get_printoptions() -> PrintOptions
+///
+/// The current print options.
+///
+/// Example:
+///     >>> ferrox.core.get_printoptions().precision
+///     -1
+#[pyfunction]
+fn get_printoptions() -> PrintOptions {
+    PrintOptions {
+        precision: current_precision(),
+    }
+}
+
+/// The context manager :func:`printoptions` returns.
+#[pyclass(name = "_PrintOptionsContext", module = "ferrox.core")]
+struct PrintOptionsContext {
+    precision: Option<usize>,
+    saved: Vec<Option<usize>>,
+}
+
+#[pymethods]
+impl PrintOptionsContext {
+    fn __enter__(&mut self) {
+        self.saved.push(ferrox::array::print_precision());
+        ferrox::array::set_print_precision(self.precision);
+    }
+    #[pyo3(signature = (*_args))]
+    fn __exit__(&mut self, _args: &Bound<'_, PyTuple>) -> bool {
+        if let Some(p) = self.saved.pop() {
+            ferrox::array::set_print_precision(p);
+        }
+        false
+    }
+}
+
+/// printoptions(precision=-1)
+///
+/// A context manager that sets the print options inside a ``with`` block
+/// and restores the previous ones after it (the setting is process-wide).
+///
+/// Example:
+///     >>> with ferrox.core.printoptions(precision=2):
+///     ...     print(ferrox.core.array([1.23456]))
+///     array([1.23], dtype=float32)
+#[pyfunction]
+#[pyo3(signature = (precision = -1))]
+fn printoptions(precision: i64) -> PyResult<PrintOptionsContext> {
+    Ok(PrintOptionsContext {
+        precision: precision_arg(precision)?,
+        saved: Vec::new(),
+    })
+}
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<PrintOptions>()?;
+    m.add_class::<PrintOptionsContext>()?;
+    m.add_function(wrap_pyfunction!(set_printoptions, m)?)?;
+    m.add_function(wrap_pyfunction!(get_printoptions, m)?)?;
+    m.add_function(wrap_pyfunction!(printoptions, m)?)?;
     m.add_function(wrap_pyfunction!(eval, m)?)?;
     m.add_function(wrap_pyfunction!(async_eval, m)?)?;
     m.add_function(wrap_pyfunction!(get_active_memory, m)?)?;

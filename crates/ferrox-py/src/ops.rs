@@ -101,6 +101,9 @@ fn full(
         && !(vals.is_instance_of::<PyInt>() && dtype.is_some_and(|d| d.size() == 8))
     {
         let d = dtype.unwrap_or_else(|| scalar_dtype(vals));
+        if let Ok(i) = vals.extract::<i128>() {
+            crate::convert::check_int_range(i, i, Some(d))?;
+        }
         let v: f64 = vals.extract()?;
         return ok(on(stream, || ferrox::full(&s, v, d))?);
     }

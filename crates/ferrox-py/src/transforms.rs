@@ -153,6 +153,13 @@ impl GradFn {
         let c = call.clone();
         let vg = ferrox::value_and_grad(move |xs: &[Array]| c.run(xs), &diff);
         let (values, grads) = vg(&leaves).py()?;
+        // grad (unlike value_and_grad, which allows `(loss, aux...)`)
+        // differentiates a function returning one array, as MLX.
+        if !self.with_value && !matches!(*call.out_tree()?, crate::tree::Tree::Leaf) {
+            return Err(PyValueError::new_err(
+                "grad: the function must return a scalar array (use value_and_grad for a function returning (loss, aux...))",
+            ));
+        }
         // Gradients, shaped like the differentiated arguments.
         let mut g = grads.into_iter();
         let per_arg = self
@@ -178,12 +185,18 @@ impl GradFn {
     }
 }
 
-fn argnums_of(argnums: Option<Argnums>) -> (Vec<usize>, bool) {
-    match argnums {
+fn argnums_of(argnums: Option<Argnums>) -> PyResult<(Vec<usize>, bool)> {
+    let (v, single) = match argnums {
         None => (vec![0], true),
         Some(Argnums::One(i)) => (vec![i], true),
         Some(Argnums::Many(v)) => (v, false),
+    };
+    if let Some((_, &i)) = v.iter().enumerate().find(|(k, i)| v[..*k].contains(i)) {
+        return Err(PyValueError::new_err(format!(
+            "grad: argument index {i} appears twice in argnums {v:?}"
+        )));
     }
+    Ok((v, single))
 }
 
 /// `grad(fun, argnums=None)`: the gradient of `fun`'s (scalar) output with
@@ -191,7 +204,7 @@ fn argnums_of(argnums: Option<Argnums>) -> (Vec<usize>, bool) {
 #[pyfunction]
 #[pyo3(signature = (fun, argnums = None))]
 fn grad(py: Python<'_>, fun: Py<PyAny>, argnums: Option<Argnums>) -> PyResult<GradFn> {
-    let (argnums, single) = argnums_of(argnums);
+    let (argnums, single) = argnums_of(argnums)?;
     check_callable(py, &fun)?;
     Ok(GradFn {
         fun,
@@ -206,7 +219,7 @@ fn grad(py: Python<'_>, fun: Py<PyAny>, argnums: Option<Argnums>) -> PyResult<Gr
 #[pyfunction]
 #[pyo3(signature = (fun, argnums = None))]
 fn value_and_grad(py: Python<'_>, fun: Py<PyAny>, argnums: Option<Argnums>) -> PyResult<GradFn> {
-    let (argnums, single) = argnums_of(argnums);
+    let (argnums, single) = argnums_of(argnums)?;
     check_callable(py, &fun)?;
     Ok(GradFn {
         fun,

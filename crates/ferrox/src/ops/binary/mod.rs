@@ -161,6 +161,47 @@ pub fn result_dtype(a: &Array, b: &Array) -> DType {
     }
 }
 
+/// [`result_dtype`], after checking that a weak Python-int scalar fits the
+/// integer dtype it adopts (`int8_array + 300` is an error, as in numpy 2
+/// and MLX, rather than a silent wrap).
+///
+/// ```
+/// use ferrox::{Array, DType, ops::binary::checked_result_dtype};
+/// let a = ferrox::ones(&[2], DType::Int8)?;
+/// assert_eq!(checked_result_dtype("add", &a, &Array::from(100))?, DType::Int8);
+/// assert!(checked_result_dtype("add", &a, &Array::from(300)).is_err());
+/// # Ok::<(), ferrox::Error>(())
+/// ```
+pub fn checked_result_dtype(op: &str, a: &Array, b: &Array) -> Result<DType> {
+    let dtype = result_dtype(a, b);
+    if dtype.is_integer() {
+        for w in [a, b] {
+            // Only leaf constants: a weak result of two weak scalars is
+            // not evaluated here.
+            let leaf = w.primitive().is_none();
+            if !leaf || w.weak_kind() != Some(crate::dtype::ScalarKind::Int) || w.dtype() == dtype {
+                continue;
+            }
+            let v: i128 = match w.dtype() {
+                DType::Int32 => w.item::<i32>()? as i128,
+                DType::Int64 => w.item::<i64>()? as i128,
+                _ => continue,
+            };
+            let info = crate::dtype::iinfo(dtype)?;
+            if v < info.min || v > info.max {
+                return Err(Error::value(
+                    op,
+                    format!(
+                        "converting the Python integer {v} to {dtype} would overflow (range {}..={})",
+                        info.min, info.max
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(dtype)
+}
+
 /// Promotes and broadcasts `a` and `b`, returning them cast to the common
 /// dtype together with the output shape.
 ///
@@ -174,7 +215,7 @@ pub fn result_dtype(a: &Array, b: &Array) -> DType {
 /// ```
 pub fn prepare(op: &str, a: &Array, b: &Array) -> Result<(Array, Array, Vec<usize>, DType)> {
     let shape = broadcast_shapes(op, a.shape(), b.shape())?;
-    let dtype = result_dtype(a, b);
+    let dtype = checked_result_dtype(op, a, b)?;
     Ok((a.astype(dtype)?, b.astype(dtype)?, shape, dtype))
 }
 
@@ -191,7 +232,7 @@ pub fn prepare(op: &str, a: &Array, b: &Array) -> Result<(Array, Array, Vec<usiz
 /// ```
 pub fn build(op: BinaryOp, a: &Array, b: &Array) -> Result<Array> {
     let shape = broadcast_shapes(op.name(), a.shape(), b.shape())?;
-    let promoted = result_dtype(a, b);
+    let promoted = checked_result_dtype(op.name(), a, b)?;
     let (compute, output) = op.dtypes(promoted).map_err(|e| {
         Error::dtype(
             op.name(),
