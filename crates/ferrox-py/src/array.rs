@@ -211,6 +211,44 @@ impl PyArr {
         let a = self.arr();
         Ok(PyArr::new(on(stream, || a.astype(d))?.py()?))
     }
+    /// The DLPack capsule of the array's values (CPU), for
+    /// ``numpy.from_dlpack``, ``torch.from_dlpack`` and the like. The
+    /// export goes through numpy's: zero-copy where the consumer accepts a
+    /// read-only tensor (DLPack 1.0), else a copy; bfloat16 has no numpy
+    /// dtype and raises ``BufferError``.
+    #[pyo3(signature = (*, stream = None, max_version = None, dl_device = None, copy = None))]
+    fn __dlpack__<'py>(
+        slf: &Bound<'py, Self>,
+        stream: Option<&Bound<'py, PyAny>>,
+        max_version: Option<&Bound<'py, PyAny>>,
+        dl_device: Option<&Bound<'py, PyAny>>,
+        copy: Option<bool>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let _ = stream;
+        let py = slf.py();
+        let kwargs = pyo3::types::PyDict::new(py);
+        if let Some(v) = max_version {
+            kwargs.set_item("max_version", v)?;
+        }
+        if let Some(d) = dl_device {
+            kwargs.set_item("dl_device", d)?;
+        }
+        let np = py.import("numpy")?;
+        if copy != Some(true) {
+            let view = np.call_method1("asarray", (slf,))?;
+            match view.call_method("__dlpack__", (), Some(&kwargs)) {
+                Ok(capsule) => return Ok(capsule),
+                Err(e) if copy == Some(false) => return Err(e),
+                Err(_) => {}
+            }
+        }
+        let owned = np.call_method1("array", (slf,))?;
+        owned.call_method("__dlpack__", (), Some(&kwargs))
+    }
+    /// ``(device_type, device_id)`` in DLPack's codes: ``(1, 0)``, the CPU.
+    fn __dlpack_device__(&self) -> (i32, i32) {
+        (1, 0)
+    }
     #[pyo3(signature = (dtype = None, copy = None))]
     fn __array__<'py>(
         slf: &Bound<'py, Self>,

@@ -335,8 +335,56 @@ fn from_sequence(obj: &Bound<'_, PyAny>, dtype: Option<DType>) -> PyResult<Array
     from_numpy(&a, dtype == Some(DType::Float64))
 }
 
+/// asarray(a, dtype=None, *, copy=None) -> array
+///
+/// ``a`` as an array: arrays are returned as they are (or cast to
+/// ``dtype``), anything else converts as :func:`array` does. Arrays are
+/// immutable, so sharing is always safe; ``copy`` is accepted for the
+/// array API.
+///
+/// Example:
+///     >>> ferrox.core.asarray([1, 2]).tolist()
+///     [1, 2]
+#[pyfunction]
+#[pyo3(signature = (a, dtype = None, *, copy = None))]
+fn asarray(
+    a: &Bound<'_, PyAny>,
+    dtype: Option<&Bound<'_, PyAny>>,
+    copy: Option<bool>,
+) -> PyResult<PyArr> {
+    let _ = copy;
+    let d = opt_dtype(dtype)?;
+    if a.hasattr("__dlpack__")? && a.cast::<PyArr>().is_err() && !is_numpy_like(a)? {
+        return from_dlpack(a, None).and_then(|x| match d {
+            Some(d) => Ok(PyArr::new(x.arr().astype(d).py()?)),
+            None => Ok(x),
+        });
+    }
+    new_array(a, d).map(PyArr::new)
+}
+
+/// from_dlpack(x, /, *, copy=None) -> array
+///
+/// An array with the values of any DLPack producer on the CPU (a numpy or
+/// torch tensor, ...). The values are copied into ferrox's buffers.
+///
+/// Example:
+///     >>> import numpy as np
+///     >>> ferrox.core.from_dlpack(np.arange(3)).tolist()
+///     [0, 1, 2]
+#[pyfunction]
+#[pyo3(signature = (x, /, *, copy = None))]
+fn from_dlpack(x: &Bound<'_, PyAny>, copy: Option<bool>) -> PyResult<PyArr> {
+    let _ = copy;
+    let np = x.py().import("numpy")?;
+    let a = np.call_method1("from_dlpack", (x,))?;
+    from_numpy(&a, true).map(PyArr::new)
+}
+
 /// Registers the dtype objects.
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(asarray, m)?)?;
+    m.add_function(wrap_pyfunction!(from_dlpack, m)?)?;
     m.add_class::<PyDtype>()?;
     for d in DType::ALL {
         m.add(attr_name(d), PyDtype(d))?;

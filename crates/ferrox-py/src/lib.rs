@@ -44,6 +44,7 @@ fn core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     random::register(m)?;
     fft::register(m)?;
     linalg::register(m)?;
+    m.add("matrix_norm", m.getattr("linalg")?.getattr("norm")?)?;
     gil::register(m)?;
     register_aliases_and_constants(m)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;

@@ -180,7 +180,82 @@ fn printoptions(precision: i64) -> PyResult<PrintOptionsContext> {
     })
 }
 
+/// An array or a sequence of arrays, and whether it was a single array.
+fn one_or_many(obj: &Bound<'_, PyAny>) -> PyResult<(Vec<ferrox::Array>, bool)> {
+    if obj.cast::<crate::array::PyArr>().is_ok() {
+        return Ok((vec![crate::convert::to_array(obj)?], true));
+    }
+    let xs = obj
+        .try_iter()?
+        .map(|o| crate::convert::to_array(&o?))
+        .collect::<PyResult<Vec<_>>>()?;
+    Ok((xs, false))
+}
+
+/// depends(inputs, dependencies)
+///
+/// The inputs again, as arrays that are evaluated only after every array
+/// in ``dependencies`` (an array or a sequence, as ``inputs`` was given).
+///
+/// Example:
+///     >>> x = ferrox.core.array([1.0]); y = ferrox.core.depends(x, ferrox.core.exp(x))
+///     >>> y.tolist()
+///     [1.0]
+#[pyfunction]
+fn depends<'py>(
+    py: Python<'py>,
+    inputs: &Bound<'py, PyAny>,
+    dependencies: &Bound<'py, PyAny>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let (xs, single) = one_or_many(inputs)?;
+    let (deps, _) = one_or_many(dependencies)?;
+    let outs = ferrox::depends(&xs, &deps).py()?;
+    if single {
+        let y = outs.into_iter().next().expect("one output per input");
+        return Ok(Bound::new(py, crate::array::PyArr::new(y))?.into_any());
+    }
+    Ok(crate::ops::list(py, outs)?.into_any())
+}
+
+/// export_to_dot(file, *args, **kwargs) -> None
+///
+/// Writes the graph that computes the given arrays (and their unevaluated
+/// inputs) to ``file`` (a path or a text file object) in Graphviz DOT
+/// form; keyword arguments name arrays in the drawing.
+///
+/// Example:
+///     >>> import io; f = io.StringIO()
+///     >>> x = ferrox.core.array([1.0]); ferrox.core.export_to_dot(f, ferrox.core.exp(x), x=x)
+///     >>> f.getvalue().startswith("digraph")
+///     True
+#[pyfunction]
+#[pyo3(signature = (file, *args, **kwargs))]
+fn export_to_dot(
+    file: &Bound<'_, PyAny>,
+    args: &Bound<'_, PyTuple>,
+    kwargs: Option<&Bound<'_, pyo3::types::PyDict>>,
+) -> PyResult<()> {
+    let outputs = tree_arrays(args.as_any())?;
+    let mut names = Vec::new();
+    if let Some(kw) = kwargs {
+        for (k, v) in kw.iter() {
+            names.push((k.extract::<String>()?, crate::convert::to_array(&v)?));
+        }
+    }
+    let dot = ferrox::graph::dot::to_dot(&outputs, &names);
+    if file.hasattr("write")? {
+        file.call_method1("write", (dot,))?;
+        return Ok(());
+    }
+    let path: std::path::PathBuf = file.extract()?;
+    std::fs::write(&path, dot).map_err(|e| {
+        pyo3::exceptions::PyOSError::new_err(format!("export_to_dot: {}: {e}", path.display()))
+    })
+}
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(depends, m)?)?;
+    m.add_function(wrap_pyfunction!(export_to_dot, m)?)?;
     m.add_class::<PrintOptions>()?;
     m.add_class::<PrintOptionsContext>()?;
     m.add_function(wrap_pyfunction!(set_printoptions, m)?)?;
