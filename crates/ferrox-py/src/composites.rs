@@ -549,6 +549,51 @@ fn einsum_path<'py>(
     Ok((pyo3::types::PyList::new(py, steps)?, info))
 }
 
+/// hadamard_transform(a, scale=None, stream=None) -> array
+///
+/// The Walsh-Hadamard transform along the last axis (a power-of-two
+/// length), times ``scale`` (default ``1/sqrt(n)``).
+///
+/// Example:
+///     >>> ferrox.core.hadamard_transform(ferrox.core.array([1.0, 2.0, 3.0, 4.0]), scale=1.0).tolist()
+///     [10.0, -2.0, -4.0, 0.0]
+#[pyfunction]
+#[pyo3(signature = (a, scale = None, stream = None))]
+fn hadamard_transform(a: &Any<'_>, scale: Option<f64>, stream: Stream<'_, '_>) -> PyResult<PyArr> {
+    let a = to_array(a)?;
+    ok(on(stream, || ferrox::hadamard_transform(&a, scale))?)
+}
+
+/// to_fp8(x, *, stream=None) -> array
+///
+/// The fp8 (e4m3) codes of a float array, as uint8 (round to nearest even,
+/// saturating at +-448).
+///
+/// Example:
+///     >>> ferrox.core.to_fp8(ferrox.core.array([1.0, -2.0])).tolist()
+///     [56, 192]
+#[pyfunction]
+#[pyo3(signature = (x, *, stream = None))]
+fn to_fp8(x: &Any<'_>, stream: Stream<'_, '_>) -> PyResult<PyArr> {
+    let x = to_array(x)?;
+    ok(on(stream, || ferrox::to_fp8(&x))?)
+}
+
+/// from_fp8(x, dtype=bfloat16, *, stream=None) -> array
+///
+/// The values of fp8 (e4m3) codes stored as uint8.
+///
+/// Example:
+///     >>> ferrox.core.from_fp8(ferrox.core.array([56, 192], dtype=ferrox.core.uint8), ferrox.core.float32).tolist()
+///     [1.0, -2.0]
+#[pyfunction]
+#[pyo3(signature = (x, dtype = None, *, stream = None))]
+fn from_fp8(x: &Any<'_>, dtype: Option<&Any<'_>>, stream: Stream<'_, '_>) -> PyResult<PyArr> {
+    let x = to_array(x)?;
+    let d = opt_dtype(dtype)?.unwrap_or(ferrox::DType::BFloat16);
+    ok(on(stream, || ferrox::from_fp8(&x, d))?)
+}
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     macro_rules! add {
         ($($f:ident),* $(,)?) => { $( m.add_function(wrap_pyfunction!($f, m)?)?; )* };
@@ -578,6 +623,9 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
         block_masked_mm,
         segmented_mm,
         einsum_path,
+        hadamard_transform,
+        to_fp8,
+        from_fp8,
     );
     Ok(())
 }

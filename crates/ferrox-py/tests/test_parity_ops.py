@@ -345,3 +345,33 @@ def test_print_precision_is_set_and_restored():
         fx.set_printoptions()
     with pytest.raises(ValueError):
         fx.set_printoptions(precision=-3)
+
+
+def test_fp8_round_trip_and_rounding():
+    x = fx.array([0.0, -0.0, 1.0, 448.0, 460.0, 1000.0, float("inf"), -float("inf"),
+                  1.0625, 1.1875, 2.0**-9, 2.0**-10, 2.0**-10 * 1.01, -3.3])
+    assert fx.to_fp8(x).tolist() == [0, 128, 56, 126, 126, 126, 126, 254, 56, 58, 1, 0, 1, 197]
+    assert fx.to_fp8(fx.array([float("nan")])).tolist() == [127]
+    codes = fx.array([0, 1, 8, 0x7E, 0x7F, 0x80, 0xFE, 0xFF, 56], dtype=fx.uint8)
+    v = np.array(fx.from_fp8(codes, fx.float32))
+    np.testing.assert_array_equal(v[[0, 1, 2, 3, 5, 6, 8]], [0, 2.0**-9, 2.0**-6, 448, -0.0, -448, 1])
+    assert np.isnan(v[[4, 7]]).all()
+    every = fx.arange(256).astype(fx.uint8)
+    finite = np.isfinite(np.array(fx.from_fp8(every, fx.float32)))
+    back = np.array(fx.to_fp8(fx.from_fp8(every, fx.float32)))
+    assert (back[finite] == np.arange(256)[finite]).all()
+    assert fx.from_fp8(codes).dtype == fx.bfloat16
+
+
+def test_hadamard_transform_matches_the_sylvester_matrix():
+    def hadamard(n):
+        h = np.array([[1.0]])
+        while h.shape[0] < n:
+            h = np.block([[h, h], [h, -h]])
+        return h
+
+    x = RNG.standard_normal((3, 16)).astype(np.float32)
+    close(fx.hadamard_transform(fx.array(x)), x @ hadamard(16).T / 4.0, 1e-4)
+    close(fx.hadamard_transform(fx.array(x), scale=1.0), x @ hadamard(16).T, 1e-4)
+    g = fx.grad(lambda a: (fx.hadamard_transform(a) * fx.arange(16)).sum())(fx.array(x[0]))
+    close(g, hadamard(16) @ np.arange(16) / 4.0, 1e-4)

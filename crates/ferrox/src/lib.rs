@@ -79,6 +79,8 @@ pub use ops::conv::{
     ConvGeneralParams, ConvolveMode, conv_general, conv_transpose, conv1d, conv2d, conv3d, convolve,
 };
 pub use ops::depends::depends;
+pub use ops::fp8::{from_fp8, to_fp8};
+pub use ops::hadamard::hadamard_transform;
 pub use ops::indexing::{
     ArrayAt, dynamic_slice, dynamic_slice_update, gather, put_along_axis, scatter, scatter_add,
     scatter_max, scatter_min, scatter_prod, slice_update, take, take_along_axis,
