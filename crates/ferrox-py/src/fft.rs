@@ -36,11 +36,42 @@ fn one_d(
     a: &Any<'_>,
     n: Option<isize>,
     axis: isize,
+    norm: Option<&str>,
     stream: Stream<'_, '_>,
 ) -> PyResult<PyArr> {
     let a = to_array(a)?;
     let n = n.map(|n| length(op, n)).transpose()?;
-    on(stream, || f(&a, n, axis))?.py().map(PyArr::new)
+    let norm = ferrox::fft::FftNorm::parse(norm).py()?;
+    on(stream, || {
+        let y = f(&a, n, axis)?;
+        let points = signal_points(op, &a, &y, &[axis], n.map(|n| vec![n]).as_deref())?;
+        ferrox::fft::apply_norm(&y, norm, points, op.starts_with('i'))
+    })?
+    .py()
+    .map(PyArr::new)
+}
+
+/// The number of signal points a transform of `a` to `y` over `axes` ran
+/// on: the real input's (padded) sizes for `rfft*`, the output's sizes
+/// otherwise (complex transforms keep sizes; `irfft*` outputs the signal).
+fn signal_points(
+    op: &str,
+    a: &ferrox::Array,
+    y: &ferrox::Array,
+    axes: &[isize],
+    s: Option<&[usize]>,
+) -> ferrox::Result<usize> {
+    let mut n = 1usize;
+    for (k, &ax) in axes.iter().enumerate() {
+        let real_forward = op.starts_with("rfft");
+        let src = if real_forward { a } else { y };
+        let d = ferrox::ops::shape_rules::normalize_axis(op, ax, src.ndim())?;
+        n *= match (real_forward, s) {
+            (true, Some(s)) => s[k],
+            _ => src.shape()[d],
+        };
+    }
+    Ok(n)
 }
 
 fn many_d(
@@ -49,10 +80,12 @@ fn many_d(
     a: &Any<'_>,
     s: Option<Ints>,
     axes: Option<Ints>,
+    norm: Option<&str>,
     stream: Stream<'_, '_>,
 ) -> PyResult<PyArr> {
     let a = to_array(a)?;
     let s = lengths(op, &s)?;
+    let norm = ferrox::fft::FftNorm::parse(norm).py()?;
     // The 2-D transforms take `axes=None` as numpy does: every axis
     // (their default is the last two).
     let axes = match axes {
@@ -64,17 +97,27 @@ fn many_d(
         }),
         None => None,
     };
-    on(stream, || f(&a, s.as_deref(), axes.as_deref()))?
-        .py()
-        .map(PyArr::new)
+    on(stream, || {
+        let y = f(&a, s.as_deref(), axes.as_deref())?;
+        let nd = a.ndim() as isize;
+        let used: Vec<isize> = match (&axes, &s) {
+            (Some(ax), _) => ax.clone(),
+            (None, Some(s)) => (nd - s.len() as isize..nd).collect(),
+            (None, None) => (0..nd).collect(),
+        };
+        let points = signal_points(op, &a, &y, &used, s.as_deref())?;
+        ferrox::fft::apply_norm(&y, norm, points, op.starts_with('i'))
+    })?
+    .py()
+    .map(PyArr::new)
 }
 
 macro_rules! one_d_fn {
     ($($name:ident),*) => {$(
         #[pyfunction]
-        #[pyo3(signature = (a, n = None, axis = -1, stream = None))]
-        fn $name(a: &Any<'_>, n: Option<isize>, axis: isize, stream: Stream<'_, '_>) -> PyResult<PyArr> {
-            one_d(stringify!($name), ferrox::fft::$name, a, n, axis, stream)
+        #[pyo3(signature = (a, n = None, axis = -1, norm = None, stream = None))]
+        fn $name(a: &Any<'_>, n: Option<isize>, axis: isize, norm: Option<&str>, stream: Stream<'_, '_>) -> PyResult<PyArr> {
+            one_d(stringify!($name), ferrox::fft::$name, a, n, axis, norm, stream)
         }
     )*};
 }
@@ -83,9 +126,9 @@ one_d_fn!(fft, ifft, rfft, irfft);
 macro_rules! two_d_fn {
     ($($name:ident),*) => {$(
         #[pyfunction]
-        #[pyo3(signature = (a, s = None, axes = Some(Ints::Many(vec![-2, -1])), stream = None))]
-        fn $name(a: &Any<'_>, s: Option<Ints>, axes: Option<Ints>, stream: Stream<'_, '_>) -> PyResult<PyArr> {
-            many_d(stringify!($name), ferrox::fft::$name, a, s, axes, stream)
+        #[pyo3(signature = (a, s = None, axes = Some(Ints::Many(vec![-2, -1])), norm = None, stream = None))]
+        fn $name(a: &Any<'_>, s: Option<Ints>, axes: Option<Ints>, norm: Option<&str>, stream: Stream<'_, '_>) -> PyResult<PyArr> {
+            many_d(stringify!($name), ferrox::fft::$name, a, s, axes, norm, stream)
         }
     )*};
 }
@@ -94,9 +137,9 @@ two_d_fn!(fft2, ifft2, rfft2, irfft2);
 macro_rules! n_d_fn {
     ($($name:ident),*) => {$(
         #[pyfunction]
-        #[pyo3(signature = (a, s = None, axes = None, stream = None))]
-        fn $name(a: &Any<'_>, s: Option<Ints>, axes: Option<Ints>, stream: Stream<'_, '_>) -> PyResult<PyArr> {
-            many_d(stringify!($name), ferrox::fft::$name, a, s, axes, stream)
+        #[pyo3(signature = (a, s = None, axes = None, norm = None, stream = None))]
+        fn $name(a: &Any<'_>, s: Option<Ints>, axes: Option<Ints>, norm: Option<&str>, stream: Stream<'_, '_>) -> PyResult<PyArr> {
+            many_d(stringify!($name), ferrox::fft::$name, a, s, axes, norm, stream)
         }
     )*};
 }

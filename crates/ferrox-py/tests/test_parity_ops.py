@@ -375,3 +375,19 @@ def test_hadamard_transform_matches_the_sylvester_matrix():
     close(fx.hadamard_transform(fx.array(x), scale=1.0), x @ hadamard(16).T, 1e-4)
     g = fx.grad(lambda a: (fx.hadamard_transform(a) * fx.arange(16)).sum())(fx.array(x[0]))
     close(g, hadamard(16) @ np.arange(16) / 4.0, 1e-4)
+
+
+def test_fft_norms_match_numpy():
+    r = RNG.standard_normal((8, 6)).astype(np.float32)
+    c = (r + 1j * RNG.standard_normal((8, 6))).astype(np.complex64)
+    cr = np.fft.rfft(r, axis=1)
+    cr2 = np.fft.rfft2(r, axes=(0, 1))
+    for norm in ("backward", "ortho", "forward"):
+        for f, x, kw in [("fft", c, {"axis": 1}), ("ifft", c, {"axis": 1}), ("rfft", r, {"axis": 1}),
+                         ("irfft", cr, {"axis": 1}), ("fft2", c, {"axes": (0, 1)}),
+                         ("ifftn", c, {"axes": (0, 1)}), ("rfftn", r, {"axes": (0, 1)}),
+                         ("irfft2", cr2, {"axes": (0, 1)}), ("rfft", r, {"axis": 1, "n": 9})]:
+            got = getattr(fx.fft, f)(fx.array(x), norm=norm, **kw)
+            close(got, getattr(np.fft, f)(x, norm=norm, **kw), 1e-4)
+    with pytest.raises(ValueError):
+        fx.fft.fft(fx.array(c), norm="sideways")

@@ -43,7 +43,7 @@ use crate::graph::array::Array;
 use crate::graph::layout::Data;
 use crate::graph::primitive::{Operand, OutSpec, Primitive};
 use crate::ops::join::PadMode;
-pub use crate::ops::spectral::{fftfreq, fftshift, ifftshift, rfftfreq};
+pub use crate::ops::spectral::{FftNorm, apply_norm, fftfreq, fftshift, ifftshift, rfftfreq};
 
 /// A discrete Fourier transform over `axes` (distinct, in the order given).
 ///

@@ -56,9 +56,14 @@ pub fn to_fp8(x: &Array) -> Result<Array> {
     let (dhi, dlo) = (subtract(&vhi, &mag)?, subtract(&mag, &vlo)?);
     let lo_even = equal(&bitwise_and(&lo, &Array::from(1i32))?, &Array::from(0i32))?;
     let tie = equal(&dhi, &dlo)?;
-    let pick_lo = crate::ops::binary::logical_or(&less(&dlo, &dhi)?, &logical_and(&tie, &lo_even)?)?;
+    let pick_lo =
+        crate::ops::binary::logical_or(&less(&dlo, &dhi)?, &logical_and(&tie, &lo_even)?)?;
     let code = r#where(&pick_lo, &lo, &hi)?;
-    let code = r#where(&crate::ops::unary::isnan(&xf)?, &Array::from(0x7fi32), &code)?;
+    let code = r#where(
+        &crate::ops::unary::isnan(&xf)?,
+        &Array::from(0x7fi32),
+        &code,
+    )?;
     // The sign bit (so -0.0 keeps its sign).
     let bits = crate::ops::cast::view(&xf, DType::UInt32)?;
     let negative = crate::ops::binary::not_equal(
@@ -100,11 +105,20 @@ pub fn from_fp8(x: &Array, dtype: DType) -> Result<Array> {
     // so scale an exact power table instead.
     let powers: Vec<f32> = (0..16).map(|k| 2f32.powi(k - 7)).collect();
     let scale = crate::ops::indexing::take(&Array::from_slice(&powers, &[16])?, &e, None)?;
-    let normal = multiply(&add(&multiply(&m, &Array::weak_f64(0.125))?, &Array::weak_f64(1.0))?, &scale)?;
+    let normal = multiply(
+        &add(
+            &multiply(&m, &Array::weak_f64(0.125))?,
+            &Array::weak_f64(1.0),
+        )?,
+        &scale,
+    )?;
     let subnormal = multiply(&m, &Array::weak_f64(2f64.powi(-9)))?;
     let zero_exp = equal(&e_f, &Array::weak_f64(0.0))?;
     let mag = r#where(&zero_exp, &subnormal, &normal)?;
-    let nan = equal(&bitwise_and(&c, &Array::from(0x7fi32))?, &Array::from(0x7fi32))?;
+    let nan = equal(
+        &bitwise_and(&c, &Array::from(0x7fi32))?,
+        &Array::from(0x7fi32),
+    )?;
     let mag = r#where(&nan, &full_like(&mag, f64::NAN)?, &mag)?;
     let negative = crate::ops::binary::greater_equal(&c, &Array::from(0x80i32))?;
     let v = r#where(&negative, &crate::ops::unary::negative(&mag)?, &mag)?;

@@ -29,7 +29,10 @@ pub fn hadamard_transform(a: &Array, scale: Option<f64>) -> Result<Array> {
     if !n.is_power_of_two() {
         return Err(Error::value(
             op,
-            format!("the last axis must have a power-of-two length, got {n} (shape {:?})", a.shape()),
+            format!(
+                "the last axis must have a power-of-two length, got {n} (shape {:?})",
+                a.shape()
+            ),
         ));
     }
     let x = match a.dtype() {
@@ -39,7 +42,10 @@ pub fn hadamard_transform(a: &Array, scale: Option<f64>) -> Result<Array> {
         d if d.is_float() => a.clone(),
         _ => a.astype(DType::Float32)?,
     };
-    let batch: Vec<isize> = x.shape()[..x.ndim() - 1].iter().map(|&d| d as isize).collect();
+    let batch: Vec<isize> = x.shape()[..x.ndim() - 1]
+        .iter()
+        .map(|&d| d as isize)
+        .collect();
     let mut y = x;
     let mut h = 1usize;
     while h < n {

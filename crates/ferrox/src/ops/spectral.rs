@@ -94,3 +94,59 @@ pub fn fftshift(a: &Array, axes: Option<&[isize]>) -> Result<Array> {
 pub fn ifftshift(a: &Array, axes: Option<&[isize]>) -> Result<Array> {
     shift("ifftshift", a, axes, true)
 }
+
+/// numpy's `norm=` of the Fourier transforms: where the `1/n` goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FftNorm {
+    /// `1/n` on the inverse (the default; what the transforms compute).
+    Backward,
+    /// `1/sqrt(n)` on both directions.
+    Ortho,
+    /// `1/n` on the forward transform.
+    Forward,
+}
+
+impl FftNorm {
+    /// Parses numpy's spelling (`None` is `"backward"`).
+    ///
+    /// ```
+    /// use ferrox::fft::FftNorm;
+    /// assert_eq!(FftNorm::parse(Some("ortho"))?, FftNorm::Ortho);
+    /// assert!(FftNorm::parse(Some("sideways")).is_err());
+    /// # Ok::<(), ferrox::Error>(())
+    /// ```
+    pub fn parse(s: Option<&str>) -> Result<FftNorm> {
+        match s {
+            None | Some("backward") => Ok(FftNorm::Backward),
+            Some("ortho") => Ok(FftNorm::Ortho),
+            Some("forward") => Ok(FftNorm::Forward),
+            Some(other) => Err(Error::value(
+                "fft",
+                format!("norm must be 'backward', 'ortho' or 'forward', got {other:?}"),
+            )),
+        }
+    }
+}
+
+/// Rescales `y`, the result of a transform computed with the default
+/// (`Backward`) normalisation over `n` signal points, to `norm`.
+/// `inverse` says whether `y` came from an inverse transform.
+///
+/// ```
+/// use ferrox::fft::{apply_norm, fft, FftNorm};
+/// let x = ferrox::ones(&[4], ferrox::DType::Float32)?;
+/// let y = apply_norm(&fft(&x, None, -1)?, FftNorm::Forward, 4, false)?;
+/// assert_eq!(ferrox::real(&y)?.to_vec::<f32>()?, vec![1.0, 0.0, 0.0, 0.0]);
+/// # Ok::<(), ferrox::Error>(())
+/// ```
+pub fn apply_norm(y: &Array, norm: FftNorm, n: usize, inverse: bool) -> Result<Array> {
+    let n = n.max(1) as f64;
+    let factor = match (norm, inverse) {
+        (FftNorm::Backward, _) => return Ok(y.clone()),
+        (FftNorm::Ortho, false) => 1.0 / n.sqrt(),
+        (FftNorm::Ortho, true) => n.sqrt(),
+        (FftNorm::Forward, false) => 1.0 / n,
+        (FftNorm::Forward, true) => n,
+    };
+    crate::ops::binary::multiply(y, &Array::weak_f64(factor))
+}
