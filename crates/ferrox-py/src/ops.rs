@@ -240,8 +240,10 @@ fn tri(
 // ------------------------------------------------------- unary and binary
 
 macro_rules! unary {
-    ($($name:ident => $f:path),* $(,)?) => {
+    ($($name:ident => $f:path, $what:literal, $x:literal, $y:literal;)*) => {
         $(
+            #[doc = concat!(stringify!($name), "(a, /, *, stream=None) -> array\n\n", $what,
+                "\n\nExample:\n    >>> ferrox.core.", stringify!($name), "(ferrox.core.array(", $x, ")).tolist()\n    ", $y)]
             #[pyfunction]
             #[pyo3(signature = (a, /, *, stream = None))]
             pub fn $name(a: &Any<'_>, stream: Stream<'_, '_>) -> PyResult<PyArr> {
@@ -257,22 +259,52 @@ macro_rules! unary {
 }
 
 unary! {
-    abs => ferrox::abs, negative => ferrox::negative, sign => ferrox::sign,
-    square => ferrox::square, sqrt => ferrox::sqrt, rsqrt => ferrox::rsqrt,
-    reciprocal => ferrox::reciprocal, exp => ferrox::exp, expm1 => ferrox::expm1,
-    log => ferrox::log, log1p => ferrox::log1p, log2 => ferrox::log2, log10 => ferrox::log10,
-    sin => ferrox::sin, cos => ferrox::cos, tan => ferrox::tan,
-    arcsin => ferrox::arcsin, arccos => ferrox::arccos, arctan => ferrox::arctan,
-    sinh => ferrox::sinh, cosh => ferrox::cosh, tanh => ferrox::tanh,
-    arcsinh => ferrox::arcsinh, arccosh => ferrox::arccosh, arctanh => ferrox::arctanh,
-    sigmoid => ferrox::sigmoid, erf => ferrox::erf, erfinv => ferrox::erfinv,
-    floor => ferrox::floor, ceil => ferrox::ceil, logical_not => ferrox::logical_not,
-    bitwise_invert => ferrox::bitwise_invert, isnan => ferrox::isnan, isinf => ferrox::isinf,
-    isfinite => ferrox::isfinite, real => ferrox::real, imag => ferrox::imag,
-    conjugate => ferrox::conjugate, conj => ferrox::conjugate,
-    trunc => ferrox::trunc, isposinf => ferrox::isposinf, isneginf => ferrox::isneginf,
-    degrees => ferrox::degrees, radians => ferrox::radians, positive => ferrox::positive,
-    stop_gradient => stop_gradient_op,
+    abs => ferrox::abs, "Element-wise absolute value (complex: the magnitude, as float32).", "[-1.5, 2.0]", "[1.5, 2.0]";
+    negative => ferrox::negative, "Element-wise negation (integers wrap; bool is an error).", "[1, -2]", "[-1, 2]";
+    sign => ferrox::sign, "Element-wise sign: -1, 0 or 1 (complex: ``z / |z|``).", "[-3.0, 0.0, 2.0]", "[-1.0, 0.0, 1.0]";
+    square => ferrox::square, "Element-wise square.", "[2, -3]", "[4, 9]";
+    sqrt => ferrox::sqrt, "Element-wise square root (integers compute in float32).", "[4.0, 9.0]", "[2.0, 3.0]";
+    rsqrt => ferrox::rsqrt, "Element-wise reciprocal square root, ``1 / sqrt(a)``.", "[4.0, 16.0]", "[0.5, 0.25]";
+    reciprocal => ferrox::reciprocal, "Element-wise reciprocal, ``1 / a``.", "[2.0, 4.0]", "[0.5, 0.25]";
+    exp => ferrox::exp, "Element-wise exponential.", "[0.0]", "[1.0]";
+    expm1 => ferrox::expm1, "Element-wise ``exp(a) - 1``, accurate near 0.", "[0.0]", "[0.0]";
+    log => ferrox::log, "Element-wise natural logarithm.", "[1.0]", "[0.0]";
+    log1p => ferrox::log1p, "Element-wise ``log(1 + a)``, accurate near 0.", "[0.0]", "[0.0]";
+    log2 => ferrox::log2, "Element-wise base-2 logarithm.", "[8.0]", "[3.0]";
+    log10 => ferrox::log10, "Element-wise base-10 logarithm.", "[100.0]", "[2.0]";
+    sin => ferrox::sin, "Element-wise sine.", "[0.0]", "[0.0]";
+    cos => ferrox::cos, "Element-wise cosine.", "[0.0]", "[1.0]";
+    tan => ferrox::tan, "Element-wise tangent.", "[0.0]", "[0.0]";
+    arcsin => ferrox::arcsin, "Element-wise inverse sine.", "[0.0]", "[0.0]";
+    arccos => ferrox::arccos, "Element-wise inverse cosine.", "[1.0]", "[0.0]";
+    arctan => ferrox::arctan, "Element-wise inverse tangent.", "[0.0]", "[0.0]";
+    sinh => ferrox::sinh, "Element-wise hyperbolic sine.", "[0.0]", "[0.0]";
+    cosh => ferrox::cosh, "Element-wise hyperbolic cosine.", "[0.0]", "[1.0]";
+    tanh => ferrox::tanh, "Element-wise hyperbolic tangent.", "[0.0]", "[0.0]";
+    arcsinh => ferrox::arcsinh, "Element-wise inverse hyperbolic sine.", "[0.0]", "[0.0]";
+    arccosh => ferrox::arccosh, "Element-wise inverse hyperbolic cosine.", "[1.0]", "[0.0]";
+    arctanh => ferrox::arctanh, "Element-wise inverse hyperbolic tangent.", "[0.0]", "[0.0]";
+    sigmoid => ferrox::sigmoid, "Element-wise logistic sigmoid, ``1 / (1 + exp(-a))``.", "[0.0]", "[0.5]";
+    erf => ferrox::erf, "Element-wise error function.", "[0.0]", "[0.0]";
+    erfinv => ferrox::erfinv, "Element-wise inverse of the error function.", "[0.0]", "[0.0]";
+    floor => ferrox::floor, "Element-wise floor (integers are returned as they are).", "[-1.5, 2.5]", "[-2.0, 2.0]";
+    ceil => ferrox::ceil, "Element-wise ceiling (integers are returned as they are).", "[-1.5, 2.5]", "[-1.0, 3.0]";
+    logical_not => ferrox::logical_not, "Element-wise logical not (non-zero is true), as bool.", "[0, 2]", "[True, False]";
+    bitwise_invert => ferrox::bitwise_invert, "Element-wise bitwise not of integers or bools.", "[0, 1]", "[-1, -2]";
+    isnan => ferrox::isnan, "Element-wise NaN test, as bool.", "[1.0, float('nan')]", "[False, True]";
+    isinf => ferrox::isinf, "Element-wise infinity test (either sign), as bool.", "[1.0, float('inf')]", "[False, True]";
+    isfinite => ferrox::isfinite, "Element-wise test for values that are neither infinite nor NaN.", "[1.0, float('inf')]", "[True, False]";
+    real => ferrox::real, "The real part (float32 for complex64 inputs).", "[1.0]", "[1.0]";
+    imag => ferrox::imag, "The imaginary part (float32 for complex64 inputs).", "[1.0]", "[0.0]";
+    conjugate => ferrox::conjugate, "The complex conjugate (other dtypes are returned as they are).", "[1.0]", "[1.0]";
+    conj => ferrox::conjugate, "The complex conjugate, as :func:`conjugate`.", "[1.0]", "[1.0]";
+    trunc => ferrox::trunc, "Element-wise rounding towards zero.", "[-1.5, 2.5]", "[-1.0, 2.0]";
+    isposinf => ferrox::isposinf, "Element-wise test for positive infinity, as bool.", "[float('inf'), -float('inf')]", "[True, False]";
+    isneginf => ferrox::isneginf, "Element-wise test for negative infinity, as bool.", "[float('inf'), -float('inf')]", "[False, True]";
+    degrees => ferrox::degrees, "Converts radians to degrees.", "[0.0]", "[0.0]";
+    radians => ferrox::radians, "Converts degrees to radians.", "[0.0]", "[0.0]";
+    positive => ferrox::positive, "Unary plus: the input (arrays are immutable).", "[1, -2]", "[1, -2]";
+    stop_gradient => stop_gradient_op, "The input, with no gradient flowing back through it.", "[1.0]", "[1.0]";
 }
 
 fn stop_gradient_op(a: &Array) -> ferrox::Result<Array> {
@@ -280,8 +312,11 @@ fn stop_gradient_op(a: &Array) -> ferrox::Result<Array> {
 }
 
 macro_rules! binary {
-    ($($name:ident => $f:path),* $(,)?) => {
+    ($($name:ident => $f:path, $what:literal, $args:literal, $y:literal;)*) => {
         $(
+            #[doc = concat!(stringify!($name), "(a, b, /, *, stream=None) -> array\n\n", $what,
+                " Either operand may be a Python scalar, which takes the other's dtype.",
+                "\n\nExample:\n    >>> fx = ferrox.core\n    >>> fx.", stringify!($name), "(*map(fx.array, (", $args, "))).tolist()\n    ", $y)]
             #[pyfunction]
             #[pyo3(signature = (a, b, /, *, stream = None))]
             pub fn $name(a: &Any<'_>, b: &Any<'_>, stream: Stream<'_, '_>) -> PyResult<PyArr> {
@@ -297,21 +332,35 @@ macro_rules! binary {
 }
 
 binary! {
-    add => ferrox::add, subtract => ferrox::subtract, multiply => ferrox::multiply,
-    divide => ferrox::divide, floor_divide => ferrox::floor_divide,
-    remainder => ferrox::remainder, power => ferrox::power,
-    maximum => ferrox::maximum, minimum => ferrox::minimum,
-    arctan2 => ferrox::arctan2, logaddexp => ferrox::logaddexp,
-    equal => ferrox::equal, not_equal => ferrox::not_equal,
-    greater => ferrox::greater, greater_equal => ferrox::greater_equal,
-    less => ferrox::less, less_equal => ferrox::less_equal,
-    logical_and => ferrox::logical_and, logical_or => ferrox::logical_or,
-    logical_xor => ferrox::logical_xor,
-    bitwise_and => ferrox::bitwise_and, bitwise_or => ferrox::bitwise_or,
-    bitwise_xor => ferrox::bitwise_xor, left_shift => ferrox::left_shift,
-    right_shift => ferrox::right_shift,
-    matmul => ferrox::matmul, inner => ferrox::inner, outer => ferrox::outer,
-    kron => ferrox::kron,
+    add => ferrox::add, "Element-wise sum, with numpy broadcasting and MLX's type promotion.", "1, 2", "3";
+    subtract => ferrox::subtract, "Element-wise difference ``a - b``.", "5, 2", "3";
+    multiply => ferrox::multiply, "Element-wise product.", "3, 4", "12";
+    divide => ferrox::divide, "Element-wise true division (integers give float32).", "3, 2", "1.5";
+    floor_divide => ferrox::floor_divide, "Element-wise floor division, as Python's ``//``.", "7, 2", "3";
+    remainder => ferrox::remainder, "Element-wise remainder with the sign of the divisor, as Python's ``%``.", "-7, 2", "1";
+    power => ferrox::power, "Element-wise ``a ** b``.", "2, 3", "8";
+    maximum => ferrox::maximum, "Element-wise maximum (NaN propagates).", "1, 2", "2";
+    minimum => ferrox::minimum, "Element-wise minimum (NaN propagates).", "1, 2", "1";
+    arctan2 => ferrox::arctan2, "Element-wise ``arctan(a / b)`` in the quadrant of ``(b, a)``.", "0.0, 1.0", "0.0";
+    logaddexp => ferrox::logaddexp, "Element-wise ``log(exp(a) + exp(b))``, computed stably.", "0.0, 0.0", "0.6931471824645996";
+    equal => ferrox::equal, "Element-wise ``a == b``, as bool.", "1, 1", "True";
+    not_equal => ferrox::not_equal, "Element-wise ``a != b``, as bool.", "1, 2", "True";
+    greater => ferrox::greater, "Element-wise ``a > b``, as bool.", "2, 1", "True";
+    greater_equal => ferrox::greater_equal, "Element-wise ``a >= b``, as bool.", "1, 1", "True";
+    less => ferrox::less, "Element-wise ``a < b``, as bool.", "1, 2", "True";
+    less_equal => ferrox::less_equal, "Element-wise ``a <= b``, as bool.", "2, 1", "False";
+    logical_and => ferrox::logical_and, "Element-wise logical and (non-zero is true), as bool.", "1, 0", "False";
+    logical_or => ferrox::logical_or, "Element-wise logical or (non-zero is true), as bool.", "1, 0", "True";
+    logical_xor => ferrox::logical_xor, "Element-wise logical exclusive or (non-zero is true), as bool.", "1, 0", "True";
+    bitwise_and => ferrox::bitwise_and, "Element-wise bitwise and of integers or bools.", "6, 3", "2";
+    bitwise_or => ferrox::bitwise_or, "Element-wise bitwise or of integers or bools.", "6, 3", "7";
+    bitwise_xor => ferrox::bitwise_xor, "Element-wise bitwise exclusive or of integers or bools.", "6, 3", "5";
+    left_shift => ferrox::left_shift, "Element-wise ``a << b`` of integers.", "1, 3", "8";
+    right_shift => ferrox::right_shift, "Element-wise ``a >> b`` of integers.", "8, 3", "1";
+    matmul => ferrox::matmul, "Matrix product with numpy's rules (1-D operands are vectors; batch dimensions broadcast).", "[[1, 2]], [[3], [4]]", "[[11]]";
+    inner => ferrox::inner, "Inner product over the last axes (numpy's ``inner``).", "[1, 2], [3, 4]", "11";
+    outer => ferrox::outer, "Outer product of the flattened inputs.", "[1, 2], [3, 4]", "[[3, 4], [6, 8]]";
+    kron => ferrox::kron, "Kronecker product.", "[1, 2], [1, 1]", "[1, 1, 2, 2]";
 }
 
 /// Element-wise quotient and remainder, `(floor_divide(a, b),
@@ -372,8 +421,11 @@ fn clip(
 // -------------------------------------------------------------- reductions
 
 macro_rules! reduction {
-    ($($name:ident => $f:path),* $(,)?) => {
+    ($($name:ident => $f:path, $what:literal, $x:literal, $kw:literal, $y:literal;)*) => {
         $(
+            #[doc = concat!(stringify!($name), "(a, /, axis=None, keepdims=False, *, stream=None) -> array\n\n", $what,
+                " ``keepdims`` keeps the reduced axes with size 1.",
+                "\n\nExample:\n    >>> ferrox.core.", stringify!($name), "(ferrox.core.array(", $x, "), ", $kw, ").tolist()\n    ", $y)]
             #[pyfunction]
             #[pyo3(signature = (a, /, axis = None, keepdims = false, *, stream = None))]
             pub fn $name(
@@ -395,9 +447,16 @@ macro_rules! reduction {
 }
 
 reduction! {
-    sum => ferrox::sum, prod => ferrox::prod, mean => ferrox::mean,
-    max => ferrox::max, min => ferrox::min, all => ferrox::all, any => ferrox::any,
-    logsumexp => ferrox::logsumexp, count_nonzero => ferrox::count_nonzero, median => ferrox::median,
+    sum => ferrox::sum, "The sum over ``axis`` (all axes when None); small integers sum in int32.", "[[1, 2], [3, 4]]", "axis=0", "[4, 6]";
+    prod => ferrox::prod, "The product over ``axis`` (all axes when None).", "[[1, 2], [3, 4]]", "axis=1", "[2, 12]";
+    mean => ferrox::mean, "The arithmetic mean over ``axis`` (all axes when None).", "[[1.0, 2.0], [3.0, 4.0]]", "axis=0", "[2.0, 3.0]";
+    max => ferrox::max, "The maximum over ``axis`` (all axes when None); NaN propagates.", "[[1, 5], [3, 4]]", "axis=1", "[5, 4]";
+    min => ferrox::min, "The minimum over ``axis`` (all axes when None); NaN propagates.", "[[1, 5], [3, 4]]", "axis=1", "[1, 3]";
+    all => ferrox::all, "True where every element over ``axis`` is non-zero.", "[[1, 0], [1, 1]]", "axis=1", "[False, True]";
+    any => ferrox::any, "True where some element over ``axis`` is non-zero.", "[[1, 0], [0, 0]]", "axis=1", "[True, False]";
+    logsumexp => ferrox::logsumexp, "``log(sum(exp(a)))`` over ``axis``, computed stably.", "[[0.0, 0.0]]", "axis=1", "[0.6931471824645996]";
+    count_nonzero => ferrox::count_nonzero, "The number of non-zero elements over ``axis``, as int32.", "[[0, 1], [2, 3]]", "axis=1", "[1, 2]";
+    median => ferrox::median, "The median over ``axis`` (the mean of the two middle values for an even count).", "[[1, 3, 2], [4, 4, 8]]", "axis=1", "[2.0, 4.0]";
 }
 
 #[pyfunction]
@@ -470,8 +529,11 @@ pub fn softmax(
 }
 
 macro_rules! scan {
-    ($($name:ident => $f:path),* $(,)?) => {
+    ($($name:ident => $f:path, $what:literal, $x:literal, $y:literal;)*) => {
         $(
+            #[doc = concat!(stringify!($name), "(a, /, axis=None, *, reverse=False, inclusive=True, dtype=None, stream=None) -> array\n\n", $what,
+                " ``reverse`` scans from the end; ``inclusive=False`` leaves each element out of its own output; ``dtype`` casts the input first.",
+                "\n\nExample:\n    >>> ferrox.core.", stringify!($name), "(ferrox.core.array(", $x, ")).tolist()\n    ", $y)]
             #[pyfunction]
             #[pyo3(signature = (a, /, axis = None, *, reverse = false, inclusive = true, dtype = None, stream = None))]
             pub fn $name(
@@ -501,9 +563,11 @@ macro_rules! scan {
 }
 
 scan! {
-    cumsum => ferrox::cumsum, cumprod => ferrox::cumprod,
-    cummax => ferrox::cummax, cummin => ferrox::cummin,
-    logcumsumexp => ferrox::logcumsumexp,
+    cumsum => ferrox::cumsum, "The cumulative sum along ``axis`` (the flattened array when None).", "[1, 2, 3]", "[1, 3, 6]";
+    cumprod => ferrox::cumprod, "The cumulative product along ``axis`` (the flattened array when None).", "[1, 2, 3]", "[1, 2, 6]";
+    cummax => ferrox::cummax, "The running maximum along ``axis`` (the flattened array when None).", "[1, 3, 2]", "[1, 3, 3]";
+    cummin => ferrox::cummin, "The running minimum along ``axis`` (the flattened array when None).", "[3, 1, 2]", "[3, 1, 1]";
+    logcumsumexp => ferrox::logcumsumexp, "The running ``log(sum(exp(a)))`` along ``axis``, computed stably.", "[0.0, 0.0]", "[0.0, 0.6931471824645996]";
 }
 
 // --------------------------------------------------------------- shape ops
