@@ -185,11 +185,23 @@ fn compile(
     })
 }
 
+/// disable_compile() -> None
+///
+/// Makes compiled functions run their Python code directly (process-wide).
+///
+/// Example:
+///     >>> ferrox.core.disable_compile(); ferrox.core.enable_compile()
 #[pyfunction]
 fn disable_compile() {
     ferrox::disable_compile()
 }
 
+/// enable_compile() -> None
+///
+/// Undoes :func:`disable_compile`.
+///
+/// Example:
+///     >>> ferrox.core.enable_compile()
 #[pyfunction]
 fn enable_compile() {
     ferrox::enable_compile()
@@ -201,6 +213,12 @@ fn compile_cache_len() -> usize {
     ferrox::compile::cache_len()
 }
 
+/// clear_compile_cache() -> None
+///
+/// Drops every cached trace (the next call of each compiled function traces again).
+///
+/// Example:
+///     >>> ferrox.core.clear_compile_cache()
 #[pyfunction]
 fn clear_compile_cache() {
     ferrox::compile::clear_compile_cache()

@@ -197,27 +197,59 @@ impl StreamContext {
     }
 }
 
+/// stream(s) -> StreamContext
+///
+/// A context manager: ops built inside ``with stream(s):`` go to the stream ``s`` (a Stream, Device or DeviceType).
+///
+/// Example:
+///     >>> with ferrox.core.stream(ferrox.core.cpu): pass
 #[pyfunction]
 fn stream(s: &Bound<'_, PyAny>) -> PyResult<StreamContext> {
     Ok(StreamContext(stream_of(s)?))
 }
 
+/// default_device() -> Device
+///
+/// The process-wide default device.
+///
+/// Example:
+///     >>> ferrox.core.default_device()
+///     Device(cpu, 0)
 #[pyfunction]
 fn default_device() -> PyDevice {
     PyDevice::of(ferrox::default_device())
 }
 
+/// set_default_device(device) -> None
+///
+/// Sets the process-wide default device (for every thread).
+///
+/// Example:
+///     >>> ferrox.core.set_default_device(ferrox.core.cpu)
 #[pyfunction]
 fn set_default_device(device: &Bound<'_, PyAny>) -> PyResult<()> {
     ferrox::set_default_device(device_of(device)?);
     Ok(())
 }
 
+/// default_stream(device) -> Stream
+///
+/// The default stream of ``device`` (the same on every thread).
+///
+/// Example:
+///     >>> ferrox.core.default_stream(ferrox.core.cpu).device
+///     Device(cpu, 0)
 #[pyfunction]
 fn default_stream(device: &Bound<'_, PyAny>) -> PyResult<PyStream> {
     Ok(PyStream(ferrox::default_stream(device_of(device)?)))
 }
 
+/// new_stream(device) -> Stream
+///
+/// A new stream on ``device``, usable from any thread.
+///
+/// Example:
+///     >>> s = ferrox.core.new_stream(ferrox.core.cpu)
 #[pyfunction]
 fn new_stream(device: &Bound<'_, PyAny>) -> PyResult<PyStream> {
     Ok(PyStream(ferrox::new_stream(device_of(device)?)))

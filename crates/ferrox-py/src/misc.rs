@@ -24,18 +24,45 @@ fn async_eval(args: &Bound<'_, PyTuple>) -> PyResult<()> {
     ferrox::async_eval(&xs).py()
 }
 
+/// get_active_memory() -> int
+///
+/// Bytes held by live arrays' buffers.
+///
+/// Example:
+///     >>> ferrox.core.get_active_memory() >= 0
+///     True
 #[pyfunction]
 fn get_active_memory() -> usize {
     ferrox::get_active_memory()
 }
+/// get_peak_memory() -> int
+///
+/// The largest active memory seen since the last :func:`reset_peak_memory`.
+///
+/// Example:
+///     >>> ferrox.core.get_peak_memory() >= 0
+///     True
 #[pyfunction]
 fn get_peak_memory() -> usize {
     ferrox::get_peak_memory()
 }
+/// reset_peak_memory() -> None
+///
+/// Resets the peak memory to the current active memory.
+///
+/// Example:
+///     >>> ferrox.core.reset_peak_memory()
 #[pyfunction]
 fn reset_peak_memory() {
     ferrox::reset_peak_memory()
 }
+/// get_cache_memory() -> int
+///
+/// Bytes of freed buffers kept for reuse.
+///
+/// Example:
+///     >>> ferrox.core.get_cache_memory() >= 0
+///     True
 #[pyfunction]
 fn get_cache_memory() -> usize {
     ferrox::get_cache_memory()
@@ -50,6 +77,12 @@ fn set_memory_limit(limit: usize) -> usize {
 fn set_cache_limit(limit: usize) -> usize {
     ferrox::set_cache_limit(limit)
 }
+/// clear_cache() -> None
+///
+/// Returns every cached buffer to the system (safe from any thread).
+///
+/// Example:
+///     >>> ferrox.core.clear_cache()
 #[pyfunction]
 fn clear_cache() {
     ferrox::clear_cache()

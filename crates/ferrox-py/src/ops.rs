@@ -71,6 +71,13 @@ fn scalar_dtype(v: &Any<'_>) -> DType {
     }
 }
 
+/// zeros(shape, dtype=float32, *, stream=None) -> array
+///
+/// An array of zeros.
+///
+/// Example:
+///     >>> ferrox.core.zeros((2,)).tolist()
+///     [0.0, 0.0]
 #[pyfunction]
 #[pyo3(signature = (shape, dtype = None, *, stream = None))]
 fn zeros(shape: Ints, dtype: Option<&Any<'_>>, stream: Stream<'_, '_>) -> PyResult<PyArr> {
@@ -79,6 +86,13 @@ fn zeros(shape: Ints, dtype: Option<&Any<'_>>, stream: Stream<'_, '_>) -> PyResu
     ok(on(stream, || ferrox::zeros(&s, d))?)
 }
 
+/// ones(shape, dtype=float32, *, stream=None) -> array
+///
+/// An array of ones.
+///
+/// Example:
+///     >>> ferrox.core.ones((2,), ferrox.core.int32).tolist()
+///     [1, 1]
 #[pyfunction]
 #[pyo3(signature = (shape, dtype = None, *, stream = None))]
 fn ones(shape: Ints, dtype: Option<&Any<'_>>, stream: Stream<'_, '_>) -> PyResult<PyArr> {
@@ -87,6 +101,13 @@ fn ones(shape: Ints, dtype: Option<&Any<'_>>, stream: Stream<'_, '_>) -> PyResul
     ok(on(stream, || ferrox::ones(&s, d))?)
 }
 
+/// full(shape, vals, dtype=None, *, stream=None) -> array
+///
+/// An array of ``shape`` filled with ``vals`` (a scalar, or an array broadcast to ``shape``).
+///
+/// Example:
+///     >>> ferrox.core.full((2,), 7).tolist()
+///     [7, 7]
 #[pyfunction]
 #[pyo3(signature = (shape, vals, dtype = None, *, stream = None))]
 fn full(
@@ -113,6 +134,13 @@ fn full(
     })?)
 }
 
+/// zeros_like(a, /, dtype=None, *, stream=None) -> array
+///
+/// Zeros with the shape (and, by default, the dtype) of ``a``.
+///
+/// Example:
+///     >>> ferrox.core.zeros_like(ferrox.core.array([1, 2])).tolist()
+///     [0, 0]
 #[pyfunction]
 #[pyo3(signature = (a, /, dtype = None, *, stream = None))]
 fn zeros_like(a: &Any<'_>, dtype: Option<&Any<'_>>, stream: Stream<'_, '_>) -> PyResult<PyArr> {
@@ -124,6 +152,13 @@ fn zeros_like(a: &Any<'_>, dtype: Option<&Any<'_>>, stream: Stream<'_, '_>) -> P
     })?)
 }
 
+/// ones_like(a, /, dtype=None, *, stream=None) -> array
+///
+/// Ones with the shape (and, by default, the dtype) of ``a``.
+///
+/// Example:
+///     >>> ferrox.core.ones_like(ferrox.core.array([1, 2])).tolist()
+///     [1, 1]
 #[pyfunction]
 #[pyo3(signature = (a, /, dtype = None, *, stream = None))]
 fn ones_like(a: &Any<'_>, dtype: Option<&Any<'_>>, stream: Stream<'_, '_>) -> PyResult<PyArr> {
@@ -135,6 +170,13 @@ fn ones_like(a: &Any<'_>, dtype: Option<&Any<'_>>, stream: Stream<'_, '_>) -> Py
     })?)
 }
 
+/// full_like(a, /, fill_value, dtype=None, *, stream=None) -> array
+///
+/// An array shaped like ``a`` filled with ``fill_value``.
+///
+/// Example:
+///     >>> ferrox.core.full_like(ferrox.core.array([1, 2]), 5).tolist()
+///     [5, 5]
 #[pyfunction]
 #[pyo3(signature = (a, /, fill_value, dtype = None, *, stream = None))]
 fn full_like(
@@ -182,6 +224,13 @@ fn arange(
     ok(on(stream, || ferrox::arange(b, e, st, d))?)
 }
 
+/// linspace(start, stop, num=50, dtype=float32, *, stream=None) -> array
+///
+/// ``num`` evenly spaced values from ``start`` to ``stop``, both included.
+///
+/// Example:
+///     >>> ferrox.core.linspace(0, 1, 3).tolist()
+///     [0.0, 0.5, 1.0]
 #[pyfunction]
 #[pyo3(signature = (start, stop, num = 50, dtype = None, *, stream = None))]
 fn linspace(
@@ -201,6 +250,13 @@ pub(crate) fn dim(n: i64, what: &str) -> PyResult<usize> {
     usize::try_from(n).map_err(|_| PyValueError::new_err(format!("{what} {n} is negative")))
 }
 
+/// eye(n, m=None, k=0, dtype=float32, *, stream=None) -> array
+///
+/// An ``n`` x ``m`` matrix with ones on diagonal ``k``.
+///
+/// Example:
+///     >>> ferrox.core.eye(2).tolist()
+///     [[1.0, 0.0], [0.0, 1.0]]
 #[pyfunction]
 #[pyo3(signature = (n, m = None, k = 0, dtype = None, *, stream = None))]
 fn eye(
@@ -215,6 +271,13 @@ fn eye(
     ok(on(stream, || ferrox::eye(n, m, k, d))?)
 }
 
+/// identity(n, dtype=float32, *, stream=None) -> array
+///
+/// The ``n`` x ``n`` identity matrix.
+///
+/// Example:
+///     >>> ferrox.core.identity(2).tolist()
+///     [[1.0, 0.0], [0.0, 1.0]]
 #[pyfunction]
 #[pyo3(signature = (n, dtype = None, *, stream = None))]
 fn identity(n: i64, dtype: Option<&Any<'_>>, stream: Stream<'_, '_>) -> PyResult<PyArr> {
@@ -223,6 +286,13 @@ fn identity(n: i64, dtype: Option<&Any<'_>>, stream: Stream<'_, '_>) -> PyResult
     ok(on(stream, || ferrox::identity(n, d))?)
 }
 
+/// tri(n, m=None, k=0, dtype=float32, *, stream=None) -> array
+///
+/// An ``n`` x ``m`` matrix with ones at and below diagonal ``k``.
+///
+/// Example:
+///     >>> ferrox.core.tri(2).tolist()
+///     [[1.0, 0.0], [1.0, 1.0]]
 #[pyfunction]
 #[pyo3(signature = (n, m = None, k = 0, dtype = None, *, stream = None))]
 fn tri(
@@ -373,6 +443,13 @@ pub fn divmod(a: &Any<'_>, b: &Any<'_>, stream: Stream<'_, '_>) -> PyResult<(PyA
     Ok((PyArr::new(q), PyArr::new(r)))
 }
 
+/// round(a, /, decimals=0, *, stream=None) -> array
+///
+/// Rounds to ``decimals`` decimal places, half to even.
+///
+/// Example:
+///     >>> ferrox.core.round(ferrox.core.array([0.5, 1.5, 2.25]), 1).tolist()
+///     [0.5, 1.5, 2.2]
 #[pyfunction]
 #[pyo3(signature = (a, /, decimals = 0, *, stream = None))]
 pub fn round(a: &Any<'_>, decimals: i32, stream: Stream<'_, '_>) -> PyResult<PyArr> {
@@ -380,6 +457,13 @@ pub fn round(a: &Any<'_>, decimals: i32, stream: Stream<'_, '_>) -> PyResult<PyA
     ok(on(stream, || ferrox::round(&a, decimals))?)
 }
 
+/// astype(a, /, dtype, *, stream=None) -> array
+///
+/// ``a`` converted to ``dtype``.
+///
+/// Example:
+///     >>> ferrox.core.astype(ferrox.core.array([1.7]), ferrox.core.int32).tolist()
+///     [1]
 #[pyfunction]
 #[pyo3(signature = (a, /, dtype, *, stream = None))]
 fn astype(a: &Any<'_>, dtype: &Any<'_>, stream: Stream<'_, '_>) -> PyResult<PyArr> {
@@ -387,6 +471,13 @@ fn astype(a: &Any<'_>, dtype: &Any<'_>, stream: Stream<'_, '_>) -> PyResult<PyAr
     ok(on(stream, || ferrox::astype(&a, d))?)
 }
 
+/// view(a, /, dtype, *, stream=None) -> array
+///
+/// The bytes of ``a`` read as ``dtype`` (the last axis scales by the ratio of item sizes).
+///
+/// Example:
+///     >>> ferrox.core.view(ferrox.core.array([1], ferrox.core.int32), ferrox.core.uint8).tolist()
+///     [1, 0, 0, 0]
 #[pyfunction]
 #[pyo3(signature = (a, /, dtype, *, stream = None))]
 pub fn view(a: &Any<'_>, dtype: &Any<'_>, stream: Stream<'_, '_>) -> PyResult<PyArr> {
@@ -394,6 +485,13 @@ pub fn view(a: &Any<'_>, dtype: &Any<'_>, stream: Stream<'_, '_>) -> PyResult<Py
     ok(on(stream, || ferrox::view(&a, d))?)
 }
 
+/// where(condition, x, y, /, *, stream=None) -> array
+///
+/// Element-wise ``x`` where ``condition`` is true, else ``y`` (all three broadcast).
+///
+/// Example:
+///     >>> ferrox.core.where(ferrox.core.array([True, False]), 1, 2).tolist()
+///     [1, 2]
 #[pyfunction]
 #[pyo3(name = "where", signature = (condition, x, y, /, *, stream = None))]
 fn where_(
@@ -406,6 +504,13 @@ fn where_(
     ok(on(stream, || ferrox::r#where(&c, &x, &y))?)
 }
 
+/// clip(a, /, a_min, a_max, *, stream=None) -> array
+///
+/// ``a`` limited to ``[a_min, a_max]`` (either bound may be None).
+///
+/// Example:
+///     >>> ferrox.core.clip(ferrox.core.array([-1, 5, 9]), 0, 6).tolist()
+///     [0, 5, 6]
 #[pyfunction]
 #[pyo3(signature = (a, /, a_min, a_max, *, stream = None))]
 fn clip(
@@ -459,6 +564,13 @@ reduction! {
     median => ferrox::median, "The median over ``axis`` (the mean of the two middle values for an even count).", "[[1, 3, 2], [4, 4, 8]]", "axis=1", "[2.0, 4.0]";
 }
 
+/// var(a, /, axis=None, keepdims=False, ddof=0, *, stream=None) -> array
+///
+/// The variance over ``axis``, dividing by ``N - ddof``.
+///
+/// Example:
+///     >>> ferrox.core.var(ferrox.core.array([1.0, 3.0])).item()
+///     1.0
 #[pyfunction]
 #[pyo3(signature = (a, /, axis = None, keepdims = false, ddof = 0, *, stream = None))]
 pub fn var(
@@ -475,6 +587,13 @@ pub fn var(
     })?)
 }
 
+/// std(a, /, axis=None, keepdims=False, ddof=0, *, stream=None) -> array
+///
+/// The standard deviation over ``axis``, dividing by ``N - ddof``.
+///
+/// Example:
+///     >>> ferrox.core.std(ferrox.core.array([1.0, 3.0])).item()
+///     1.0
 #[pyfunction]
 #[pyo3(name = "std", signature = (a, /, axis = None, keepdims = false, ddof = 0, *, stream = None))]
 pub fn std_(
@@ -491,6 +610,13 @@ pub fn std_(
     })?)
 }
 
+/// argmax(a, /, axis=None, keepdims=False, *, stream=None) -> array
+///
+/// The index (uint32) of the first maximum along ``axis`` (of the flattened array when None).
+///
+/// Example:
+///     >>> ferrox.core.argmax(ferrox.core.array([1, 5, 5])).item()
+///     1
 #[pyfunction]
 #[pyo3(signature = (a, /, axis = None, keepdims = false, *, stream = None))]
 pub fn argmax(
@@ -503,6 +629,13 @@ pub fn argmax(
     ok(on(stream, || ferrox::argmax(&a, axis, keepdims))?)
 }
 
+/// argmin(a, /, axis=None, keepdims=False, *, stream=None) -> array
+///
+/// The index (uint32) of the first minimum along ``axis`` (of the flattened array when None).
+///
+/// Example:
+///     >>> ferrox.core.argmin(ferrox.core.array([3, 1, 1])).item()
+///     1
 #[pyfunction]
 #[pyo3(signature = (a, /, axis = None, keepdims = false, *, stream = None))]
 pub fn argmin(
@@ -515,6 +648,13 @@ pub fn argmin(
     ok(on(stream, || ferrox::argmin(&a, axis, keepdims))?)
 }
 
+/// softmax(a, /, axis=None, *, precise=False, stream=None) -> array
+///
+/// ``exp(a) / sum(exp(a))`` over ``axis``, computed stably.
+///
+/// Example:
+///     >>> ferrox.core.softmax(ferrox.core.array([0.0, 0.0])).tolist()
+///     [0.5, 0.5]
 #[pyfunction]
 #[pyo3(signature = (a, /, axis = None, *, precise = false, stream = None))]
 pub fn softmax(
@@ -572,6 +712,13 @@ scan! {
 
 // --------------------------------------------------------------- shape ops
 
+/// reshape(a, /, shape, *, stream=None) -> array
+///
+/// ``a`` with a new shape holding as many elements (one entry may be -1); a view when the layout allows.
+///
+/// Example:
+///     >>> ferrox.core.reshape(ferrox.core.arange(6), (2, 3)).shape
+///     (2, 3)
 #[pyfunction]
 #[pyo3(signature = (a, /, shape, *, stream = None))]
 pub fn reshape(a: &Any<'_>, shape: Ints, stream: Stream<'_, '_>) -> PyResult<PyArr> {
@@ -580,6 +727,13 @@ pub fn reshape(a: &Any<'_>, shape: Ints, stream: Stream<'_, '_>) -> PyResult<PyA
     ok(on(stream, || ferrox::reshape(&a, &s))?)
 }
 
+/// flatten(a, /, start_axis=0, end_axis=-1, *, stream=None) -> array
+///
+/// ``a`` with the axes ``start_axis..=end_axis`` merged into one.
+///
+/// Example:
+///     >>> ferrox.core.flatten(ferrox.core.zeros((2, 3, 4)), 1).shape
+///     (2, 12)
 #[pyfunction]
 #[pyo3(signature = (a, /, start_axis = 0, end_axis = -1, *, stream = None))]
 pub fn flatten(
@@ -592,6 +746,13 @@ pub fn flatten(
     ok(on(stream, || ferrox::flatten(&a, start_axis, end_axis))?)
 }
 
+/// unflatten(a, /, axis, shape, *, stream=None) -> array
+///
+/// ``a`` with ``axis`` split into ``shape``.
+///
+/// Example:
+///     >>> ferrox.core.unflatten(ferrox.core.zeros((6,)), 0, (2, 3)).shape
+///     (2, 3)
 #[pyfunction]
 #[pyo3(signature = (a, /, axis, shape, *, stream = None))]
 fn unflatten(a: &Any<'_>, axis: isize, shape: Ints, stream: Stream<'_, '_>) -> PyResult<PyArr> {
@@ -600,6 +761,13 @@ fn unflatten(a: &Any<'_>, axis: isize, shape: Ints, stream: Stream<'_, '_>) -> P
     ok(on(stream, || ferrox::unflatten(&a, axis, &s))?)
 }
 
+/// squeeze(a, /, axis=None, *, stream=None) -> array
+///
+/// ``a`` without the size-1 axes (all of them, or those in ``axis``).
+///
+/// Example:
+///     >>> ferrox.core.squeeze(ferrox.core.zeros((1, 3, 1))).shape
+///     (3,)
 #[pyfunction]
 #[pyo3(signature = (a, /, axis = None, *, stream = None))]
 pub fn squeeze(a: &Any<'_>, axis: Option<Ints>, stream: Stream<'_, '_>) -> PyResult<PyArr> {
@@ -608,6 +776,13 @@ pub fn squeeze(a: &Any<'_>, axis: Option<Ints>, stream: Stream<'_, '_>) -> PyRes
     ok(on(stream, || ferrox::squeeze(&a, ax.as_deref()))?)
 }
 
+/// expand_dims(a, /, axis, *, stream=None) -> array
+///
+/// ``a`` with size-1 axes inserted at ``axis``.
+///
+/// Example:
+///     >>> ferrox.core.expand_dims(ferrox.core.zeros((3,)), 0).shape
+///     (1, 3)
 #[pyfunction]
 #[pyo3(signature = (a, /, axis, *, stream = None))]
 pub fn expand_dims(a: &Any<'_>, axis: Ints, stream: Stream<'_, '_>) -> PyResult<PyArr> {
@@ -616,6 +791,13 @@ pub fn expand_dims(a: &Any<'_>, axis: Ints, stream: Stream<'_, '_>) -> PyResult<
     ok(on(stream, || ferrox::expand_dims(&a, &ax))?)
 }
 
+/// transpose(a, /, axes=None, *, stream=None) -> array
+///
+/// ``a`` with its axes permuted (reversed when ``axes`` is None). A view.
+///
+/// Example:
+///     >>> ferrox.core.transpose(ferrox.core.zeros((2, 3))).shape
+///     (3, 2)
 #[pyfunction]
 #[pyo3(signature = (a, /, axes = None, *, stream = None))]
 pub fn transpose(a: &Any<'_>, axes: Option<Ints>, stream: Stream<'_, '_>) -> PyResult<PyArr> {
@@ -642,6 +824,13 @@ pub fn transpose(a: &Any<'_>, axes: Option<Ints>, stream: Stream<'_, '_>) -> PyR
     ok(on(stream, || ferrox::transpose(&a, perm.as_deref()))?)
 }
 
+/// swapaxes(a, /, axis1, axis2, *, stream=None) -> array
+///
+/// ``a`` with two axes exchanged. A view.
+///
+/// Example:
+///     >>> ferrox.core.swapaxes(ferrox.core.zeros((2, 3, 4)), 0, 2).shape
+///     (4, 3, 2)
 #[pyfunction]
 #[pyo3(signature = (a, /, axis1, axis2, *, stream = None))]
 pub fn swapaxes(
@@ -654,6 +843,13 @@ pub fn swapaxes(
     ok(on(stream, || ferrox::swapaxes(&a, axis1, axis2))?)
 }
 
+/// moveaxis(a, /, source, destination, *, stream=None) -> array
+///
+/// ``a`` with axis ``source`` moved to ``destination``. A view.
+///
+/// Example:
+///     >>> ferrox.core.moveaxis(ferrox.core.zeros((2, 3, 4)), 0, -1).shape
+///     (3, 4, 2)
 #[pyfunction]
 #[pyo3(signature = (a, /, source, destination, *, stream = None))]
 pub fn moveaxis(
@@ -666,6 +862,13 @@ pub fn moveaxis(
     ok(on(stream, || ferrox::moveaxis(&a, source, destination))?)
 }
 
+/// broadcast_to(a, /, shape, *, stream=None) -> array
+///
+/// ``a`` broadcast to ``shape`` (a view with zero strides).
+///
+/// Example:
+///     >>> ferrox.core.broadcast_to(ferrox.core.array([1, 2]), (2, 2)).tolist()
+///     [[1, 2], [1, 2]]
 #[pyfunction]
 #[pyo3(signature = (a, /, shape, *, stream = None))]
 fn broadcast_to(a: &Any<'_>, shape: Ints, stream: Stream<'_, '_>) -> PyResult<PyArr> {
@@ -674,6 +877,13 @@ fn broadcast_to(a: &Any<'_>, shape: Ints, stream: Stream<'_, '_>) -> PyResult<Py
     ok(on(stream, || ferrox::broadcast_to(&a, &s))?)
 }
 
+/// broadcast_arrays(*arrays, stream=None) -> tuple[array, ...]
+///
+/// The arrays broadcast against each other.
+///
+/// Example:
+///     >>> [a.shape for a in ferrox.core.broadcast_arrays(ferrox.core.zeros((2, 1)), ferrox.core.zeros((3,)))]
+///     [(2, 3), (2, 3)]
 #[pyfunction]
 #[pyo3(signature = (*arrays, stream = None))]
 fn broadcast_arrays<'py>(
@@ -685,6 +895,13 @@ fn broadcast_arrays<'py>(
     PyTuple::new(arrays.py(), list(arrays.py(), out)?)
 }
 
+/// concatenate(arrays, axis=0, *, stream=None) -> array
+///
+/// The arrays joined along an existing axis (flattened first when ``axis`` is None).
+///
+/// Example:
+///     >>> ferrox.core.concatenate([ferrox.core.array([1]), ferrox.core.array([2, 3])]).tolist()
+///     [1, 2, 3]
 #[pyfunction]
 #[pyo3(signature = (arrays, axis = Some(0), *, stream = None))]
 fn concatenate(arrays: &Any<'_>, axis: Option<isize>, stream: Stream<'_, '_>) -> PyResult<PyArr> {
@@ -703,6 +920,13 @@ fn concatenate(arrays: &Any<'_>, axis: Option<isize>, stream: Stream<'_, '_>) ->
     ok(on(stream, || ferrox::concatenate(&xs, axis))?)
 }
 
+/// stack(arrays, axis=0, *, stream=None) -> array
+///
+/// The arrays joined along a new axis.
+///
+/// Example:
+///     >>> ferrox.core.stack([ferrox.core.array([1, 2]), ferrox.core.array([3, 4])]).tolist()
+///     [[1, 2], [3, 4]]
 #[pyfunction]
 #[pyo3(signature = (arrays, axis = 0, *, stream = None))]
 fn stack(arrays: &Any<'_>, axis: isize, stream: Stream<'_, '_>) -> PyResult<PyArr> {
@@ -710,6 +934,13 @@ fn stack(arrays: &Any<'_>, axis: isize, stream: Stream<'_, '_>) -> PyResult<PyAr
     ok(on(stream, || ferrox::stack(&xs, axis))?)
 }
 
+/// split(a, /, indices_or_sections, axis=0, *, stream=None) -> list[array]
+///
+/// ``a`` cut along ``axis`` into equal sections or at the given indices.
+///
+/// Example:
+///     >>> [p.tolist() for p in ferrox.core.split(ferrox.core.arange(4), 2)]
+///     [[0, 1], [2, 3]]
 #[pyfunction]
 #[pyo3(signature = (a, /, indices_or_sections, axis = 0, *, stream = None))]
 pub fn split<'py>(
@@ -730,6 +961,13 @@ pub fn split<'py>(
     list(a.py(), parts)
 }
 
+/// tile(a, /, reps, *, stream=None) -> array
+///
+/// ``a`` repeated ``reps`` times along each axis.
+///
+/// Example:
+///     >>> ferrox.core.tile(ferrox.core.array([1, 2]), 2).tolist()
+///     [1, 2, 1, 2]
 #[pyfunction]
 #[pyo3(signature = (a, /, reps, *, stream = None))]
 fn tile(a: &Any<'_>, reps: Ints, stream: Stream<'_, '_>) -> PyResult<PyArr> {
@@ -738,6 +976,13 @@ fn tile(a: &Any<'_>, reps: Ints, stream: Stream<'_, '_>) -> PyResult<PyArr> {
     ok(on(stream, || ferrox::tile(&a, &r))?)
 }
 
+/// repeat(array, /, repeats, axis=None, *, stream=None) -> array
+///
+/// Each element repeated ``repeats`` times along ``axis`` (of the flattened array when None).
+///
+/// Example:
+///     >>> ferrox.core.repeat(ferrox.core.array([1, 2]), 2).tolist()
+///     [1, 1, 2, 2]
 #[pyfunction]
 #[pyo3(signature = (array, /, repeats, axis = None, *, stream = None))]
 fn repeat(
@@ -780,6 +1025,13 @@ fn pad_widths(p: &Any<'_>) -> PyResult<Vec<(usize, usize)>> {
     Ok(out)
 }
 
+/// pad(a, pad_width, mode='constant', constant_values=0, *, stream=None) -> array
+///
+/// ``a`` padded with ``(before, after)`` elements per axis, with a constant or the edge values.
+///
+/// Example:
+///     >>> ferrox.core.pad(ferrox.core.array([1, 2]), 1).tolist()
+///     [0, 1, 2, 0]
 #[pyfunction]
 #[pyo3(signature = (a, pad_width, mode = "constant", constant_values = 0.0, *, stream = None))]
 fn pad(
@@ -799,6 +1051,13 @@ fn pad(
     ok(on(stream, || ferrox::pad(&a, &w, mode))?)
 }
 
+/// take(a, /, indices, axis=None, *, stream=None) -> array
+///
+/// The elements at ``indices`` along ``axis`` (of the flattened array when None); negative indices count from the end.
+///
+/// Example:
+///     >>> ferrox.core.take(ferrox.core.array([10, 20, 30]), ferrox.core.array([2, 0])).tolist()
+///     [30, 10]
 #[pyfunction]
 #[pyo3(signature = (a, /, indices, axis = None, *, stream = None))]
 fn take(
@@ -811,6 +1070,13 @@ fn take(
     ok(on(stream, || ferrox::take(&a, &i, axis))?)
 }
 
+/// take_along_axis(a, /, indices, axis=None, *, stream=None) -> array
+///
+/// The elements at ``indices`` along ``axis``, the indices broadcasting with ``a`` over the other axes.
+///
+/// Example:
+///     >>> ferrox.core.take_along_axis(ferrox.core.array([[1, 2], [3, 4]]), ferrox.core.array([[1], [0]]), 1).tolist()
+///     [[2], [3]]
 #[pyfunction]
 #[pyo3(signature = (a, /, indices, axis = None, *, stream = None))]
 fn take_along_axis(
@@ -823,6 +1089,13 @@ fn take_along_axis(
     ok(on(stream, || ferrox::take_along_axis(&a, &i, axis))?)
 }
 
+/// put_along_axis(a, /, indices, values, axis=None, *, stream=None) -> array
+///
+/// A copy of ``a`` with ``values`` written at ``indices`` along ``axis``.
+///
+/// Example:
+///     >>> ferrox.core.put_along_axis(ferrox.core.zeros((3,), ferrox.core.int32), ferrox.core.array([1]), ferrox.core.array([7]), 0).tolist()
+///     [0, 7, 0]
 #[pyfunction]
 #[pyo3(signature = (a, /, indices, values, axis = None, *, stream = None))]
 fn put_along_axis(
@@ -836,6 +1109,13 @@ fn put_along_axis(
     ok(on(stream, || ferrox::put_along_axis(&a, &i, &v, axis))?)
 }
 
+/// diagonal(a, /, offset=0, axis1=0, axis2=1, *, stream=None) -> array
+///
+/// The diagonal ``offset`` of the plane (``axis1``, ``axis2``), as the last axis. A view.
+///
+/// Example:
+///     >>> ferrox.core.diagonal(ferrox.core.array([[1, 2], [3, 4]])).tolist()
+///     [1, 4]
 #[pyfunction]
 #[pyo3(signature = (a, /, offset = 0, axis1 = 0, axis2 = 1, *, stream = None))]
 pub fn diagonal(
@@ -849,6 +1129,13 @@ pub fn diagonal(
     ok(on(stream, || ferrox::diagonal(&a, offset, axis1, axis2))?)
 }
 
+/// diag(a, /, k=0, *, stream=None) -> array
+///
+/// The diagonal ``k`` of a matrix, or the matrix with a vector on diagonal ``k``.
+///
+/// Example:
+///     >>> ferrox.core.diag(ferrox.core.array([1, 2])).tolist()
+///     [[1, 0], [0, 2]]
 #[pyfunction]
 #[pyo3(signature = (a, /, k = 0, *, stream = None))]
 pub fn diag(a: &Any<'_>, k: isize, stream: Stream<'_, '_>) -> PyResult<PyArr> {
@@ -856,6 +1143,13 @@ pub fn diag(a: &Any<'_>, k: isize, stream: Stream<'_, '_>) -> PyResult<PyArr> {
     ok(on(stream, || ferrox::diag(&a, k))?)
 }
 
+/// tril(x, k=0, *, stream=None) -> array
+///
+/// ``x`` with the elements above diagonal ``k`` set to zero.
+///
+/// Example:
+///     >>> ferrox.core.tril(ferrox.core.ones((2, 2))).tolist()
+///     [[1.0, 0.0], [1.0, 1.0]]
 #[pyfunction]
 #[pyo3(signature = (x, k = 0, *, stream = None))]
 fn tril(x: &Any<'_>, k: isize, stream: Stream<'_, '_>) -> PyResult<PyArr> {
@@ -863,6 +1157,13 @@ fn tril(x: &Any<'_>, k: isize, stream: Stream<'_, '_>) -> PyResult<PyArr> {
     ok(on(stream, || ferrox::tril(&a, k))?)
 }
 
+/// triu(x, k=0, *, stream=None) -> array
+///
+/// ``x`` with the elements below diagonal ``k`` set to zero.
+///
+/// Example:
+///     >>> ferrox.core.triu(ferrox.core.ones((2, 2))).tolist()
+///     [[1.0, 1.0], [0.0, 1.0]]
 #[pyfunction]
 #[pyo3(signature = (x, k = 0, *, stream = None))]
 fn triu(x: &Any<'_>, k: isize, stream: Stream<'_, '_>) -> PyResult<PyArr> {
@@ -870,6 +1171,13 @@ fn triu(x: &Any<'_>, k: isize, stream: Stream<'_, '_>) -> PyResult<PyArr> {
     ok(on(stream, || ferrox::triu(&a, k))?)
 }
 
+/// roll(a, /, shift, axis=None, *, stream=None) -> array
+///
+/// The elements shifted by ``shift`` along ``axis`` (of the flattened array when None), wrapping around.
+///
+/// Example:
+///     >>> ferrox.core.roll(ferrox.core.arange(4), 1).tolist()
+///     [3, 0, 1, 2]
 #[pyfunction]
 #[pyo3(signature = (a, /, shift, axis = None, *, stream = None))]
 fn roll(a: &Any<'_>, shift: Ints, axis: Option<Ints>, stream: Stream<'_, '_>) -> PyResult<PyArr> {
@@ -878,6 +1186,13 @@ fn roll(a: &Any<'_>, shift: Ints, axis: Option<Ints>, stream: Stream<'_, '_>) ->
     ok(on(stream, || ferrox::roll(&a, &s, ax.as_deref()))?)
 }
 
+/// meshgrid(*arrays, sparse=False, indexing='xy', stream=None) -> list[array]
+///
+/// Coordinate grids from 1-D coordinate arrays (numpy's ``meshgrid``).
+///
+/// Example:
+///     >>> [g.shape for g in ferrox.core.meshgrid(ferrox.core.arange(2), ferrox.core.arange(3))]
+///     [(3, 2), (3, 2)]
 #[pyfunction]
 #[pyo3(signature = (*arrays, sparse = false, indexing = "xy", stream = None))]
 fn meshgrid<'py>(
@@ -893,6 +1208,13 @@ fn meshgrid<'py>(
 
 // -------------------------------------------------------- sort and select
 
+/// sort(a, /, axis=-1, *, stream=None) -> array
+///
+/// The values sorted along ``axis`` (the flattened array when None); NaN sorts last.
+///
+/// Example:
+///     >>> ferrox.core.sort(ferrox.core.array([3, 1, 2])).tolist()
+///     [1, 2, 3]
 #[pyfunction]
 #[pyo3(signature = (a, /, axis = Some(-1), *, stream = None))]
 fn sort(a: &Any<'_>, axis: Option<isize>, stream: Stream<'_, '_>) -> PyResult<PyArr> {
@@ -900,6 +1222,13 @@ fn sort(a: &Any<'_>, axis: Option<isize>, stream: Stream<'_, '_>) -> PyResult<Py
     ok(on(stream, || ferrox::sort(&a, axis))?)
 }
 
+/// argsort(a, /, axis=-1, *, stream=None) -> array
+///
+/// The indices (uint32) that sort ``a`` along ``axis`` (stable).
+///
+/// Example:
+///     >>> ferrox.core.argsort(ferrox.core.array([3, 1, 2])).tolist()
+///     [1, 2, 0]
 #[pyfunction]
 #[pyo3(signature = (a, /, axis = Some(-1), *, stream = None))]
 fn argsort(a: &Any<'_>, axis: Option<isize>, stream: Stream<'_, '_>) -> PyResult<PyArr> {
@@ -907,6 +1236,13 @@ fn argsort(a: &Any<'_>, axis: Option<isize>, stream: Stream<'_, '_>) -> PyResult
     ok(on(stream, || ferrox::argsort(&a, axis))?)
 }
 
+/// partition(a, /, kth, axis=-1, *, stream=None) -> array
+///
+/// The values rearranged so position ``kth`` holds its sorted value, smaller ones before it and larger ones after.
+///
+/// Example:
+///     >>> ferrox.core.partition(ferrox.core.array([3, 1, 2]), 1)[1].item()
+///     2
 #[pyfunction]
 #[pyo3(signature = (a, /, kth, axis = Some(-1), *, stream = None))]
 fn partition(
@@ -919,6 +1255,13 @@ fn partition(
     ok(on(stream, || ferrox::partition(&a, kth, axis))?)
 }
 
+/// argpartition(a, /, kth, axis=-1, *, stream=None) -> array
+///
+/// The indices (uint32) that partition ``a`` around position ``kth``.
+///
+/// Example:
+///     >>> ferrox.core.argpartition(ferrox.core.array([3, 1, 2]), 0)[0].item()
+///     1
 #[pyfunction]
 #[pyo3(signature = (a, /, kth, axis = Some(-1), *, stream = None))]
 fn argpartition(
@@ -931,6 +1274,13 @@ fn argpartition(
     ok(on(stream, || ferrox::argpartition(&a, kth, axis))?)
 }
 
+/// topk(a, /, k, axis=-1, *, stream=None) -> array
+///
+/// The ``k`` largest values along ``axis``, in ascending order.
+///
+/// Example:
+///     >>> ferrox.core.topk(ferrox.core.array([3, 1, 2]), 2).tolist()
+///     [2, 3]
 #[pyfunction]
 #[pyo3(signature = (a, /, k, axis = Some(-1), *, stream = None))]
 fn topk(a: &Any<'_>, k: i64, axis: Option<isize>, stream: Stream<'_, '_>) -> PyResult<PyArr> {
@@ -941,6 +1291,13 @@ fn topk(a: &Any<'_>, k: i64, axis: Option<isize>, stream: Stream<'_, '_>) -> PyR
 
 // ------------------------------------------------------------ linear algebra
 
+/// addmm(c, a, b, /, alpha=1.0, beta=1.0, *, stream=None) -> array
+///
+/// ``alpha * (a @ b) + beta * c``.
+///
+/// Example:
+///     >>> ferrox.core.addmm(ferrox.core.ones((1, 1)), ferrox.core.ones((1, 2)), ferrox.core.ones((2, 1))).tolist()
+///     [[3.0]]
 #[pyfunction]
 #[pyo3(signature = (c, a, b, /, alpha = 1.0, beta = 1.0, *, stream = None))]
 fn addmm(
@@ -955,6 +1312,13 @@ fn addmm(
     ok(on(stream, || ferrox::addmm(&c, &a, &b, alpha, beta))?)
 }
 
+/// tensordot(a, b, /, axes=2, *, stream=None) -> array
+///
+/// The sum of products over the last ``axes`` axes of ``a`` and the first of ``b`` (or over the given pairs of axes).
+///
+/// Example:
+///     >>> ferrox.core.tensordot(ferrox.core.ones((2, 3)), ferrox.core.ones((3, 4)), 1).shape
+///     (2, 4)
 #[pyfunction]
 #[pyo3(signature = (a, b, /, axes = None, *, stream = None))]
 fn tensordot(
@@ -981,6 +1345,13 @@ fn tensordot(
     ok(on(stream, || ferrox::tensordot(&a, &b, ax))?)
 }
 
+/// einsum(subscripts, *operands, stream=None) -> array
+///
+/// Einstein summation (numpy's grammar, with ``...``), contracted pairwise in a greedy order (see :func:`einsum_path`).
+///
+/// Example:
+///     >>> ferrox.core.einsum('ij,j->i', ferrox.core.ones((2, 3)), ferrox.core.ones((3,))).tolist()
+///     [3.0, 3.0]
 #[pyfunction]
 #[pyo3(signature = (subscripts, *operands, stream = None))]
 fn einsum(
@@ -994,6 +1365,13 @@ fn einsum(
 
 // -------------------------------------------------------------- comparisons
 
+/// isclose(a, b, /, rtol=1e-05, atol=1e-08, *, equal_nan=False, stream=None) -> array
+///
+/// Element-wise ``|a - b| <= atol + rtol * |b|``, as bool.
+///
+/// Example:
+///     >>> ferrox.core.isclose(ferrox.core.array([1.0]), ferrox.core.array([1.0 + 1e-9])).tolist()
+///     [True]
 #[pyfunction]
 #[pyo3(signature = (a, b, /, rtol = 1e-5, atol = 1e-8, *, equal_nan = false, stream = None))]
 fn isclose(
@@ -1010,6 +1388,13 @@ fn isclose(
     })?)
 }
 
+/// allclose(a, b, /, rtol=1e-05, atol=1e-08, *, equal_nan=False, stream=None) -> array
+///
+/// True when :func:`isclose` holds everywhere.
+///
+/// Example:
+///     >>> ferrox.core.allclose(ferrox.core.array([1.0]), ferrox.core.array([1.0])).item()
+///     True
 #[pyfunction]
 #[pyo3(signature = (a, b, /, rtol = 1e-5, atol = 1e-8, *, equal_nan = false, stream = None))]
 fn allclose(
@@ -1026,6 +1411,13 @@ fn allclose(
     })?)
 }
 
+/// array_equal(a, b, /, equal_nan=False, *, stream=None) -> array
+///
+/// True when the shapes and all values are equal (dtypes may differ).
+///
+/// Example:
+///     >>> ferrox.core.array_equal(ferrox.core.array([1, 2]), ferrox.core.array([1.0, 2.0])).item()
+///     True
 #[pyfunction]
 #[pyo3(signature = (a, b, /, equal_nan = false, *, stream = None))]
 fn array_equal(
@@ -1038,6 +1430,13 @@ fn array_equal(
     ok(on(stream, || ferrox::array_equal(&a, &b, equal_nan))?)
 }
 
+/// nan_to_num(a, nan=0.0, posinf=None, neginf=None, *, stream=None) -> array
+///
+/// ``a`` with NaN and infinities replaced (by default with 0 and the dtype's largest finite values).
+///
+/// Example:
+///     >>> ferrox.core.nan_to_num(ferrox.core.array([float('nan'), 1.0])).tolist()
+///     [0.0, 1.0]
 #[pyfunction]
 #[pyo3(signature = (a, nan = 0.0, posinf = None, neginf = None, *, stream = None))]
 fn nan_to_num(
