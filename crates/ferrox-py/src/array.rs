@@ -126,36 +126,75 @@ impl PyArr {
         Ok(PyArr::new(new_array(val, opt_dtype(dtype)?)?))
     }
 
+    /// The dimensions, as a tuple of ints.
+    ///
+    /// Example:
+    ///     >>> ferrox.core.zeros((2, 3)).shape
+    ///     (2, 3)
     #[getter]
     fn shape<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
         PyTuple::new(py, self.arr().shape())
     }
+    /// The element type.
+    ///
+    /// Example:
+    ///     >>> ferrox.core.array([1.0]).dtype
+    ///     ferrox.core.float32
     #[getter]
     fn dtype(&self) -> PyDtype {
         PyDtype(self.arr().dtype())
     }
+    /// The number of dimensions.
+    ///
+    /// Example:
+    ///     >>> ferrox.core.zeros((2, 3)).ndim
+    ///     2
     #[getter]
     fn ndim(&self) -> usize {
         self.arr().ndim()
     }
+    /// The number of elements.
+    ///
+    /// Example:
+    ///     >>> ferrox.core.zeros((2, 3)).size
+    ///     6
     #[getter]
     fn size(&self) -> usize {
         self.arr().size()
     }
+    /// Bytes per element.
+    ///
+    /// Example:
+    ///     >>> ferrox.core.zeros((2,)).itemsize
+    ///     4
     #[getter]
     fn itemsize(&self) -> usize {
         self.arr().itemsize()
     }
+    /// Bytes of all the elements (``size * itemsize``).
+    ///
+    /// Example:
+    ///     >>> ferrox.core.zeros((2, 3)).nbytes
+    ///     24
     #[getter]
     fn nbytes(&self) -> usize {
         self.arr().nbytes()
     }
+    /// The array with its axes reversed (``transpose()``).
+    ///
+    /// Example:
+    ///     >>> ferrox.core.zeros((2, 3)).T.shape
+    ///     (3, 2)
     #[getter(T)]
     fn t(&self) -> PyResult<PyArr> {
         let a = self.arr();
         Ok(PyArr::new(on(None, || a.transpose(None))?.py()?))
     }
     /// The array with its last two axes swapped (``matrix_transpose``).
+    ///
+    /// Example:
+    ///     >>> ferrox.core.zeros((2, 3, 4)).mT.shape
+    ///     (2, 4, 3)
     #[getter(mT)]
     fn m_t(&self) -> PyResult<PyArr> {
         let a = self.arr();
@@ -171,22 +210,42 @@ impl PyArr {
         let _ = api_version;
         py.import("ferrox.core")
     }
+    /// The real part (float32 for complex64 arrays).
+    ///
+    /// Example:
+    ///     >>> ferrox.core.array([1 + 2j]).real.tolist()
+    ///     [1.0]
     #[getter]
     fn real(&self) -> PyResult<PyArr> {
         Ok(PyArr::new(on(None, || ferrox::real(&self.arr()))?.py()?))
     }
+    /// The imaginary part (float32 for complex64 arrays).
+    ///
+    /// Example:
+    ///     >>> ferrox.core.array([1 + 2j]).imag.tolist()
+    ///     [2.0]
     #[getter]
     fn imag(&self) -> PyResult<PyArr> {
         Ok(PyArr::new(on(None, || ferrox::imag(&self.arr()))?.py()?))
     }
-    /// `a.at[idx].add(v)` and friends: functional updates where repeated
+    /// ``a.at[idx].add(v)`` and friends: functional updates where repeated
     /// indices all apply.
+    ///
+    /// Example:
+    ///     >>> ferrox.core.zeros((2,)).at[ferrox.core.array([0, 0])].add(1.0).tolist()
+    ///     [2.0, 0.0]
     #[getter]
     fn at(&self) -> AtBuilder {
         AtBuilder(self.arr())
     }
 
+    /// item() -> scalar
+    ///
     /// The value of a one-element array as a Python scalar.
+    ///
+    /// Example:
+    ///     >>> ferrox.core.array([3]).item()
+    ///     3
     fn item<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         let a = self.arr();
         if a.size() != 1 {
@@ -197,10 +256,23 @@ impl PyArr {
         }
         to_numpy(py, &a)?.call_method0("item")
     }
+    /// tolist() -> list | scalar
+    ///
     /// Nested Python lists of Python scalars.
+    ///
+    /// Example:
+    ///     >>> ferrox.core.array([[1, 2]]).tolist()
+    ///     [[1, 2]]
     fn tolist<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         to_numpy(py, &self.arr())?.call_method0("tolist")
     }
+    /// astype(dtype, stream=None) -> array
+    ///
+    /// The array converted to ``dtype``.
+    ///
+    /// Example:
+    ///     >>> ferrox.core.array([1.5]).astype(ferrox.core.int32).tolist()
+    ///     [1]
     #[pyo3(signature = (dtype, stream = None))]
     fn astype(
         &self,
@@ -457,24 +529,73 @@ impl AtUpdate {
 
 #[pymethods]
 impl AtUpdate {
+    /// set(value) -> array
+    ///
+    /// The array with ``value`` written at the indices (repeated indices all apply).
+    ///
+    /// Example:
+    ///     >>> ferrox.core.zeros((2,)).at[ferrox.core.array([1])].set(2.0).shape
+    ///     (2,)
     fn set(&self, value: &Bound<'_, PyAny>) -> PyResult<PyArr> {
         self.apply(value, AtOp::Set)
     }
+    /// add(value) -> array
+    ///
+    /// The array with ``value`` added at the indices (repeated indices all apply).
+    ///
+    /// Example:
+    ///     >>> ferrox.core.zeros((2,)).at[ferrox.core.array([1])].add(2.0).shape
+    ///     (2,)
     fn add(&self, value: &Bound<'_, PyAny>) -> PyResult<PyArr> {
         self.apply(value, AtOp::Add)
     }
+    /// subtract(value) -> array
+    ///
+    /// The array with ``value`` subtracted at the indices (repeated indices all apply).
+    ///
+    /// Example:
+    ///     >>> ferrox.core.zeros((2,)).at[ferrox.core.array([1])].subtract(2.0).shape
+    ///     (2,)
     fn subtract(&self, value: &Bound<'_, PyAny>) -> PyResult<PyArr> {
         self.apply(value, AtOp::Subtract)
     }
+    /// multiply(value) -> array
+    ///
+    /// The array with ``value`` multiplied in at the indices (repeated indices all apply).
+    ///
+    /// Example:
+    ///     >>> ferrox.core.zeros((2,)).at[ferrox.core.array([1])].multiply(2.0).shape
+    ///     (2,)
     fn multiply(&self, value: &Bound<'_, PyAny>) -> PyResult<PyArr> {
         self.apply(value, AtOp::Multiply)
     }
+    /// divide(value) -> array
+    ///
+    /// The array with ``value`` divided in at the indices (repeated indices all apply).
+    ///
+    /// Example:
+    ///     >>> ferrox.core.zeros((2,)).at[ferrox.core.array([1])].divide(2.0).shape
+    ///     (2,)
     fn divide(&self, value: &Bound<'_, PyAny>) -> PyResult<PyArr> {
         self.apply(value, AtOp::Divide)
     }
+    /// maximum(value) -> array
+    ///
+    /// The array with ``value`` combined with maximum at the indices (repeated indices all apply).
+    ///
+    /// Example:
+    ///     >>> ferrox.core.zeros((2,)).at[ferrox.core.array([1])].maximum(2.0).shape
+    ///     (2,)
     fn maximum(&self, value: &Bound<'_, PyAny>) -> PyResult<PyArr> {
         self.apply(value, AtOp::Maximum)
     }
+    /// minimum(value) -> array
+    ///
+    /// The array with ``value`` combined with minimum at the indices (repeated indices all apply).
+    ///
+    /// Example:
+    ///     >>> ferrox.core.zeros((2,)).at[ferrox.core.array([1])].minimum(2.0).shape
+    ///     (2,)
     fn minimum(&self, value: &Bound<'_, PyAny>) -> PyResult<PyArr> {
         self.apply(value, AtOp::Minimum)
     }
