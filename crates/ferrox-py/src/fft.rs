@@ -113,7 +113,10 @@ fn many_d(
 }
 
 macro_rules! one_d_fn {
-    ($($name:ident),*) => {$(
+    ($($name:ident => $what:literal, $x:literal, $y:literal;)*) => {$(
+        #[doc = concat!(stringify!($name), "(a, n=None, axis=-1, norm=None, stream=None) -> array\n\n", $what,
+            " ``n`` crops or zero-pads the transformed axis; ``norm`` is numpy's (``'backward'``, ``'ortho'``, ``'forward'``).",
+            "\n\nExample:\n    >>> ferrox.core.fft.", stringify!($name), "(ferrox.core.array(", $x, ")).tolist()\n    ", $y)]
         #[pyfunction]
         #[pyo3(signature = (a, n = None, axis = -1, norm = None, stream = None))]
         fn $name(a: &Any<'_>, n: Option<isize>, axis: isize, norm: Option<&str>, stream: Stream<'_, '_>) -> PyResult<PyArr> {
@@ -121,10 +124,18 @@ macro_rules! one_d_fn {
         }
     )*};
 }
-one_d_fn!(fft, ifft, rfft, irfft);
+one_d_fn! {
+    fft => "The discrete Fourier transform along ``axis`` (complex64).", "[1.0, 0.0]", "[(1+0j), (1+0j)]";
+    ifft => "The inverse discrete Fourier transform along ``axis`` (complex64).", "[2.0, 0.0]", "[(1+0j), (1+0j)]";
+    rfft => "The transform of a real signal: the non-negative frequencies only.", "[1.0, 1.0]", "[(2+0j), 0j]";
+    irfft => "The inverse of :func:`rfft`: a real signal of ``n`` points (default ``2 * (m - 1)``).", "[2.0, 0.0]", "[1.0, 1.0]";
+}
 
 macro_rules! two_d_fn {
-    ($($name:ident),*) => {$(
+    ($($name:ident => $what:literal;)*) => {$(
+        #[doc = concat!(stringify!($name), "(a, s=None, axes=(-2, -1), norm=None, stream=None) -> array\n\n", $what,
+            " ``s`` crops or zero-pads the transformed axes.",
+            "\n\nExample:\n    >>> ferrox.core.fft.", stringify!($name), "(ferrox.core.ones((2, 2))).shape[0]\n    2")]
         #[pyfunction]
         #[pyo3(signature = (a, s = None, axes = Some(Ints::Many(vec![-2, -1])), norm = None, stream = None))]
         fn $name(a: &Any<'_>, s: Option<Ints>, axes: Option<Ints>, norm: Option<&str>, stream: Stream<'_, '_>) -> PyResult<PyArr> {
@@ -132,10 +143,18 @@ macro_rules! two_d_fn {
         }
     )*};
 }
-two_d_fn!(fft2, ifft2, rfft2, irfft2);
+two_d_fn! {
+    fft2 => "The two-dimensional discrete Fourier transform over ``axes``.";
+    ifft2 => "The inverse of :func:`fft2`.";
+    rfft2 => "The two-dimensional transform of a real signal (the last axis keeps the non-negative frequencies).";
+    irfft2 => "The inverse of :func:`rfft2`.";
+}
 
 macro_rules! n_d_fn {
-    ($($name:ident),*) => {$(
+    ($($name:ident => $what:literal;)*) => {$(
+        #[doc = concat!(stringify!($name), "(a, s=None, axes=None, norm=None, stream=None) -> array\n\n", $what,
+            " ``axes=None`` transforms every axis (the last ``len(s)`` ones when ``s`` is given).",
+            "\n\nExample:\n    >>> ferrox.core.fft.", stringify!($name), "(ferrox.core.ones((2, 2))).shape[0]\n    2")]
         #[pyfunction]
         #[pyo3(signature = (a, s = None, axes = None, norm = None, stream = None))]
         fn $name(a: &Any<'_>, s: Option<Ints>, axes: Option<Ints>, norm: Option<&str>, stream: Stream<'_, '_>) -> PyResult<PyArr> {
@@ -143,7 +162,12 @@ macro_rules! n_d_fn {
         }
     )*};
 }
-n_d_fn!(fftn, ifftn, rfftn, irfftn);
+n_d_fn! {
+    fftn => "The n-dimensional discrete Fourier transform.";
+    ifftn => "The inverse of :func:`fftn`.";
+    rfftn => "The n-dimensional transform of a real signal (the last axis keeps the non-negative frequencies).";
+    irfftn => "The inverse of :func:`rfftn`.";
+}
 
 /// Adds `name` as a submodule of `parent`, importable as
 /// `ferrox.core.<name>`.
@@ -179,6 +203,10 @@ fn rfftfreq(n: isize, d: f64, stream: Stream<'_, '_>) -> PyResult<PyArr> {
 /// fftshift(a, axes=None, stream=None) -> array
 ///
 /// Roll each axis by half its length so the zero frequency is centred.
+///
+/// Example:
+///     >>> ferrox.core.fft.fftshift(ferrox.core.arange(4)).tolist()
+///     [2, 3, 0, 1]
 #[pyfunction]
 #[pyo3(signature = (a, axes = None, stream = None))]
 fn fftshift(a: &Any<'_>, axes: Option<Ints>, stream: Stream<'_, '_>) -> PyResult<PyArr> {
@@ -190,6 +218,10 @@ fn fftshift(a: &Any<'_>, axes: Option<Ints>, stream: Stream<'_, '_>) -> PyResult
 /// ifftshift(a, axes=None, stream=None) -> array
 ///
 /// The inverse of :func:`fftshift`.
+///
+/// Example:
+///     >>> ferrox.core.fft.ifftshift(ferrox.core.arange(5)).tolist()
+///     [2, 3, 4, 0, 1]
 #[pyfunction]
 #[pyo3(signature = (a, axes = None, stream = None))]
 fn ifftshift(a: &Any<'_>, axes: Option<Ints>, stream: Stream<'_, '_>) -> PyResult<PyArr> {

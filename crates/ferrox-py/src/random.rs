@@ -111,6 +111,10 @@ fn seed(seed: &Any<'_>) -> PyResult<()> {
 }
 
 /// `split(key, num=2)`: `num` new keys, shape `(num, 2)`.
+///
+/// Example:
+///     >>> ferrox.core.random.split(ferrox.core.random.key(0)).shape
+///     (2, 2)
 #[pyfunction]
 #[pyo3(signature = (key, num = 2, *, stream = None), text_signature = "(key, num=2, *, stream=None)")]
 fn split(key: &Any<'_>, num: i64, stream: Stream<'_, '_>) -> PyResult<PyArr> {
@@ -169,6 +173,10 @@ fn opt_bound(obj: Option<&Any<'_>>, default: f64) -> PyResult<Array> {
 
 /// `normal(shape=[], dtype=float32, loc=0.0, scale=1.0, key=None)`: normal
 /// samples (all finite).
+///
+/// Example:
+///     >>> ferrox.core.random.normal((2, 3), key=ferrox.core.random.key(0)).shape
+///     (2, 3)
 #[pyfunction]
 #[pyo3(signature = (shape = None, dtype = None, loc = None, scale = None, key = None, *, stream = None), text_signature = "(shape=[], dtype=None, loc=0.0, scale=1.0, key=None, *, stream=None)")]
 fn normal(
@@ -238,6 +246,10 @@ fn randint(
 
 /// `bernoulli(p=0.5, shape=None, key=None)`: booleans, `True` with
 /// probability `p`; the shape defaults to that of `p`.
+///
+/// Example:
+///     >>> ferrox.core.random.bernoulli(0.5, (4,), key=ferrox.core.random.key(0)).dtype
+///     ferrox.core.bool_
 #[pyfunction]
 #[pyo3(signature = (p = None, shape = None, key = None, *, stream = None), text_signature = "(p=0.5, shape=None, key=None, *, stream=None)")]
 fn bernoulli(
@@ -279,6 +291,10 @@ fn truncated_normal(
 }
 
 /// `gumbel(shape=[], dtype=float32, key=None)`: standard Gumbel samples.
+///
+/// Example:
+///     >>> ferrox.core.random.gumbel((3,), key=ferrox.core.random.key(0)).shape
+///     (3,)
 #[pyfunction]
 #[pyo3(signature = (shape = None, dtype = None, key = None, *, stream = None), text_signature = "(shape=[], dtype=None, key=None, *, stream=None)")]
 fn gumbel(
@@ -323,6 +339,10 @@ fn categorical(
 /// `multivariate_normal(mean, cov, shape=[], dtype=float32, key=None)`:
 /// samples of shape `shape + [n]` for `mean` `[..., n]` and `cov`
 /// `[..., n, n]`; `shape=[]` means the broadcast batch shape.
+///
+/// Example:
+///     >>> ferrox.core.random.multivariate_normal(ferrox.core.zeros((2,)), ferrox.core.eye(2), (5,), key=ferrox.core.random.key(0)).shape
+///     (5, 2)
 #[pyfunction]
 #[pyo3(signature = (mean, cov, shape = None, dtype = None, key = None, *, stream = None), text_signature = "(mean, cov, shape=[], dtype=None, key=None, *, stream=None)")]
 fn multivariate_normal(

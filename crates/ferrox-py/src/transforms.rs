@@ -216,6 +216,10 @@ fn grad(py: Python<'_>, fun: Py<PyAny>, argnums: Option<Argnums>) -> PyResult<Gr
 
 /// `value_and_grad(fun, argnums=None)`: `fun`'s output and the gradient of
 /// its first (scalar) array. `fun` may return `loss` or `(loss, aux...)`.
+///
+/// Example:
+///     >>> v, g = ferrox.core.value_and_grad(lambda x: (x * x).sum())(ferrox.core.array([3.0])); (v.item(), g.tolist())
+///     (9.0, [6.0])
 #[pyfunction]
 #[pyo3(signature = (fun, argnums = None))]
 fn value_and_grad(py: Python<'_>, fun: Py<PyAny>, argnums: Option<Argnums>) -> PyResult<GradFn> {
@@ -478,6 +482,10 @@ fn rule_leaves(what: &str, out: &Bound<'_, PyAny>, n: usize) -> PyResult<Vec<Arr
 #[pymethods]
 impl CustomFn {
     /// Registers the vjp rule (a decorator).
+    ///
+    /// Example:
+    ///     >>> out, vjps = ferrox.core.vjp(lambda x: x * 2, [ferrox.core.array([1.0])], [ferrox.core.array([1.0])]); vjps[0].tolist()
+    ///     [2.0]
     fn vjp(&self, rule: Py<PyAny>) -> PyResult<Py<PyAny>> {
         self.set_rule(VJP, rule)
     }
@@ -605,6 +613,10 @@ impl CheckpointFn {
 /// `checkpoint(fun)`: `fun` whose intermediates are not kept for the
 /// backward pass; gradients run it again instead (trading compute for
 /// memory), as MLX's `checkpoint`.
+///
+/// Example:
+///     >>> ferrox.core.grad(lambda x: ferrox.core.checkpoint(lambda y: (y * y).sum())(x))(ferrox.core.array([2.0])).tolist()
+///     [4.0]
 #[pyfunction]
 fn checkpoint(py: Python<'_>, fun: Py<PyAny>) -> PyResult<CheckpointFn> {
     check_callable(py, &fun)?;
