@@ -230,6 +230,113 @@ fn ifftshift(a: &Any<'_>, axes: Option<Ints>, stream: Stream<'_, '_>) -> PyResul
     crate::ops::ok(on(stream, || ferrox::fft::ifftshift(&a, ax.as_deref()))?)
 }
 
+fn stft_params(
+    n_fft: usize,
+    hop_length: Option<isize>,
+    win_length: Option<isize>,
+    window: Option<&Any<'_>>,
+    center: bool,
+    norm: Option<&str>,
+    onesided: Option<bool>,
+) -> PyResult<ferrox::fft::StftParams> {
+    let non_negative = |v: Option<isize>, what: &str| -> PyResult<Option<usize>> {
+        v.map(|v| {
+            usize::try_from(v)
+                .map_err(|_| PyValueError::new_err(format!("{what} must be non-negative, got {v}")))
+        })
+        .transpose()
+    };
+    Ok(ferrox::fft::StftParams {
+        n_fft,
+        hop_length: non_negative(hop_length, "hop_length")?,
+        win_length: non_negative(win_length, "win_length")?,
+        window: crate::convert::opt_array(window)?,
+        center,
+        pad_mode: ferrox::fft::StftPad::Reflect,
+        norm: ferrox::fft::FftNorm::parse(norm).py()?,
+        onesided,
+    })
+}
+
+/// stft(x, n_fft=2048, hop_length=None, win_length=None, window=None, center=True, pad_mode='reflect', norm='backward', onesided=None, stream=None) -> array
+///
+/// The short-time Fourier transform of the last axis: frames of ``n_fft``
+/// samples every ``hop_length`` (default ``n_fft // 4``), windowed and
+/// transformed; complex64 of shape ``(..., n_freq, n_frames)``.
+///
+/// Example:
+///     >>> ferrox.core.fft.stft(ferrox.core.arange(64.0), n_fft=16).shape
+///     (9, 17)
+#[pyfunction]
+#[pyo3(signature = (x, n_fft = 2048, hop_length = None, win_length = None, window = None, center = true, pad_mode = "reflect", norm = None, onesided = None, stream = None))]
+fn stft(
+    x: &Any<'_>,
+    n_fft: isize,
+    hop_length: Option<isize>,
+    win_length: Option<isize>,
+    window: Option<&Any<'_>>,
+    center: bool,
+    pad_mode: &str,
+    norm: Option<&str>,
+    onesided: Option<bool>,
+    stream: Stream<'_, '_>,
+) -> PyResult<PyArr> {
+    let x = to_array(x)?;
+    let mut p = stft_params(
+        length("stft", n_fft)?,
+        hop_length,
+        win_length,
+        window,
+        center,
+        norm,
+        onesided,
+    )?;
+    p.pad_mode = match pad_mode {
+        "reflect" => ferrox::fft::StftPad::Reflect,
+        "constant" => ferrox::fft::StftPad::Constant,
+        "edge" => ferrox::fft::StftPad::Edge,
+        other => {
+            return Err(PyValueError::new_err(format!(
+                "stft: pad_mode must be 'reflect', 'constant' or 'edge', got {other:?}"
+            )));
+        }
+    };
+    crate::ops::ok(on(stream, || ferrox::fft::stft(&x, &p))?)
+}
+
+/// istft(stft_matrix, n_fft=None, hop_length=None, win_length=None, window=None, center=True, norm='backward', onesided=None, length=None, stream=None) -> array
+///
+/// The inverse of :func:`stft`: each frame's inverse transform, windowed,
+/// overlap-added and divided by the summed squared window.
+///
+/// Example:
+///     >>> x = ferrox.core.arange(64.0)
+///     >>> ferrox.core.fft.istft(ferrox.core.fft.stft(x, n_fft=16), n_fft=16, length=64).shape
+///     (64,)
+#[pyfunction]
+#[pyo3(signature = (stft_matrix, n_fft = None, hop_length = None, win_length = None, window = None, center = true, norm = None, onesided = None, length = None, stream = None))]
+fn istft(
+    stft_matrix: &Any<'_>,
+    n_fft: Option<isize>,
+    hop_length: Option<isize>,
+    win_length: Option<isize>,
+    window: Option<&Any<'_>>,
+    center: bool,
+    norm: Option<&str>,
+    onesided: Option<bool>,
+    length: Option<isize>,
+    stream: Stream<'_, '_>,
+) -> PyResult<PyArr> {
+    let s = to_array(stft_matrix)?;
+    let n = n_fft
+        .map(|n| self::length("istft", n))
+        .transpose()?
+        .unwrap_or(0);
+    let p = stft_params(n, hop_length, win_length, window, center, norm, onesided)?;
+    let len = length.map(|l| self::length("istft", l)).transpose()?;
+    crate::ops::ok(on(stream, || ferrox::fft::istft(&s, &p, len))?)
+}
+
 pub fn submodule<'py>(
     parent: &Bound<'py, PyModule>,
     name: &str,
@@ -256,6 +363,6 @@ pub fn register(parent: &Bound<'_, PyModule>) -> PyResult<()> {
         ($($f:ident),* $(,)?) => { $( m.add_function(wrap_pyfunction!($f, &m)?)?; )* };
     }
     add!(fft, ifft, rfft, irfft, fft2, ifft2, rfft2, irfft2, fftn, ifftn, rfftn, irfftn);
-    add!(fftfreq, rfftfreq, fftshift, ifftshift);
+    add!(fftfreq, rfftfreq, fftshift, ifftshift, stft, istft);
     Ok(())
 }

@@ -391,3 +391,22 @@ def test_fft_norms_match_numpy():
             close(got, getattr(np.fft, f)(x, norm=norm, **kw), 1e-4)
     with pytest.raises(ValueError):
         fx.fft.fft(fx.array(c), norm="sideways")
+
+
+def test_stft_matches_framed_rfft_and_istft_inverts_it():
+    x = RNG.standard_normal(100).astype(np.float32)
+    n_fft, hop = 16, 4
+    w = np.hanning(n_fft).astype(np.float32)
+    got = fx.fft.stft(fx.array(x), n_fft=n_fft, hop_length=hop, window=fx.array(w))
+    padded = np.pad(x, n_fft // 2, mode="reflect")
+    frames = np.stack([padded[i:i + n_fft] for i in range(0, len(padded) - n_fft + 1, hop)])
+    want = np.fft.rfft(frames * w, axis=-1).T
+    close(got, want, 1e-4)
+    back = fx.fft.istft(got, n_fft=n_fft, hop_length=hop, window=fx.array(w), length=100)
+    close(back, x, 1e-3)
+    batch = fx.fft.stft(fx.array(np.stack([x, 2 * x])), n_fft=n_fft)
+    assert batch.shape[0] == 2
+    two = fx.fft.istft(batch, n_fft=n_fft, length=100)
+    close(two[1], 2 * x, 1e-3)
+    with pytest.raises(ValueError):
+        fx.fft.stft(fx.array(x), n_fft=16, pad_mode="wrap")

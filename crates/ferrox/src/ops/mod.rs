@@ -29,6 +29,7 @@ pub mod shape_rules;
 pub mod softmax;
 pub mod sort;
 pub mod spectral;
+pub mod stft;
 pub mod unary;
 pub mod unique;
 pub mod views;
