@@ -226,23 +226,34 @@ fn arange(
 
 /// linspace(start, stop, num=50, dtype=float32, *, stream=None) -> array
 ///
-/// ``num`` evenly spaced values from ``start`` to ``stop``, both included.
+/// ``num`` evenly spaced values from ``start`` to ``stop`` (included
+/// unless ``endpoint=False``, when the step is ``(stop - start) / num``).
 ///
 /// Example:
 ///     >>> ferrox.core.linspace(0, 1, 3).tolist()
 ///     [0.0, 0.5, 1.0]
+///     >>> ferrox.core.linspace(0, 1, 4, endpoint=False).tolist()
+///     [0.0, 0.25, 0.5, 0.75]
 #[pyfunction]
-#[pyo3(signature = (start, stop, num = 50, dtype = None, *, stream = None))]
+#[pyo3(signature = (start, stop, num = 50, endpoint = true, dtype = None, *, stream = None))]
 fn linspace(
     start: f64,
     stop: f64,
     num: i64,
+    endpoint: bool,
     dtype: Option<&Any<'_>>,
     stream: Stream<'_, '_>,
 ) -> PyResult<PyArr> {
     let num = usize::try_from(num)
         .map_err(|_| PyValueError::new_err(format!("linspace: num {num} is negative")))?;
     let d = opt_dtype(dtype)?.unwrap_or(DType::Float32);
+    // Without the endpoint the points are those of `num + 1` points, the
+    // last dropped.
+    let stop = if endpoint || num == 0 {
+        stop
+    } else {
+        start + (stop - start) * (num as f64 - 1.0) / num as f64
+    };
     ok(on(stream, || ferrox::linspace(start, stop, num, d))?)
 }
 

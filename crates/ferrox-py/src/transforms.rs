@@ -112,13 +112,56 @@ enum Argnums {
     Many(Vec<usize>),
 }
 
+#[derive(FromPyObject)]
+enum Argnames {
+    One(String),
+    Many(Vec<String>),
+}
+
 /// The function `grad` or `value_and_grad` returns.
 #[pyclass(name = "GradFunction", module = "ferrox.core", frozen)]
 struct GradFn {
     fun: Py<PyAny>,
     argnums: Vec<usize>,
     single: bool,
+    /// Keyword arguments to differentiate too; with any, the gradients are
+    /// `(positional, {name: gradient})`, as MLX.
+    argnames: Vec<String>,
     with_value: bool,
+}
+
+/// Calls `fun` with its trailing positional arguments moved back into the
+/// keywords `names` (how `argnames` differentiates keyword arguments: the
+/// transforms see positions only).
+#[pyclass(name = "_KeywordsAsPositions", module = "ferrox.core", frozen)]
+struct KeywordsAsPositions {
+    fun: Py<PyAny>,
+    names: Vec<String>,
+}
+
+#[pymethods]
+impl KeywordsAsPositions {
+    #[pyo3(signature = (*args, **kwargs))]
+    fn __call__<'py>(
+        &self,
+        args: &Bound<'py, PyTuple>,
+        kwargs: Option<&Bound<'py, PyDict>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let py = args.py();
+        let n = args.len() - self.names.len();
+        let kw = match kwargs {
+            Some(k) => k.copy()?,
+            None => PyDict::new(py),
+        };
+        for (name, value) in self.names.iter().zip(args.iter().skip(n)) {
+            kw.set_item(name, value)?;
+        }
+        let positional = PyTuple::new(py, args.iter().take(n))?;
+        self.fun.bind(py).call(positional, Some(&kw))
+    }
+    fn __traverse__(&self, visit: PyVisit<'_>) -> Result<(), PyTraverseError> {
+        visit.call(&self.fun)
+    }
 }
 
 #[pymethods]
@@ -130,6 +173,9 @@ impl GradFn {
         kwargs: Option<&Bound<'py, PyDict>>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let py = args.py();
+        if !self.argnames.is_empty() {
+            return self.call_with_argnames(args, kwargs);
+        }
         let (leaves, trees, ranges) = flatten_args(args)?;
         for &i in &self.argnums {
             if i >= trees.len() {
@@ -185,6 +231,85 @@ impl GradFn {
     }
 }
 
+impl GradFn {
+    /// `argnames`: the named keyword arguments become trailing positions of
+    /// a wrapper, differentiated with the chosen positions; the result is
+    /// `(positional gradients or None, {name: gradient})`.
+    fn call_with_argnames<'py>(
+        &self,
+        args: &Bound<'py, PyTuple>,
+        kwargs: Option<&Bound<'py, PyDict>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let py = args.py();
+        let rest = match kwargs {
+            Some(k) => k.copy()?,
+            None => PyDict::new(py),
+        };
+        let mut all: Vec<Bound<'py, PyAny>> = args.iter().collect();
+        for name in &self.argnames {
+            let v = rest.get_item(name)?.ok_or_else(|| {
+                PyValueError::new_err(format!(
+                    "grad: argnames names the keyword argument {name:?}, which the call does not pass"
+                ))
+            })?;
+            rest.del_item(name)?;
+            all.push(v);
+        }
+        let n = args.len();
+        let wrapper = Py::new(
+            py,
+            KeywordsAsPositions {
+                fun: self.fun.clone_ref(py),
+                names: self.argnames.clone(),
+            },
+        )?;
+        let positions: Vec<usize> = self
+            .argnums
+            .iter()
+            .copied()
+            .chain(n..n + self.argnames.len())
+            .collect();
+        let inner = GradFn {
+            fun: wrapper.into_any(),
+            argnums: positions,
+            single: false,
+            argnames: Vec::new(),
+            with_value: self.with_value,
+        };
+        let out = inner.__call__(&PyTuple::new(py, all)?, Some(&rest))?;
+        let (value, grads) = if self.with_value {
+            let t = out.cast::<PyTuple>()?;
+            (Some(t.get_item(0)?), t.get_item(1)?)
+        } else {
+            (None, out)
+        };
+        let grads = grads.cast::<PyTuple>()?;
+        let k = self.argnums.len();
+        let positional = match (k, self.single) {
+            (0, _) => py.None().into_bound(py),
+            (_, true) => grads.get_item(0)?,
+            _ => PyTuple::new(py, grads.iter().take(k))?.into_any(),
+        };
+        let named = PyDict::new(py);
+        for (name, g) in self.argnames.iter().zip(grads.iter().skip(k)) {
+            named.set_item(name, g)?;
+        }
+        let g = PyTuple::new(py, [positional, named.into_any()])?.into_any();
+        match value {
+            Some(v) => Ok(PyTuple::new(py, [v, g])?.into_any()),
+            None => Ok(g),
+        }
+    }
+}
+
+fn argnames_of(argnames: Option<Argnames>) -> Vec<String> {
+    match argnames {
+        None => Vec::new(),
+        Some(Argnames::One(s)) => vec![s],
+        Some(Argnames::Many(v)) => v,
+    }
+}
+
 fn argnums_of(argnums: Option<Argnums>) -> PyResult<(Vec<usize>, bool)> {
     let (v, single) = match argnums {
         None => (vec![0], true),
@@ -199,36 +324,58 @@ fn argnums_of(argnums: Option<Argnums>) -> PyResult<(Vec<usize>, bool)> {
     Ok((v, single))
 }
 
-/// `grad(fun, argnums=None)`: the gradient of `fun`'s (scalar) output with
+/// `grad(fun, argnums=None, argnames=[])`: the gradient of `fun`'s (scalar) output with
 /// respect to the arguments at `argnums` (default 0), shaped like them.
 #[pyfunction]
-#[pyo3(signature = (fun, argnums = None))]
-fn grad(py: Python<'_>, fun: Py<PyAny>, argnums: Option<Argnums>) -> PyResult<GradFn> {
-    let (argnums, single) = argnums_of(argnums)?;
+#[pyo3(signature = (fun, argnums = None, argnames = None))]
+fn grad(
+    py: Python<'_>,
+    fun: Py<PyAny>,
+    argnums: Option<Argnums>,
+    argnames: Option<Argnames>,
+) -> PyResult<GradFn> {
+    let argnames = argnames_of(argnames);
+    // With argnames and no argnums, no positional argument is differentiated.
+    let (argnums, single) = match argnums {
+        None if !argnames.is_empty() => (Vec::new(), false),
+        a => argnums_of(a)?,
+    };
     check_callable(py, &fun)?;
     Ok(GradFn {
         fun,
         argnums,
         single,
+        argnames,
         with_value: false,
     })
 }
 
-/// `value_and_grad(fun, argnums=None)`: `fun`'s output and the gradient of
+/// `value_and_grad(fun, argnums=None, argnames=[])`: `fun`'s output and the gradient of
 /// its first (scalar) array. `fun` may return `loss` or `(loss, aux...)`.
 ///
 /// Example:
 ///     >>> v, g = ferrox.core.value_and_grad(lambda x: (x * x).sum())(ferrox.core.array([3.0])); (v.item(), g.tolist())
 ///     (9.0, [6.0])
 #[pyfunction]
-#[pyo3(signature = (fun, argnums = None))]
-fn value_and_grad(py: Python<'_>, fun: Py<PyAny>, argnums: Option<Argnums>) -> PyResult<GradFn> {
-    let (argnums, single) = argnums_of(argnums)?;
+#[pyo3(signature = (fun, argnums = None, argnames = None))]
+fn value_and_grad(
+    py: Python<'_>,
+    fun: Py<PyAny>,
+    argnums: Option<Argnums>,
+    argnames: Option<Argnames>,
+) -> PyResult<GradFn> {
+    let argnames = argnames_of(argnames);
+    // With argnames and no argnums, no positional argument is differentiated.
+    let (argnums, single) = match argnums {
+        None if !argnames.is_empty() => (Vec::new(), false),
+        a => argnums_of(a)?,
+    };
     check_callable(py, &fun)?;
     Ok(GradFn {
         fun,
         argnums,
         single,
+        argnames,
         with_value: true,
     })
 }

@@ -410,3 +410,23 @@ def test_stft_matches_framed_rfft_and_istft_inverts_it():
     close(two[1], 2 * x, 1e-3)
     with pytest.raises(ValueError):
         fx.fft.stft(fx.array(x), n_fft=16, pad_mode="wrap")
+
+
+def test_grad_argnames_differentiates_keyword_arguments():
+    f = lambda x, y=1.0: (x * y).sum()  # noqa: E731
+    pos, named = fx.grad(f, argnames="y")(fx.array(2.0), y=fx.array(3.0))
+    assert pos is None and named["y"].item() == 2.0
+    g, named = fx.grad(f, argnums=0, argnames=["y"])(fx.array(2.0), y=fx.array(3.0))
+    assert g.item() == 3.0 and named["y"].item() == 2.0
+    v, (pos, named) = fx.value_and_grad(f, argnames=["y"])(fx.array(2.0), y=fx.array(3.0))
+    assert v.item() == 6.0 and named["y"].item() == 2.0
+    with pytest.raises(ValueError):
+        fx.grad(f, argnames="z")(fx.array(2.0), y=fx.array(3.0))
+
+
+def test_linspace_endpoint_and_complex_normal():
+    np.testing.assert_allclose(np.array(fx.linspace(0, 1, 4, endpoint=False)), np.linspace(0, 1, 4, endpoint=False))
+    z = np.array(fx.random.normal((20000,), dtype=fx.complex64, loc=1 + 1j, scale=2.0, key=fx.random.key(0)))
+    assert z.dtype == np.complex64
+    assert abs(z.real.var() - 2.0) < 0.15 and abs(z.imag.var() - 2.0) < 0.15
+    assert abs(z.real.mean() - 1.0) < 0.05 and abs(z.imag.mean() - 1.0) < 0.05

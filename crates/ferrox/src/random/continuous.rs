@@ -82,6 +82,8 @@ fn standard_normal(op: &str, shape: &[usize], w: DType, key: &Array) -> Result<A
 /// open interval `(-1, 1)` (a symmetric grid of odd multiples of 2^-23,
 /// or 2^-52 for f64), computed in f32 (f64 for f64) and rounded once to
 /// `dtype`; every sample is finite (|z| < 5.5 in f32, < 8.3 in f64).
+/// For complex64 the real and imaginary parts are independent normals of
+/// variance `scale^2 / 2` around the (complex) `loc`.
 ///
 /// ```
 /// use ferrox::{DType, random};
@@ -101,8 +103,11 @@ pub fn normal(
     key: Option<&Array>,
 ) -> Result<Array> {
     let op = "normal";
-    check_float(op, dtype)?;
     let (loc, scale) = (loc.into(), scale.into());
+    if dtype == DType::Complex64 {
+        return complex_normal(shape, loc, scale, key);
+    }
+    check_float(op, dtype)?;
     check_broadcast(op, shape, &[("loc", &loc), ("scale", &scale)])?;
     let key = key_or_default(op, key)?;
     let w = work_dtype(dtype);
@@ -113,6 +118,31 @@ pub fn normal(
     );
     let r = crate::ops::binary::add(&loc, &crate::ops::binary::multiply(&scale, &z)?)?;
     to_shape(crate::ops::cast::astype(&r, dtype)?, shape)
+}
+
+/// Complex normal samples: real and imaginary parts independent normals
+/// of variance `scale^2 / 2` (so `E|z - loc|^2 = scale^2`), from one key
+/// split in two; `loc` may be complex.
+fn complex_normal(shape: &[usize], loc: Array, scale: Array, key: Option<&Array>) -> Result<Array> {
+    use crate::ops::binary::{add, multiply};
+    let op = "normal";
+    check_broadcast(op, shape, &[("loc", &loc), ("scale", &scale)])?;
+    let key = key_or_default(op, key)?;
+    let keys = super::bits::split(&key, 2)?;
+    let part = |i: i32| -> Result<Array> {
+        let k = crate::ops::indexing::take(&keys, &Array::from(i), Some(0))?;
+        standard_normal(op, shape, DType::Float32, &k)
+    };
+    let (re, im) = (part(0)?, part(1)?);
+    let i = Array::scalar(crate::dtype::Complex64::new(0.0, 1.0));
+    let z = add(
+        &re.astype(DType::Complex64)?,
+        &multiply(&im.astype(DType::Complex64)?, &i)?,
+    )?;
+    let half = Array::scalar(std::f32::consts::FRAC_1_SQRT_2);
+    let scale = multiply(&scale.astype(DType::Float32)?, &half)?.astype(DType::Complex64)?;
+    let r = add(&loc.astype(DType::Complex64)?, &multiply(&scale, &z)?)?;
+    to_shape(r, shape)
 }
 
 /// Normal samples truncated to `[lower, upper]`.
