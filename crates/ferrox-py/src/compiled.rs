@@ -154,6 +154,10 @@ fn body(
 /// decorator. Python scalar arguments are constants of the trace, typed
 /// (`1` and `1.0` trace separately). `inputs`/`outputs` are implicit
 /// state trees (see `implicit.rs`).
+///
+/// Example:
+///     >>> f = ferrox.core.compile(lambda x: ferrox.core.exp(2 * x + 1)); f(ferrox.core.zeros((2,))).shape
+///     (2,)
 #[pyfunction]
 #[pyo3(signature = (fun, inputs = None, outputs = None, shapeless = false))]
 fn compile(
@@ -208,6 +212,10 @@ fn enable_compile() {
 }
 
 /// Entries in the process-wide compile cache (for tests and diagnostics).
+///
+/// Example:
+///     >>> ferrox.core.compile_cache_len() >= 0
+///     True
 #[pyfunction]
 fn compile_cache_len() -> usize {
     ferrox::compile::cache_len()

@@ -74,6 +74,10 @@ fn opt_shape(shape: Option<&Ints>) -> PyResult<Option<Vec<usize>>> {
 }
 
 /// `key(seed)`: the key of a non-negative integer seed (below 2**64).
+///
+/// Example:
+///     >>> ferrox.core.random.key(0).shape
+///     (2,)
 #[pyfunction]
 #[pyo3(signature = (seed), text_signature = "(seed)")]
 fn key(seed: &Any<'_>) -> PyResult<PyArr> {
@@ -103,6 +107,9 @@ fn seed_value(seed: &Any<'_>) -> PyResult<u64> {
 }
 
 /// `seed(seed)`: resets the calling thread's default key.
+///
+/// Example:
+///     >>> ferrox.core.random.seed(42)
 #[pyfunction]
 #[pyo3(signature = (seed), text_signature = "(seed)")]
 fn seed(seed: &Any<'_>) -> PyResult<()> {
@@ -126,6 +133,10 @@ fn split(key: &Any<'_>, num: i64, stream: Stream<'_, '_>) -> PyResult<PyArr> {
 
 /// `bits(shape=[], width=4, key=None)`: raw random bits as uint8/16/32/64
 /// for `width` 1/2/4/8.
+///
+/// Example:
+///     >>> ferrox.core.random.bits((3,), key=ferrox.core.random.key(0)).dtype
+///     ferrox.core.uint32
 #[pyfunction]
 #[pyo3(signature = (shape = None, width = 4, key = None, *, stream = None), text_signature = "(shape=[], width=4, key=None, *, stream=None)")]
 fn bits(
@@ -144,6 +155,10 @@ fn bits(
 /// `uniform(low=0, high=1, shape=[], dtype=float32, key=None)`: samples on
 /// `[low, high)`; never `high`, for every float dtype. With `shape=[]` the
 /// shape is that of the bounds.
+///
+/// Example:
+///     >>> ferrox.core.random.uniform(shape=(2,), key=ferrox.core.random.key(0)).shape
+///     (2,)
 #[pyfunction]
 #[pyo3(signature = (low = None, high = None, shape = None, dtype = None, key = None, *, stream = None), text_signature = "(low=0, high=1, shape=[], dtype=None, key=None, *, stream=None)")]
 fn uniform(
@@ -225,6 +240,10 @@ fn laplace(
 
 /// `randint(low, high, shape=[], dtype=int32, key=None)`: integers on
 /// `[low, high)`.
+///
+/// Example:
+///     >>> ferrox.core.random.randint(0, 10, (4,), key=ferrox.core.random.key(0)).dtype
+///     ferrox.core.int32
 #[pyfunction]
 #[pyo3(signature = (low, high, shape = None, dtype = None, key = None, *, stream = None), text_signature = "(low, high, shape=[], dtype=None, key=None, *, stream=None)")]
 fn randint(
@@ -271,6 +290,10 @@ fn bernoulli(
 
 /// `truncated_normal(lower, upper, shape=None, dtype=float32, key=None)`:
 /// normal samples within `[lower, upper]`.
+///
+/// Example:
+///     >>> ferrox.core.random.truncated_normal(-1.0, 1.0, (3,), key=ferrox.core.random.key(0)).shape
+///     (3,)
 #[pyfunction]
 #[pyo3(signature = (lower, upper, shape = None, dtype = None, key = None, *, stream = None), text_signature = "(lower, upper, shape=None, dtype=None, key=None, *, stream=None)")]
 fn truncated_normal(
@@ -311,6 +334,10 @@ fn gumbel(
 
 /// `categorical(logits, axis=-1, shape=None, num_samples=None, key=None)`:
 /// category indices (uint32) drawn with probabilities `softmax(logits)`.
+///
+/// Example:
+///     >>> ferrox.core.random.categorical(ferrox.core.zeros((2, 5)), key=ferrox.core.random.key(0)).shape
+///     (2,)
 #[pyfunction]
 #[pyo3(signature = (logits, axis = -1, shape = None, num_samples = None, key = None, *, stream = None), text_signature = "(logits, axis=-1, shape=None, num_samples=None, key=None, *, stream=None)")]
 fn categorical(
@@ -364,6 +391,10 @@ fn multivariate_normal(
 
 /// `permutation(x, axis=0, key=None)`: a random permutation of `range(x)`
 /// for an int `x`, else `x` shuffled along `axis`.
+///
+/// Example:
+///     >>> sorted(ferrox.core.random.permutation(4, key=ferrox.core.random.key(0)).tolist())
+///     [0, 1, 2, 3]
 #[pyfunction]
 #[pyo3(signature = (x, axis = 0, key = None, *, stream = None), text_signature = "(x, axis=0, key=None, *, stream=None)")]
 fn permutation(

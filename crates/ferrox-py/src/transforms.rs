@@ -326,6 +326,12 @@ fn argnums_of(argnums: Option<Argnums>) -> PyResult<(Vec<usize>, bool)> {
 
 /// `grad(fun, argnums=None, argnames=[])`: the gradient of `fun`'s (scalar) output with
 /// respect to the arguments at `argnums` (default 0), shaped like them.
+/// With `argnames`, the named keyword arguments too, and the result is
+/// `(positional gradients or None, {name: gradient})`.
+///
+/// Example:
+///     >>> ferrox.core.grad(lambda x: (x * x).sum())(ferrox.core.array([3.0])).tolist()
+///     [6.0]
 #[pyfunction]
 #[pyo3(signature = (fun, argnums = None, argnames = None))]
 fn grad(
@@ -423,6 +429,10 @@ fn pylist<'py>(py: Python<'py>, v: Vec<Array>) -> PyResult<Bound<'py, PyList>> {
 }
 
 /// `vjp(fun, primals, cotangents) -> (outputs, vjps)`.
+///
+/// Example:
+///     >>> out, vjps = ferrox.core.vjp(lambda x: x * 2, [ferrox.core.array([1.0])], [ferrox.core.array([1.0])]); vjps[0].tolist()
+///     [2.0]
 #[pyfunction]
 fn vjp<'py>(
     py: Python<'py>,
@@ -438,6 +448,10 @@ fn vjp<'py>(
 }
 
 /// `jvp(fun, primals, tangents) -> (outputs, jvps)`.
+///
+/// Example:
+///     >>> out, jvps = ferrox.core.jvp(lambda x: x * 2, [ferrox.core.array([1.0])], [ferrox.core.array([1.0])]); jvps[0].tolist()
+///     [2.0]
 #[pyfunction]
 fn jvp<'py>(
     py: Python<'py>,
@@ -637,10 +651,18 @@ impl CustomFn {
         self.set_rule(VJP, rule)
     }
     /// Registers the jvp rule (a decorator).
+    ///
+    /// Example:
+    ///     >>> out, jvps = ferrox.core.jvp(lambda x: x * 2, [ferrox.core.array([1.0])], [ferrox.core.array([1.0])]); jvps[0].tolist()
+    ///     [2.0]
     fn jvp(&self, rule: Py<PyAny>) -> PyResult<Py<PyAny>> {
         self.set_rule(JVP, rule)
     }
     /// Registers the vmap rule (a decorator).
+    ///
+    /// Example:
+    ///     >>> ferrox.core.vmap(lambda x: x.sum())(ferrox.core.ones((3, 4))).tolist()
+    ///     [4.0, 4.0, 4.0]
     fn vmap(&self, rule: Py<PyAny>) -> PyResult<Py<PyAny>> {
         self.set_rule(VMAP, rule)
     }
@@ -774,6 +796,10 @@ fn checkpoint(py: Python<'_>, fun: Py<PyAny>) -> PyResult<CheckpointFn> {
 /// call; only an `out_axes` tree (not a plain int or None) makes it run
 /// once more first, unbatched on the first example, to match the tree
 /// against the output's structure.
+///
+/// Example:
+///     >>> ferrox.core.vmap(lambda x: x.sum())(ferrox.core.ones((3, 4))).tolist()
+///     [4.0, 4.0, 4.0]
 #[pyfunction]
 #[pyo3(signature = (fun, in_axes = None, out_axes = None))]
 fn vmap(
