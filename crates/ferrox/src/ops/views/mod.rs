@@ -311,6 +311,10 @@ impl Primitive for Transpose {
     fn name(&self) -> &'static str {
         "transpose"
     }
+    fn output_shape(&self, input_shapes: &[&[usize]]) -> Option<Result<Vec<usize>>> {
+        let shape = input_shapes.first()?;
+        (shape.len() == self.axes.len()).then(|| Ok(self.axes.iter().map(|&i| shape[i]).collect()))
+    }
     fn eval_cpu(&self, inputs: &[Operand<'_>], out: OutSpec<'_>) -> Result<Data> {
         let x = &inputs[0];
         let strides = self.axes.iter().map(|&i| x.data.strides[i]).collect();
