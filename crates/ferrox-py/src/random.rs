@@ -202,14 +202,26 @@ fn normal(
     key: Option<&Any<'_>>,
     stream: Stream<'_, '_>,
 ) -> PyResult<PyArr> {
+    loc_scale(random::normal, shape, dtype, loc, scale, key, stream)
+}
+
+/// A location-scale sampler (`normal`, `laplace`) from its Python
+/// arguments.
+fn loc_scale(
+    sample: fn(&[usize], DType, Array, Array, Option<&Array>) -> ferrox::Result<Array>,
+    shape: Option<Ints>,
+    dtype: Option<&Any<'_>>,
+    loc: Option<&Any<'_>>,
+    scale: Option<&Any<'_>>,
+    key: Option<&Any<'_>>,
+    stream: Stream<'_, '_>,
+) -> PyResult<PyArr> {
     let loc = opt_bound(loc, 0.0)?;
     let scale = opt_bound(scale, 1.0)?;
     let s = shape_or_bounds(shape.as_ref(), &[&loc, &scale])?;
     let d = opt_dtype(dtype)?.unwrap_or(DType::Float32);
     let key = opt_key(key)?;
-    ok(on(stream, || {
-        random::normal(&s, d, &loc, &scale, key.as_ref())
-    })?)
+    ok(on(stream, || sample(&s, d, loc, scale, key.as_ref()))?)
 }
 
 /// `laplace(shape=[], dtype=float32, loc=0.0, scale=1.0, key=None)`:
@@ -228,14 +240,7 @@ fn laplace(
     key: Option<&Any<'_>>,
     stream: Stream<'_, '_>,
 ) -> PyResult<PyArr> {
-    let loc = opt_bound(loc, 0.0)?;
-    let scale = opt_bound(scale, 1.0)?;
-    let s = shape_or_bounds(shape.as_ref(), &[&loc, &scale])?;
-    let d = opt_dtype(dtype)?.unwrap_or(DType::Float32);
-    let key = opt_key(key)?;
-    ok(on(stream, || {
-        random::laplace(&s, d, &loc, &scale, key.as_ref())
-    })?)
+    loc_scale(random::laplace, shape, dtype, loc, scale, key, stream)
 }
 
 /// `randint(low, high, shape=[], dtype=int32, key=None)`: integers on

@@ -232,6 +232,32 @@ impl GradFn {
 }
 
 impl GradFn {
+    /// The function `grad` (`with_value: false`) or `value_and_grad`
+    /// returns.
+    fn new(
+        py: Python<'_>,
+        fun: Py<PyAny>,
+        argnums: Option<Argnums>,
+        argnames: Option<Argnames>,
+        with_value: bool,
+    ) -> PyResult<GradFn> {
+        let argnames = argnames_of(argnames);
+        // With argnames and no argnums, no positional argument is
+        // differentiated.
+        let (argnums, single) = match argnums {
+            None if !argnames.is_empty() => (Vec::new(), false),
+            a => argnums_of(a)?,
+        };
+        check_callable(py, &fun)?;
+        Ok(GradFn {
+            fun,
+            argnums,
+            single,
+            argnames,
+            with_value,
+        })
+    }
+
     /// `argnames`: the named keyword arguments become trailing positions of
     /// a wrapper, differentiated with the chosen positions; the result is
     /// `(positional gradients or None, {name: gradient})`.
@@ -340,20 +366,7 @@ fn grad(
     argnums: Option<Argnums>,
     argnames: Option<Argnames>,
 ) -> PyResult<GradFn> {
-    let argnames = argnames_of(argnames);
-    // With argnames and no argnums, no positional argument is differentiated.
-    let (argnums, single) = match argnums {
-        None if !argnames.is_empty() => (Vec::new(), false),
-        a => argnums_of(a)?,
-    };
-    check_callable(py, &fun)?;
-    Ok(GradFn {
-        fun,
-        argnums,
-        single,
-        argnames,
-        with_value: false,
-    })
+    GradFn::new(py, fun, argnums, argnames, false)
 }
 
 /// `value_and_grad(fun, argnums=None, argnames=[])`: `fun`'s output and the gradient of
@@ -370,20 +383,7 @@ fn value_and_grad(
     argnums: Option<Argnums>,
     argnames: Option<Argnames>,
 ) -> PyResult<GradFn> {
-    let argnames = argnames_of(argnames);
-    // With argnames and no argnums, no positional argument is differentiated.
-    let (argnums, single) = match argnums {
-        None if !argnames.is_empty() => (Vec::new(), false),
-        a => argnums_of(a)?,
-    };
-    check_callable(py, &fun)?;
-    Ok(GradFn {
-        fun,
-        argnums,
-        single,
-        argnames,
-        with_value: true,
-    })
+    GradFn::new(py, fun, argnums, argnames, true)
 }
 
 pub fn check_callable(py: Python<'_>, f: &Py<PyAny>) -> PyResult<()> {

@@ -107,17 +107,7 @@ pub fn normal(
     if dtype == DType::Complex64 {
         return complex_normal(shape, loc, scale, key);
     }
-    check_float(op, dtype)?;
-    check_broadcast(op, shape, &[("loc", &loc), ("scale", &scale)])?;
-    let key = key_or_default(op, key)?;
-    let w = work_dtype(dtype);
-    let z = standard_normal(op, shape, w, &key)?;
-    let (loc, scale) = (
-        crate::ops::cast::astype(&loc, w)?,
-        crate::ops::cast::astype(&scale, w)?,
-    );
-    let r = crate::ops::binary::add(&loc, &crate::ops::binary::multiply(&scale, &z)?)?;
-    to_shape(crate::ops::cast::astype(&r, dtype)?, shape)
+    location_scale(op, shape, dtype, loc, scale, key, standard_normal)
 }
 
 /// Complex normal samples: real and imaginary parts independent normals
@@ -255,22 +245,41 @@ pub fn laplace(
     scale: impl Into<Array>,
     key: Option<&Array>,
 ) -> Result<Array> {
+    let (loc, scale) = (loc.into(), scale.into());
+    location_scale("laplace", shape, dtype, loc, scale, key, standard_laplace)
+}
+
+/// Standard Laplace variates in the work type: `-sign(v) * log(1 - |v|)`
+/// for `v` uniform on the open interval `(-1, 1)`.
+fn standard_laplace(op: &str, shape: &[usize], w: DType, key: &Array) -> Result<Array> {
     use crate::ops::binary::{multiply, subtract};
     use crate::ops::unary::{abs, log1p, negative, sign};
-    let op = "laplace";
+    let u = unit_open(op, shape, w, key)?;
+    let v = subtract(&multiply(&u, &constant(2.0, w)?)?, &constant(1.0, w)?)?;
+    negative(&multiply(&sign(&v)?, &log1p(&negative(&abs(&v)?)?)?)?)
+}
+
+/// `loc + scale * z` for standard variates `z` drawn by `standard` in the
+/// work type of the float `dtype`, rounded once to `dtype`.
+fn location_scale(
+    op: &str,
+    shape: &[usize],
+    dtype: DType,
+    loc: Array,
+    scale: Array,
+    key: Option<&Array>,
+    standard: fn(&str, &[usize], DType, &Array) -> Result<Array>,
+) -> Result<Array> {
     check_float(op, dtype)?;
-    let (loc, scale) = (loc.into(), scale.into());
     check_broadcast(op, shape, &[("loc", &loc), ("scale", &scale)])?;
     let key = key_or_default(op, key)?;
     let w = work_dtype(dtype);
-    let u = unit_open(op, shape, w, &key)?;
-    let v = subtract(&multiply(&u, &constant(2.0, w)?)?, &constant(1.0, w)?)?;
-    let z = multiply(&sign(&v)?, &log1p(&negative(&abs(&v)?)?)?)?;
+    let z = standard(op, shape, w, &key)?;
     let (loc, scale) = (
         crate::ops::cast::astype(&loc, w)?,
         crate::ops::cast::astype(&scale, w)?,
     );
-    let r = subtract(&loc, &multiply(&scale, &z)?)?;
+    let r = crate::ops::binary::add(&loc, &crate::ops::binary::multiply(&scale, &z)?)?;
     to_shape(crate::ops::cast::astype(&r, dtype)?, shape)
 }
 

@@ -4,7 +4,7 @@
 use crate::error::{Error, Result};
 use crate::graph::array::Array;
 use crate::ops::shape_rules::normalize_axis;
-use crate::ops::views::slice_parts;
+use crate::ops::views::slice_along;
 
 /// The `n`-th discrete difference along `axis`: `a[1:] - a[:-1]`, applied
 /// `n` times (the axis shrinks by `n`, to 0 at most). bool inputs give
@@ -32,22 +32,10 @@ pub fn diff(a: &Array, n: usize, axis: isize) -> Result<Array> {
         if len == 0 {
             break;
         }
-        let part = |start: isize| -> Array {
-            let parts: Vec<(isize, usize, isize)> = x
-                .shape()
-                .iter()
-                .enumerate()
-                .map(|(d, &k)| {
-                    if d == ax {
-                        (start, len - 1, 1)
-                    } else {
-                        (0, k, 1)
-                    }
-                })
-                .collect();
-            slice_parts(&x, &parts)
-        };
-        let (hi, lo) = (part(1), part(0));
+        let (hi, lo) = (
+            slice_along(&x, ax, 1, len - 1),
+            slice_along(&x, ax, 0, len - 1),
+        );
         x = if x.dtype() == crate::dtype::DType::Bool {
             super::not_equal(&hi, &lo)?
         } else {

@@ -2,7 +2,7 @@
 //! [`flip`], [`atleast_1d`]/[`atleast_2d`]/[`atleast_3d`],
 //! [`matrix_transpose`], [`unstack`] and the raw-layout view [`as_strided`].
 
-use super::{reshape_to, slice_parts, squeeze, swapaxes, view_of};
+use super::{reshape_to, slice_along, slice_parts, squeeze, swapaxes, view_of};
 use crate::backend::cpu::copy::ensure_contiguous;
 use crate::dtype::DType;
 use crate::error::{Error, Result};
@@ -124,21 +124,7 @@ pub fn unstack(a: &Array, axis: isize) -> Result<Vec<Array>> {
     }
     let ax = normalize_axis("unstack", axis, a.ndim())?;
     (0..a.shape()[ax])
-        .map(|i| {
-            let parts: Vec<(isize, usize, isize)> = a
-                .shape()
-                .iter()
-                .enumerate()
-                .map(|(d, &n)| {
-                    if d == ax {
-                        (i as isize, 1, 1)
-                    } else {
-                        (0, n, 1)
-                    }
-                })
-                .collect();
-            squeeze(&slice_parts(a, &parts), Some(&[ax as isize]))
-        })
+        .map(|i| squeeze(&slice_along(a, ax, i, 1), Some(&[ax as isize])))
         .collect()
 }
 

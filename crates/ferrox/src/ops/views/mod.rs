@@ -652,6 +652,24 @@ pub(crate) fn slice_parts(a: &Array, parts: &[(isize, usize, isize)]) -> Array {
     )
 }
 
+/// `len` elements of `a` from `start` along axis `ax` (whole along the
+/// others), without bounds checks: the callers derive both from the shape.
+pub(crate) fn slice_along(a: &Array, ax: usize, start: usize, len: usize) -> Array {
+    let parts: Vec<(isize, usize, isize)> = a
+        .shape()
+        .iter()
+        .enumerate()
+        .map(|(d, &n)| {
+            if d == ax {
+                (start as isize, len, 1)
+            } else {
+                (0, n, 1)
+            }
+        })
+        .collect();
+    slice_parts(a, &parts)
+}
+
 /// `a[start[0]:stop[0]:strides[0], ...]` with Python semantics per axis
 /// (negative bounds count from the end, out-of-range bounds clamp, negative
 /// strides walk backwards). One entry per axis. A view.
