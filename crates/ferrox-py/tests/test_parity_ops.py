@@ -430,3 +430,20 @@ def test_linspace_endpoint_and_complex_normal():
     assert z.dtype == np.complex64
     assert abs(z.real.var() - 2.0) < 0.15 and abs(z.imag.var() - 2.0) < 0.15
     assert abs(z.real.mean() - 1.0) < 0.05 and abs(z.imag.mean() - 1.0) < 0.05
+
+
+def test_shapeless_compile_replays_reshapes_matmul_and_take_on_new_shapes():
+    f = fx.compile(lambda x: fx.unflatten(x, -1, (4, -1)), shapeless=True)
+    assert f(fx.zeros((1, 1, 128))).shape == (1, 1, 4, 32)
+    assert f(fx.zeros((2, 3, 64))).shape == (2, 3, 4, 16)
+    g = fx.compile(lambda x: x.reshape(-1, 2).sum(0) + x.flatten().sum(), shapeless=True)
+    assert g(fx.ones((4,))).tolist() == [6.0, 6.0]
+    assert g(fx.ones((6,))).tolist() == [9.0, 9.0]
+    mm = fx.compile(lambda a, b: fx.addmm(b[:, :1], a, b.T), shapeless=True)
+    a, b = fx.ones((2, 3)), fx.ones((4, 3))
+    assert mm(a, b.T.T).shape == (2, 4)
+    a, b = fx.ones((3, 5)), fx.ones((2, 5))
+    assert mm(a, b).shape == (3, 2)
+    t = fx.compile(lambda x: x[:, -1, :], shapeless=True)
+    assert t(fx.zeros((1, 1, 32))).shape == (1, 32)
+    assert t(fx.zeros((2, 3, 8))).shape == (2, 8)

@@ -81,11 +81,84 @@ fn view_of(
 pub struct Reshape {
     /// The output shape.
     pub shape: Vec<usize>,
+    /// How the shape follows from the input's, for a shapeless compiled
+    /// function replayed on other shapes.
+    pub rule: ReshapeRule,
+}
+
+/// How a [`Reshape`]'s output shape derives from its input's: what the
+/// user asked for, so a shapeless trace can apply it to other shapes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ReshapeRule {
+    /// Exactly [`Reshape::shape`] (input sizes must match).
+    Fixed,
+    /// `reshape` with one dimension possibly `-1`.
+    Infer(Vec<isize>),
+    /// `flatten(start, end)`, axes normalised (a 0-d input gives `[1]`).
+    Flatten(usize, usize),
+    /// `unflatten(axis, parts)`, one part possibly `-1`.
+    Unflatten(usize, Vec<isize>),
+    /// `squeeze` of these (normalised) axes.
+    Squeeze(Vec<usize>),
+    /// `expand_dims` at these (normalised, output) positions.
+    ExpandDims(Vec<usize>),
+}
+
+impl ReshapeRule {
+    /// The output shape for an input of `shape`.
+    fn apply(&self, fixed: &[usize], shape: &[usize]) -> Result<Vec<usize>> {
+        let size: usize = shape.iter().product();
+        match self {
+            ReshapeRule::Fixed => {
+                if fixed.iter().product::<usize>() == size {
+                    Ok(fixed.to_vec())
+                } else {
+                    Err(Error::shape(
+                        "reshape",
+                        format!("cannot reshape array of shape {shape:?} into shape {fixed:?}"),
+                    ))
+                }
+            }
+            ReshapeRule::Infer(spec) => infer_shape("reshape", shape, size, spec),
+            ReshapeRule::Flatten(s, e) if *e < shape.len() => {
+                let mut out = shape[..*s].to_vec();
+                out.push(shape[*s..=*e].iter().product());
+                out.extend_from_slice(&shape[e + 1..]);
+                Ok(out)
+            }
+            ReshapeRule::Flatten(..) if shape.is_empty() => Ok(vec![1]),
+            ReshapeRule::Unflatten(ax, parts) if *ax < shape.len() => {
+                let dim = shape[*ax];
+                let mut out = shape[..*ax].to_vec();
+                out.extend(infer_shape("unflatten", &[dim], dim, parts)?);
+                out.extend_from_slice(&shape[ax + 1..]);
+                Ok(out)
+            }
+            ReshapeRule::Squeeze(axes) if axes.iter().all(|&a| shape.get(a) == Some(&1)) => {
+                Ok((0..shape.len()).filter(|i| !axes.contains(i)).map(|i| shape[i]).collect())
+            }
+            ReshapeRule::ExpandDims(axes) => {
+                let nd = shape.len() + axes.len();
+                let mut rest = shape.iter();
+                Ok((0..nd)
+                    .map(|i| if axes.contains(&i) { 1 } else { rest.next().copied().unwrap_or(1) })
+                    .collect())
+            }
+            _ => Err(Error::shape(
+                "reshape",
+                format!("the traced reshape {self:?} does not apply to an input of shape {shape:?}"),
+            )),
+        }
+    }
 }
 
 impl Primitive for Reshape {
     fn name(&self) -> &'static str {
         "reshape"
+    }
+    fn output_shape(&self, input_shapes: &[&[usize]]) -> Option<Result<Vec<usize>>> {
+        let shape = input_shapes.first()?;
+        Some(self.rule.apply(&self.shape, shape))
     }
     fn eval_cpu(&self, inputs: &[Operand<'_>], out: OutSpec<'_>) -> Result<Data> {
         let x = &inputs[0];
@@ -117,7 +190,12 @@ impl Primitive for Reshape {
 
 /// Builds a reshape node; `shape` must hold as many elements as `a`.
 pub(crate) fn reshape_to(a: &Array, shape: Vec<usize>) -> Array {
-    Array::from_op(shape.clone(), a.dtype(), Reshape { shape }, vec![a.clone()])
+    reshape_by(a, shape, ReshapeRule::Fixed)
+}
+
+/// A reshape node that records how its shape was asked for.
+fn reshape_by(a: &Array, shape: Vec<usize>, rule: ReshapeRule) -> Array {
+    Array::from_op(shape.clone(), a.dtype(), Reshape { shape, rule }, vec![a.clone()])
 }
 
 /// Resolves a requested shape with at most one `-1` against `size` elements.
@@ -178,7 +256,7 @@ fn infer_shape(op: &str, from: &[usize], size: usize, shape: &[isize]) -> Result
 /// ```
 pub fn reshape(a: &Array, shape: &[isize]) -> Result<Array> {
     let out = infer_shape("reshape", a.shape(), a.size(), shape)?;
-    Ok(reshape_to(a, out))
+    Ok(reshape_by(a, out, ReshapeRule::Infer(shape.to_vec())))
 }
 
 /// Merges axes `start_axis..=end_axis` (negative values count from the end)
@@ -192,7 +270,7 @@ pub fn reshape(a: &Array, shape: &[isize]) -> Result<Array> {
 /// ```
 pub fn flatten(a: &Array, start_axis: isize, end_axis: isize) -> Result<Array> {
     if a.ndim() == 0 {
-        return Ok(reshape_to(a, vec![1]));
+        return Ok(reshape_by(a, vec![1], ReshapeRule::Flatten(0, 0)));
     }
     let s = normalize_axis("flatten", start_axis, a.ndim())?;
     let e = normalize_axis("flatten", end_axis, a.ndim())?;
@@ -209,7 +287,7 @@ pub fn flatten(a: &Array, start_axis: isize, end_axis: isize) -> Result<Array> {
     let mut out = sh[..s].to_vec();
     out.push(sh[s..=e].iter().product());
     out.extend_from_slice(&sh[e + 1..]);
-    Ok(reshape_to(a, out))
+    Ok(reshape_by(a, out, ReshapeRule::Flatten(s, e)))
 }
 
 /// Splits axis `axis` into `shape` (one entry may be `-1`).
@@ -230,7 +308,7 @@ pub fn unflatten(a: &Array, axis: isize, shape: &[isize]) -> Result<Array> {
     let mut out = a.shape()[..ax].to_vec();
     out.extend(parts);
     out.extend_from_slice(&a.shape()[ax + 1..]);
-    Ok(reshape_to(a, out))
+    Ok(reshape_by(a, out, ReshapeRule::Unflatten(ax, shape.to_vec())))
 }
 
 /// Removes size-1 axes: the given ones (an error if one is not of size 1),
@@ -265,7 +343,7 @@ pub fn squeeze(a: &Array, axes: Option<&[isize]>) -> Result<Array> {
         .filter(|i| !drop.contains(i))
         .map(|i| sh[i])
         .collect();
-    Ok(reshape_to(a, out))
+    Ok(reshape_by(a, out, ReshapeRule::Squeeze(drop)))
 }
 
 /// Inserts size-1 axes at `axes`, which index the *result*.
@@ -289,7 +367,7 @@ pub fn expand_dims(a: &Array, axes: &[isize]) -> Result<Array> {
             }
         })
         .collect();
-    Ok(reshape_to(a, out))
+    Ok(reshape_by(a, out, ReshapeRule::ExpandDims(new)))
 }
 
 // -------------------------------------------------------------- transpose
