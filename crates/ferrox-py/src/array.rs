@@ -466,10 +466,26 @@ impl PyArr {
         let _ = modulo;
         self.inplace(other, ferrox::power)
     }
+    /// Element-wise ``==`` with arrays, scalars and numpy arrays; any other
+    /// object (a list, a tuple, a string) is simply not equal, as in MLX.
     fn __eq__(&self, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        if !comparable(other)? {
+            return Ok(false
+                .into_pyobject(other.py())?
+                .to_owned()
+                .into_any()
+                .unbind());
+        }
         self.bin(other, ferrox::equal, false)
     }
     fn __ne__(&self, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        if !comparable(other)? {
+            return Ok(true
+                .into_pyobject(other.py())?
+                .to_owned()
+                .into_any()
+                .unbind());
+        }
         self.bin(other, ferrox::not_equal, false)
     }
     fn __lt__(&self, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
@@ -488,6 +504,25 @@ impl PyArr {
 
 // `&`/`|` on bool arrays are logical ops; override the bitwise versions'
 // behaviour through these helpers used by the dunders above.
+/// True for what `==` compares element-wise: arrays, Python scalars and
+/// numpy arrays or scalars.
+fn comparable(other: &Bound<'_, PyAny>) -> PyResult<bool> {
+    use pyo3::types::{PyBool, PyComplex, PyFloat, PyInt};
+    if other.cast::<PyArr>().is_ok()
+        || other.is_instance_of::<PyBool>()
+        || other.is_instance_of::<PyInt>()
+        || other.is_instance_of::<PyFloat>()
+        || other.is_instance_of::<PyComplex>()
+    {
+        return Ok(true);
+    }
+    let np = other.py().import("numpy")?;
+    Ok(
+        other.is_instance(&np.getattr("ndarray")?)?
+            || other.is_instance(&np.getattr("generic")?)?,
+    )
+}
+
 pub fn bit_and(a: &Array, b: &Array) -> ferrox::Result<Array> {
     and_or(a, b, ferrox::bitwise_and, ferrox::logical_and)
 }

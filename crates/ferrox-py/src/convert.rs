@@ -81,7 +81,10 @@ fn typed<T: Element + Pod + numpy::Element>(a: &Bound<'_, PyAny>) -> PyResult<Ar
 pub fn from_numpy(a: &Bound<'_, PyAny>, keep_f64: bool) -> PyResult<Array> {
     let py = a.py();
     let np = py.import("numpy")?;
-    let a = np.call_method1("ascontiguousarray", (a,))?;
+    // `ascontiguousarray` would make a 0-d array 1-d.
+    let kw = pyo3::types::PyDict::new(py);
+    kw.set_item("order", "C")?;
+    let a = np.call_method("asarray", (a,), Some(&kw))?;
     let name: String = a.getattr("dtype")?.getattr("name")?.extract()?;
     let out = match name.as_str() {
         "bool" => typed::<bool>(&a)?,

@@ -33,6 +33,7 @@ fn core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<array::AtBuilder>()?;
     m.add_class::<array::AtUpdate>()?;
     convert::register(m)?;
+    errors::register(m)?;
     device::register(m)?;
     dtypes::register(m)?;
     ops::register(m)?;

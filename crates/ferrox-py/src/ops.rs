@@ -254,7 +254,14 @@ fn linspace(
     } else {
         start + (stop - start) * (num as f64 - 1.0) / num as f64
     };
-    ok(on(stream, || ferrox::linspace(start, stop, num, d))?)
+    ok(on(stream, || {
+        if d.is_inexact() {
+            ferrox::linspace(start, stop, num, d)
+        } else {
+            // numpy: integer points are the float points, truncated.
+            ferrox::linspace(start, stop, num, DType::Float64)?.astype(d)
+        }
+    })?)
 }
 
 pub(crate) fn dim(n: i64, what: &str) -> PyResult<usize> {
@@ -1211,10 +1218,10 @@ fn meshgrid<'py>(
     sparse: bool,
     indexing: &str,
     stream: Stream<'_, '_>,
-) -> PyResult<Bound<'py, PyList>> {
+) -> PyResult<Bound<'py, PyTuple>> {
     let xs = self::arrays(arrays)?;
     let out = on(stream, || ferrox::meshgrid(&xs, sparse, indexing))?.py()?;
-    list(arrays.py(), out)
+    PyTuple::new(arrays.py(), list(arrays.py(), out)?)
 }
 
 // -------------------------------------------------------- sort and select

@@ -134,19 +134,29 @@ impl ReshapeRule {
                 out.extend_from_slice(&shape[ax + 1..]);
                 Ok(out)
             }
-            ReshapeRule::Squeeze(axes) if axes.iter().all(|&a| shape.get(a) == Some(&1)) => {
-                Ok((0..shape.len()).filter(|i| !axes.contains(i)).map(|i| shape[i]).collect())
-            }
+            ReshapeRule::Squeeze(axes) if axes.iter().all(|&a| shape.get(a) == Some(&1)) => Ok((0
+                ..shape.len())
+                .filter(|i| !axes.contains(i))
+                .map(|i| shape[i])
+                .collect()),
             ReshapeRule::ExpandDims(axes) => {
                 let nd = shape.len() + axes.len();
                 let mut rest = shape.iter();
                 Ok((0..nd)
-                    .map(|i| if axes.contains(&i) { 1 } else { rest.next().copied().unwrap_or(1) })
+                    .map(|i| {
+                        if axes.contains(&i) {
+                            1
+                        } else {
+                            rest.next().copied().unwrap_or(1)
+                        }
+                    })
                     .collect())
             }
             _ => Err(Error::shape(
                 "reshape",
-                format!("the traced reshape {self:?} does not apply to an input of shape {shape:?}"),
+                format!(
+                    "the traced reshape {self:?} does not apply to an input of shape {shape:?}"
+                ),
             )),
         }
     }
@@ -195,7 +205,12 @@ pub(crate) fn reshape_to(a: &Array, shape: Vec<usize>) -> Array {
 
 /// A reshape node that records how its shape was asked for.
 fn reshape_by(a: &Array, shape: Vec<usize>, rule: ReshapeRule) -> Array {
-    Array::from_op(shape.clone(), a.dtype(), Reshape { shape, rule }, vec![a.clone()])
+    Array::from_op(
+        shape.clone(),
+        a.dtype(),
+        Reshape { shape, rule },
+        vec![a.clone()],
+    )
 }
 
 /// Resolves a requested shape with at most one `-1` against `size` elements.
@@ -308,7 +323,11 @@ pub fn unflatten(a: &Array, axis: isize, shape: &[isize]) -> Result<Array> {
     let mut out = a.shape()[..ax].to_vec();
     out.extend(parts);
     out.extend_from_slice(&a.shape()[ax + 1..]);
-    Ok(reshape_by(a, out, ReshapeRule::Unflatten(ax, shape.to_vec())))
+    Ok(reshape_by(
+        a,
+        out,
+        ReshapeRule::Unflatten(ax, shape.to_vec()),
+    ))
 }
 
 /// Removes size-1 axes: the given ones (an error if one is not of size 1),
