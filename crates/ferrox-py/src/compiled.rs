@@ -47,8 +47,42 @@ struct Compiled {
     shapeless: bool,
 }
 
+impl Compiled {
+    /// The wrapped function's attribute `name` (``__name__``, ``__doc__``,
+    /// ...), as functools.wraps would copy it.
+    fn wrapped_attr<'py>(&self, py: Python<'py>, name: &str) -> PyResult<Bound<'py, PyAny>> {
+        match &*crate::transforms::lock(&self.fun) {
+            Some(f) => f.bind(py).getattr(name),
+            None => Err(pyo3::exceptions::PyAttributeError::new_err(format!(
+                "the compiled function was released; it has no {name}"
+            ))),
+        }
+    }
+}
+
 #[pymethods]
 impl Compiled {
+    #[getter(__name__)]
+    fn name<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        self.wrapped_attr(py, "__name__")
+    }
+    #[getter(__qualname__)]
+    fn qualname<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        self.wrapped_attr(py, "__qualname__")
+    }
+    #[getter(__module__)]
+    fn module<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        self.wrapped_attr(py, "__module__")
+    }
+    #[getter(__wrapped__)]
+    fn wrapped<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        match &*crate::transforms::lock(&self.fun) {
+            Some(f) => Ok(f.bind(py).clone()),
+            None => Err(pyo3::exceptions::PyAttributeError::new_err(
+                "the compiled function was released",
+            )),
+        }
+    }
     #[pyo3(signature = (*args, **kwargs))]
     fn __call__<'py>(
         &self,

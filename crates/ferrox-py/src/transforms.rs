@@ -58,11 +58,8 @@ impl Call {
         let out = self.fun.bind(py).call(args, kwargs)?;
         let mut leaves = vec![];
         let tree = flatten(&out, &mut leaves)?;
-        if has_other(&tree) {
-            return Err(PyTypeError::new_err(
-                "transformed functions must return arrays or trees (lists, tuples, dicts) of arrays",
-            ));
-        }
+        // Non-array leaves (Python numbers, strings in `aux`) are kept in
+        // the output's structure as they are; only arrays are traced.
         *lock(&self.out) = Some(Arc::new(tree));
         Ok(leaves)
     }
