@@ -542,6 +542,13 @@ impl AtBuilder {
             index: index.clone().unbind(),
         })
     }
+    /// `a.at.add(v)` without an index is a mistake: say so (MLX raises
+    /// ValueError too).
+    fn __getattr__(&self, name: &str) -> PyResult<Py<PyAny>> {
+        Err(pyo3::exceptions::PyValueError::new_err(format!(
+            "array.at must be indexed before .{name}(): write a.at[index].{name}(value)"
+        )))
+    }
 }
 
 /// `a.at[idx]`: `set`, `add`, `subtract`, `multiply`, `divide`, `maximum`,

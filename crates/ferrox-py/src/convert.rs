@@ -369,7 +369,8 @@ fn asarray(
 /// from_dlpack(x, /, *, copy=None) -> array
 ///
 /// An array with the values of any DLPack producer on the CPU (a numpy or
-/// torch tensor, ...). The values are copied into ferrox's buffers.
+/// torch tensor, ...). The values are copied into ferrox's buffers;
+/// float64 becomes float32 and complex128 complex64, as :func:`array` does.
 ///
 /// Example:
 ///     >>> import numpy as np
@@ -381,7 +382,8 @@ fn from_dlpack(x: &Bound<'_, PyAny>, copy: Option<bool>) -> PyResult<PyArr> {
     let _ = copy;
     let np = x.py().import("numpy")?;
     let a = np.call_method1("from_dlpack", (x,))?;
-    from_numpy(&a, true).map(PyArr::new)
+    // Like `array(x)`: float64 becomes float32 (MLX's mapping).
+    from_numpy(&a, false).map(PyArr::new)
 }
 
 /// Registers the dtype objects.
