@@ -2,14 +2,16 @@
 
 use ferrox::{Error, ErrorKind};
 use pyo3::exceptions::{
-    PyIndexError, PyMemoryError, PyNotImplementedError, PyRuntimeError, PyTypeError, PyValueError,
+    PyFileNotFoundError, PyIndexError, PyMemoryError, PyNotImplementedError, PyOSError,
+    PyRuntimeError, PyTypeError, PyValueError,
 };
 use pyo3::prelude::*;
 
 /// The Python exception for a ferrox error: shape, axis and value errors
 /// are `ValueError`, dtype errors `TypeError`, index errors `IndexError`,
 /// a missing transform rule `NotImplementedError`, allocation failures
-/// `MemoryError`, failed kernels `RuntimeError`. The message is the error's
+/// `MemoryError`, failed kernels `RuntimeError`, file errors `OSError`
+/// (`FileNotFoundError` for a missing file). The message is the error's
 /// text (`op: message`). An error made from a Python exception
 /// ([`from_py`]) raises that exception.
 pub fn to_py(e: Error) -> PyErr {
@@ -24,6 +26,8 @@ pub fn to_py(e: Error) -> PyErr {
         ErrorKind::Unsupported => PyNotImplementedError::new_err(msg),
         ErrorKind::Memory => PyMemoryError::new_err(msg),
         ErrorKind::Runtime => PyRuntimeError::new_err(msg),
+        ErrorKind::Io => PyOSError::new_err(msg),
+        ErrorKind::NotFound => PyFileNotFoundError::new_err(msg),
     }
 }
 

@@ -13,6 +13,7 @@ mod fft;
 mod gil;
 mod implicit;
 mod index;
+mod io;
 mod linalg;
 mod methods;
 mod misc;
@@ -38,6 +39,7 @@ fn core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     random::register(m)?;
     fft::register(m)?;
     linalg::register(m)?;
+    io::register(m)?;
     gil::register(m)?;
     register_aliases_and_constants(m)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;

@@ -175,13 +175,13 @@ fn bad_gguf_files() {
     fails(&G::header(3, 0, u64::MAX).data(0), Format::Gguf, "metadata count");
     let mut g = G::header(3, 0, 1);
     g.u64(u64::MAX - 3);
-    fails(&g.data(0), Format::Gguf, "key length");
+    fails(&g.data(64), Format::Gguf, "key length");
     let mut g = G::header(3, 0, 1);
     g.str("k").u32(9).u32(0).u64(1 << 50);
-    fails(&g.data(0), Format::Gguf, "array length");
+    fails(&g.data(64), Format::Gguf, "array length");
     let mut g = G::header(3, 0, 1);
     g.str("k").u32(42);
-    fails(&g.data(0), Format::Gguf, "unknown value type 42");
+    fails(&g.data(64), Format::Gguf, "unknown value type 42");
     let mut g = G::header(3, 0, 1);
     g.str("k").u32(9);
     for _ in 0..20 {
@@ -246,7 +246,8 @@ fn bad_npz_files() {
     let mut cur = std::io::Cursor::new(vec![]);
     {
         let mut z = zip_writer(&mut cur);
-        z.start_file("x.npy", Default::default()).unwrap();
+        z.start_file("x.npy", zip::write::SimpleFileOptions::default())
+            .unwrap();
         std::io::Write::write_all(&mut z, b"hello").unwrap();
         z.finish().unwrap();
     }
