@@ -2,8 +2,8 @@
 //! `Ok` or `Err`, never a panic (or an abort from a huge allocation, which
 //! would kill the test binary). Loaded arrays are evaluated too, so the
 //! lazy decoders (dequantisation, byte swapping) see the mutations.
-//! Bounded: a few hundred cases per format on files of a few hundred
-//! bytes, well under a few seconds in all.
+//! Bounded: 10,000 cases over seven seed files of a few hundred bytes,
+//! each tried by all four loaders; about half a second unoptimised.
 
 use ferrox::io::{self, Arrays, Format, GgufType, GgufValue};
 use ferrox::DType;
@@ -103,7 +103,7 @@ fn case() -> impl Strategy<Value = (usize, Vec<(usize, u8)>, Option<usize>)> {
 
 proptest! {
     #![proptest_config(ProptestConfig {
-        cases: 1500,
+        cases: 10_000,
         failure_persistence: None,
         ..ProptestConfig::default()
     })]

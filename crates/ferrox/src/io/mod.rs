@@ -34,6 +34,7 @@
 //! ```
 
 mod atomic;
+mod fp8;
 pub mod gguf;
 pub mod npy;
 pub mod npz;
@@ -46,6 +47,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 pub use atomic::write_atomic;
+pub use fp8::from_fp8;
 pub use gguf::{GgufType, GgufValue};
 
 /// Named arrays, as `savez`, `save_safetensors` and `save_gguf` take them and
