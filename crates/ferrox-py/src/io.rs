@@ -333,7 +333,7 @@ fn write_to<'py>(
     }
 }
 
-fn path_with(t: Target<'_>, ext: &str) -> Target<'_> {
+fn path_with<'py>(t: Target<'py>, ext: &str) -> Target<'py> {
     match t {
         Target::Path(p) => Target::Path(with_ext(p, ext)),
         s => s,

@@ -259,7 +259,8 @@ def test_safetensors_package_cross_check(tmp_path):
 
 def test_mlx_cross_check(tmp_path):
     mx = pytest.importorskip("mlx.core")
-    arrays = {dt: sample(dt) for dt in DTYPES}
+    # MLX's safetensors has no float64 ("received invalid dtype").
+    arrays = {dt: sample(dt) for dt in DTYPES if dt != "float64"}
     as_mx = {k: mx.array(np.array(v.astype(fx.float32) if k == "bfloat16" else v))
              for k, v in arrays.items()}
     as_mx["bfloat16"] = as_mx["bfloat16"].astype(mx.bfloat16)

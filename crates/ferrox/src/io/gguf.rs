@@ -277,9 +277,9 @@ impl Quant {
                     Quant::Q4_0 => (0.0, &x[2..18], -8.0),
                     _ => (half(x, 2), &x[4..20], 0.0),
                 };
-                for j in 0..16 {
-                    y[j] = ((qs[j] & 0xF) as f32 + bias) * d + m;
-                    y[j + 16] = ((qs[j] >> 4) as f32 + bias) * d + m;
+                for (j, &q) in qs.iter().enumerate() {
+                    y[j] = ((q & 0xF) as f32 + bias) * d + m;
+                    y[j + 16] = ((q >> 4) as f32 + bias) * d + m;
                 }
             }
             Quant::Q5_0 | Quant::Q5_1 => {
@@ -290,11 +290,11 @@ impl Quant {
                 };
                 let qh = u32::from_le_bytes([rest[0], rest[1], rest[2], rest[3]]);
                 let qs = &rest[4..20];
-                for j in 0..16 {
+                for (j, &q) in qs.iter().enumerate() {
                     let h0 = ((qh >> j) & 1) << 4;
                     let h1 = ((qh >> (j + 16)) & 1) << 4;
-                    y[j] = (((qs[j] & 0xF) as u32 | h0) as f32 + bias) * d + m;
-                    y[j + 16] = (((qs[j] >> 4) as u32 | h1) as f32 + bias) * d + m;
+                    y[j] = (((q & 0xF) as u32 | h0) as f32 + bias) * d + m;
+                    y[j + 16] = (((q >> 4) as u32 | h1) as f32 + bias) * d + m;
                 }
             }
             Quant::Q8_0 | Quant::Q8_1 => {
@@ -320,8 +320,8 @@ impl Quant {
                         for part in 0..2 {
                             let sc = scales[half_block * 8 + shift + part];
                             let (dl, ml) = (d * (sc & 0xF) as f32, dmin * (sc >> 4) as f32);
-                            for l in 0..16 {
-                                y[k] = dl * ((q[part * 16 + l] >> shift) & 3) as f32 - ml;
+                            for &b in &q[part * 16..part * 16 + 16] {
+                                y[k] = dl * ((b >> shift) & 3) as f32 - ml;
                                 k += 1;
                             }
                         }
@@ -339,7 +339,9 @@ impl Quant {
                     let q = &ql[g * 32..g * 32 + 32];
                     let (s1, m1) = scale_min_k4(2 * g, scales);
                     let (s2, m2) = scale_min_k4(2 * g + 1, scales);
-                    for l in 0..32 {
+                    for (l, &b) in q.iter().enumerate() {
+                        // Q5_K's fifth bits: bit 2g of qh[l] for the low
+                        // nibbles of group g, bit 2g + 1 for the high ones.
                         let (hi_lo, hi_hi) = match qh {
                             Some(h) => (
                                 ((h[l] >> (2 * g)) & 1) << 4,
@@ -347,8 +349,8 @@ impl Quant {
                             ),
                             None => (0, 0),
                         };
-                        y[g * 64 + l] = d * s1 * ((q[l] & 0xF) | hi_lo) as f32 - dmin * m1;
-                        y[g * 64 + 32 + l] = d * s2 * ((q[l] >> 4) | hi_hi) as f32 - dmin * m2;
+                        y[g * 64 + l] = d * s1 * ((b & 0xF) | hi_lo) as f32 - dmin * m1;
+                        y[g * 64 + 32 + l] = d * s2 * ((b >> 4) | hi_hi) as f32 - dmin * m2;
                     }
                 }
             }
@@ -358,13 +360,15 @@ impl Quant {
                 for h in 0..2 {
                     let (ql, qh, sc) = (&ql[h * 64..], &qh[h * 32..], &sc[h * 8..]);
                     let y = &mut y[h * 128..];
-                    for l in 0..32 {
+                    // Six-bit values: a nibble of ql plus two bits of qh,
+                    // centred on 32; four groups of 32 share each qh byte.
+                    let q = |low: u8, bits: u8| (low as i32 | ((bits as i32 & 3) << 4)) - 32;
+                    for (l, &h) in qh[..32].iter().enumerate() {
                         let is = l / 16;
-                        let q = |low: u8, bits: u8| (low as i32 | ((bits as i32 & 3) << 4)) - 32;
-                        let q1 = q(ql[l] & 0xF, qh[l]);
-                        let q2 = q(ql[l + 32] & 0xF, qh[l] >> 2);
-                        let q3 = q(ql[l] >> 4, qh[l] >> 4);
-                        let q4 = q(ql[l + 32] >> 4, qh[l] >> 6);
+                        let q1 = q(ql[l] & 0xF, h);
+                        let q2 = q(ql[l + 32] & 0xF, h >> 2);
+                        let q3 = q(ql[l] >> 4, h >> 4);
+                        let q4 = q(ql[l + 32] >> 4, h >> 6);
                         y[l] = d * (sc[is] as i8) as f32 * q1 as f32;
                         y[l + 32] = d * (sc[is + 2] as i8) as f32 * q2 as f32;
                         y[l + 64] = d * (sc[is + 4] as i8) as f32 * q3 as f32;
