@@ -186,7 +186,13 @@ fn gguf_to_py<'py>(py: Python<'py>, v: &GgufValue) -> PyResult<Any<'py>> {
         ($items:expr, $variant:ident, $t:ty) => {{
             let xs: Vec<$t> = $items
                 .iter()
-                .filter_map(|i| if let V::$variant(x) = i { Some(*x) } else { None })
+                .filter_map(|i| {
+                    if let V::$variant(x) = i {
+                        Some(*x)
+                    } else {
+                        None
+                    }
+                })
                 .collect();
             arr(py, Array::from_slice(&xs, &[xs.len()]))
         }};
@@ -267,8 +273,10 @@ fn py_to_gguf(key: &str, obj: &Any<'_>) -> PyResult<GgufValue> {
     macro_rules! values {
         ($variant:ident, $t:ty) => {{
             let xs = a.to_vec::<$t>().py()?;
-            let (ty, vals): (GgufType, Vec<GgufValue>) =
-                (GgufType::$variant, xs.into_iter().map(V::$variant).collect());
+            let (ty, vals): (GgufType, Vec<GgufValue>) = (
+                GgufType::$variant,
+                xs.into_iter().map(V::$variant).collect(),
+            );
             (ty, vals)
         }};
     }
@@ -301,9 +309,9 @@ fn py_to_gguf(key: &str, obj: &Any<'_>) -> PyResult<GgufValue> {
 fn arrays_of(op: &str, d: &Bound<'_, PyDict>) -> PyResult<Arrays> {
     d.iter()
         .map(|(k, v)| {
-            let k: String = k.extract().map_err(|_| {
-                PyTypeError::new_err(format!("{op}: array names must be str"))
-            })?;
+            let k: String = k
+                .extract()
+                .map_err(|_| PyTypeError::new_err(format!("{op}: array names must be str")))?;
             Ok((k, to_array(&v)?))
         })
         .collect()

@@ -50,14 +50,22 @@ fn bad_npy_files() {
         "<c16",
     );
     fails(
-        &npy_with("{'descr': '<f4', 'fortran_order': False, 'shape': (4294967296, 4294967296, 4294967296), }"),
+        &npy_with(
+            "{'descr': '<f4', 'fortran_order': False, 'shape': (4294967296, 4294967296, 4294967296), }",
+        ),
         Format::Npy,
         "too many elements",
     );
-    fails(&npy_with("{'descr': '<f4', 'shape': (2,)}"), Format::Npy, "fortran_order");
+    fails(
+        &npy_with("{'descr': '<f4', 'shape': (2,)}"),
+        Format::Npy,
+        "fortran_order",
+    );
     // Truncated data loads (as in MLX) and fails when evaluated.
     let short = &good[..good.len() - 8];
-    let a = io::load_bytes(short, Format::Npy, "short").unwrap().into_arrays();
+    let a = io::load_bytes(short, Format::Npy, "short")
+        .unwrap()
+        .into_arrays();
     let err = a[""].eval().unwrap_err();
     assert_eq!(err.kind(), ErrorKind::Runtime);
     assert!(err.to_string().contains("truncated"), "{err}");
@@ -82,7 +90,10 @@ fn bad_safetensors_files() {
     fails(&st("not json", 0), Format::Safetensors, "bad header");
     // Out of bounds, overlapping, past the end, inconsistent with the shape.
     fails(
-        &st(r#"{"a":{"dtype":"F32","shape":[4],"data_offsets":[0,16]}}"#, 8),
+        &st(
+            r#"{"a":{"dtype":"F32","shape":[4],"data_offsets":[0,16]}}"#,
+            8,
+        ),
         Format::Safetensors,
         "bad header",
     );
@@ -95,7 +106,10 @@ fn bad_safetensors_files() {
         "bad header",
     );
     fails(
-        &st(r#"{"a":{"dtype":"F32","shape":[3],"data_offsets":[0,8]}}"#, 8),
+        &st(
+            r#"{"a":{"dtype":"F32","shape":[3],"data_offsets":[0,8]}}"#,
+            8,
+        ),
         Format::Safetensors,
         "bad header",
     );
@@ -108,18 +122,27 @@ fn bad_safetensors_files() {
         "bad header",
     );
     fails(
-        &st(r#"{"a":{"dtype":"Q9","shape":[2],"data_offsets":[0,8]}}"#, 8),
+        &st(
+            r#"{"a":{"dtype":"Q9","shape":[2],"data_offsets":[0,8]}}"#,
+            8,
+        ),
         Format::Safetensors,
         "bad header",
     );
     fails(
-        &st(r#"{"a":{"dtype":"F4","shape":[2],"data_offsets":[0,1]}}"#, 1),
+        &st(
+            r#"{"a":{"dtype":"F4","shape":[2],"data_offsets":[0,1]}}"#,
+            1,
+        ),
         Format::Safetensors,
         "unsupported dtype",
     );
     // F8 loads as its raw bytes.
     let ok = load(
-        &st(r#"{"a":{"dtype":"F8_E4M3","shape":[2],"data_offsets":[0,2]}}"#, 2),
+        &st(
+            r#"{"a":{"dtype":"F8_E4M3","shape":[2],"data_offsets":[0,2]}}"#,
+            2,
+        ),
         Format::Safetensors,
     )
     .unwrap();
@@ -171,8 +194,16 @@ fn bad_gguf_files() {
     fails(&G::header(1, 0, 0).data(0), Format::Gguf, "version 1");
     fails(&G::header(4, 0, 0).data(0), Format::Gguf, "version 4");
     fails(&G::header(3, 0, 0).0[..10], Format::Gguf, "truncated");
-    fails(&G::header(3, 1 << 60, 0).data(0), Format::Gguf, "tensor count");
-    fails(&G::header(3, 0, u64::MAX).data(0), Format::Gguf, "metadata count");
+    fails(
+        &G::header(3, 1 << 60, 0).data(0),
+        Format::Gguf,
+        "tensor count",
+    );
+    fails(
+        &G::header(3, 0, u64::MAX).data(0),
+        Format::Gguf,
+        "metadata count",
+    );
     let mut g = G::header(3, 0, 1);
     g.u64(u64::MAX - 3);
     fails(&g.data(64), Format::Gguf, "key length");
@@ -271,10 +302,7 @@ fn zip_writer<W: std::io::Write + std::io::Seek>(w: W) -> zip::ZipWriter<W> {
 fn bad_metadata_on_save() {
     let d = tempfile::tempdir().unwrap();
     let arrays = Arrays::from([("a".to_string(), ferrox::ones(&[2], DType::Float32).unwrap())]);
-    let meta = BTreeMap::from([(
-        "general.alignment".to_string(),
-        io::GgufValue::U32(3),
-    )]);
+    let meta = BTreeMap::from([("general.alignment".to_string(), io::GgufValue::U32(3))]);
     let err = io::save_gguf(d.path().join("x.gguf"), &arrays, &meta).unwrap_err();
     assert!(err.to_string().contains("power-of-two"), "{err}");
 }

@@ -5,8 +5,8 @@
 //! Bounded: 10,000 cases over seven seed files of a few hundred bytes,
 //! each tried by all four loaders; about half a second unoptimised.
 
-use ferrox::io::{self, Arrays, Format, GgufType, GgufValue};
 use ferrox::DType;
+use ferrox::io::{self, Arrays, Format, GgufType, GgufValue};
 use proptest::prelude::*;
 use std::collections::BTreeMap;
 use std::sync::OnceLock;
@@ -46,7 +46,10 @@ fn seeds() -> &'static Vec<(Format, Vec<u8>)> {
         io::safetensors::write(&mut st, &with_bool_and_complex(), Some(&meta)).unwrap();
         let meta = BTreeMap::from([
             ("s".to_string(), GgufValue::String("x".into())),
-            ("a".to_string(), GgufValue::Array(GgufType::I32, vec![GgufValue::I32(3)])),
+            (
+                "a".to_string(),
+                GgufValue::Array(GgufType::I32, vec![GgufValue::I32(3)]),
+            ),
             ("u".to_string(), GgufValue::U8(1)),
         ]);
         let mut gguf = vec![];

@@ -14,7 +14,10 @@ fn sample(shape: &[usize], dtype: DType) -> Result<Array> {
     let x = if dtype == DType::Bool {
         ferrox::remainder(&x, &Array::weak_f64(3.0))?
     } else if dtype.is_inexact() {
-        ferrox::multiply(&ferrox::subtract(&x, &Array::weak_f64(3.0))?, &Array::weak_f64(0.75))?
+        ferrox::multiply(
+            &ferrox::subtract(&x, &Array::weak_f64(3.0))?,
+            &Array::weak_f64(0.75),
+        )?
     } else if dtype.category() == ferrox::dtype::Category::Signed {
         ferrox::subtract(&x, &Array::weak_f64(5.0))?
     } else {
@@ -90,7 +93,11 @@ fn safetensors_round_trips_every_dtype_with_metadata() -> Result<()> {
     ]);
     let path = d.path().join("all.safetensors");
     io::save_safetensors(&path, &arrays, Some(&meta))?;
-    let Loaded::Arrays { arrays: back, metadata } = io::load(&path, None)? else {
+    let Loaded::Arrays {
+        arrays: back,
+        metadata,
+    } = io::load(&path, None)?
+    else {
         panic!("dict format");
     };
     assert_eq!(metadata, Metadata::Safetensors(meta));
@@ -151,11 +158,23 @@ fn gguf_metadata_of_every_value_type_round_trips() -> Result<()> {
         ("i64", V::I64(i64::MIN)),
         ("f64", V::F64(-0.125)),
         ("empty", V::Array(GgufType::U16, vec![])),
-        ("strings", V::Array(GgufType::String, vec![V::String("a".into()), V::String("".into())])),
-        ("floats", V::Array(GgufType::F32, vec![V::F32(1.0), V::F32(-2.0)])),
+        (
+            "strings",
+            V::Array(
+                GgufType::String,
+                vec![V::String("a".into()), V::String("".into())],
+            ),
+        ),
+        (
+            "floats",
+            V::Array(GgufType::F32, vec![V::F32(1.0), V::F32(-2.0)]),
+        ),
         (
             "nested",
-            V::Array(GgufType::Array, vec![V::Array(GgufType::I8, vec![V::I8(1), V::I8(-1)])]),
+            V::Array(
+                GgufType::Array,
+                vec![V::Array(GgufType::I8, vec![V::I8(1), V::I8(-1)])],
+            ),
         ),
         ("general.alignment", V::U32(64)),
     ]
@@ -184,7 +203,11 @@ fn non_contiguous_arrays_save_in_row_major_order() -> Result<()> {
         io::save(d.path().join(format!("{name}.npy")), x)?;
         let arrays = Arrays::from([(name.to_string(), x.clone())]);
         io::save_safetensors(d.path().join(format!("{name}.safetensors")), &arrays, None)?;
-        io::save_gguf(d.path().join(format!("{name}.gguf")), &arrays, &BTreeMap::new())?;
+        io::save_gguf(
+            d.path().join(format!("{name}.gguf")),
+            &arrays,
+            &BTreeMap::new(),
+        )?;
         for ext in ["npy", "safetensors", "gguf"] {
             let back = io::load(d.path().join(format!("{name}.{ext}")), None)?.into_arrays();
             let y = back.values().next().expect("one array");
@@ -247,12 +270,18 @@ fn npy_big_endian_and_fortran_order() -> Result<()> {
     let be: Vec<u8> = [1i32, -2, 3].iter().flat_map(|v| v.to_be_bytes()).collect();
     let a = io::load_bytes(&npy(">i4", false, "(3,)", &be), Format::Npy, "be")?.into_arrays();
     assert_eq!(a[""].to_vec::<i32>()?, vec![1, -2, 3]);
-    let c: Vec<u8> = [1.0f32, 2.0, -3.0, 4.0].iter().flat_map(|v| v.to_be_bytes()).collect();
+    let c: Vec<u8> = [1.0f32, 2.0, -3.0, 4.0]
+        .iter()
+        .flat_map(|v| v.to_be_bytes())
+        .collect();
     let a = io::load_bytes(&npy(">c8", false, "(2,)", &c), Format::Npy, "bec")?.into_arrays();
     let v = a[""].to_vec::<ferrox::Complex64>()?;
     assert_eq!((v[1].re, v[1].im), (-3.0, 4.0));
     // Column-major 2x3: memory holds columns [1, 4], [2, 5], [3, 6].
-    let f: Vec<u8> = [1i16, 4, 2, 5, 3, 6].iter().flat_map(|v| v.to_le_bytes()).collect();
+    let f: Vec<u8> = [1i16, 4, 2, 5, 3, 6]
+        .iter()
+        .flat_map(|v| v.to_le_bytes())
+        .collect();
     let a = io::load_bytes(&npy("<i2", true, "(2, 3)", &f), Format::Npy, "f")?.into_arrays();
     assert_eq!(a[""].to_vec::<i16>()?, vec![1, 2, 3, 4, 5, 6]);
     // Bools other than 0/1 are normalised.

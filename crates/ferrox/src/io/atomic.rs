@@ -63,14 +63,16 @@ pub fn write_atomic(
     let temp = builder
         .tempfile_in(dir)
         .map_err(|e| Error::io(op, path, &e))?;
-    let file = temp.as_file().try_clone().map_err(|e| Error::io(op, path, &e))?;
+    let file = temp
+        .as_file()
+        .try_clone()
+        .map_err(|e| Error::io(op, path, &e))?;
     let mut w = BufWriter::with_capacity(BUF, file);
     write(&mut w)?;
-    let file = w
-        .into_inner()
-        .map_err(|e| Error::io(op, path, e.error()))?;
+    let file = w.into_inner().map_err(|e| Error::io(op, path, e.error()))?;
     file.sync_all().map_err(|e| Error::io(op, path, &e))?;
-    temp.persist(path).map_err(|e| Error::io(op, path, &e.error))?;
+    temp.persist(path)
+        .map_err(|e| Error::io(op, path, &e.error))?;
     Ok(())
 }
 

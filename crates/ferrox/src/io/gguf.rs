@@ -299,7 +299,11 @@ impl Quant {
             }
             Quant::Q8_0 | Quant::Q8_1 => {
                 let d = half(x, 0);
-                let qs = if self == Quant::Q8_0 { &x[2..] } else { &x[4..] };
+                let qs = if self == Quant::Q8_0 {
+                    &x[2..]
+                } else {
+                    &x[4..]
+                };
                 for (v, &q) in y.iter_mut().zip(qs) {
                     *v = (q as i8) as f32 * d;
                 }
@@ -517,7 +521,10 @@ pub(crate) fn load_source(src: &Source) -> Result<(Arrays, BTreeMap<String, Gguf
             }
         };
         let offset = data_start.checked_add(info.offset).ok_or_else(|| {
-            src.bad(format!("tensor {:?}: offset {} overflows", info.name, info.offset))
+            src.bad(format!(
+                "tensor {:?}: offset {} overflows",
+                info.name, info.offset
+            ))
         })?;
         let t = Tensor {
             shape: info.shape,
@@ -564,7 +571,8 @@ fn parse(b: &[u8]) -> Parse<Parsed> {
     for _ in 0..n_kv {
         let key = r.string("key length")?;
         let id = r.u32("value type")?;
-        let t = GgufType::from_id(id).ok_or_else(|| format!("key {key:?}: unknown value type {id}"))?;
+        let t =
+            GgufType::from_id(id).ok_or_else(|| format!("key {key:?}: unknown value type {id}"))?;
         let v = r.value(t, 0).map_err(|m| format!("key {key:?}: {m}"))?;
         if meta.insert(key.clone(), v).is_some() {
             return Err(format!("key {key:?} appears twice"));
@@ -580,21 +588,24 @@ fn parse(b: &[u8]) -> Parse<Parsed> {
         let name = r.string("tensor name length")?;
         let n_dims = r.u32("dimension count")? as usize;
         if n_dims > MAX_DIMS {
-            return Err(format!("tensor {name:?} has {n_dims} dimensions (at most {MAX_DIMS})"));
+            return Err(format!(
+                "tensor {name:?} has {n_dims} dimensions (at most {MAX_DIMS})"
+            ));
         }
         let mut shape = Vec::with_capacity(n_dims);
         for _ in 0..n_dims {
             let d = r.u64("dimension")?;
             shape.push(
-                usize::try_from(d).map_err(|_| format!("tensor {name:?}: dimension {d} too large"))?,
+                usize::try_from(d)
+                    .map_err(|_| format!("tensor {name:?}: dimension {d} too large"))?,
             );
         }
         // ggml lists the innermost dimension first.
         shape.reverse();
         let kind = tensor_kind(r.u32("tensor type")?);
         let offset = r.u64("tensor offset")?;
-        let offset =
-            usize::try_from(offset).map_err(|_| format!("tensor {name:?}: offset {offset} too large"))?;
+        let offset = usize::try_from(offset)
+            .map_err(|_| format!("tensor {name:?}: offset {offset} too large"))?;
         infos.push(Info {
             name,
             shape,
@@ -630,7 +641,10 @@ fn put_value(w: &mut impl Write, op: &str, key: &str, v: &GgufValue) -> Result<(
             if let Some(bad) = items.iter().find(|i| i.value_type() != *t) {
                 return Err(Error::value(
                     op,
-                    format!("metadata {key:?}: an array of {t:?} holds a {:?}", bad.value_type()),
+                    format!(
+                        "metadata {key:?}: an array of {t:?} holds a {:?}",
+                        bad.value_type()
+                    ),
                 ));
             }
             put(w, op, &(*t as u32).to_le_bytes())?;
@@ -692,7 +706,10 @@ pub fn write(
         if a.ndim() > MAX_DIMS {
             return Err(Error::value(
                 op,
-                format!("array {name:?} has {} dimensions (at most {MAX_DIMS})", a.ndim()),
+                format!(
+                    "array {name:?} has {} dimensions (at most {MAX_DIMS})",
+                    a.ndim()
+                ),
             ));
         }
         tensors.push((name, a, id, super::contiguous_bytes(a)?));

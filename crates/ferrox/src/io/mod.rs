@@ -262,8 +262,7 @@ pub(crate) fn contiguous_bytes(a: &Array) -> Result<RowBytes> {
     let size = a.dtype().size();
     let len = a.size() * size;
     let start = data.offset * size;
-    if len > 0
-        && (!data.is_contiguous(a.shape()) || data.storage.len() < start.saturating_add(len))
+    if len > 0 && (!data.is_contiguous(a.shape()) || data.storage.len() < start.saturating_add(len))
     {
         return Err(Error::runtime(
             "save",
@@ -300,7 +299,11 @@ pub fn save(path: impl AsRef<Path>, array: &Array) -> Result<()> {
 /// # Ok::<(), ferrox::Error>(())
 /// ```
 pub fn savez(path: impl AsRef<Path>, arrays: &Arrays, compressed: bool) -> Result<()> {
-    let op = if compressed { "savez_compressed" } else { "savez" };
+    let op = if compressed {
+        "savez_compressed"
+    } else {
+        "savez"
+    };
     write_atomic(path.as_ref(), op, |w| npz::write(w, arrays, compressed))
 }
 
@@ -348,5 +351,7 @@ pub fn save_gguf(
     arrays: &Arrays,
     metadata: &BTreeMap<String, GgufValue>,
 ) -> Result<()> {
-    write_atomic(path.as_ref(), "save_gguf", |w| gguf::write(w, arrays, metadata))
+    write_atomic(path.as_ref(), "save_gguf", |w| {
+        gguf::write(w, arrays, metadata)
+    })
 }

@@ -104,7 +104,9 @@ fn read_header(bytes: &[u8]) -> Result<(Header, usize), String> {
         .rev()
         .fold(0usize, |acc, &b| (acc << 8) | b as usize);
     if header_len > MAX_HEADER {
-        return Err(format!("header length {header_len} exceeds {MAX_HEADER} bytes"));
+        return Err(format!(
+            "header length {header_len} exceeds {MAX_HEADER} bytes"
+        ));
     }
     let end = start + header_len;
     let text = bytes.get(start..end).ok_or_else(|| {
@@ -376,7 +378,8 @@ mod tests {
 
     #[test]
     fn headers_numpy_writes_parse() {
-        let h = parse_header("{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }").unwrap();
+        let h =
+            parse_header("{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }").unwrap();
         assert_eq!(h.shape, vec![2, 3]);
         assert_eq!(h.dtype, DType::Float32);
         let h = parse_header("{'shape': (), 'fortran_order': True, 'descr': '>i8'}").unwrap();

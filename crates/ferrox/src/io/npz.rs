@@ -94,8 +94,13 @@ pub(crate) fn load_source(src: &Source) -> Result<Arrays> {
 /// # Ok::<(), ferrox::Error>(())
 /// ```
 pub fn write<W: Write + Seek>(w: &mut W, arrays: &Arrays, compressed: bool) -> Result<()> {
-    let op = if compressed { "savez_compressed" } else { "savez" };
-    let zerr = |e: zip::result::ZipError| Error::new(crate::error::ErrorKind::Io, op, e.to_string());
+    let op = if compressed {
+        "savez_compressed"
+    } else {
+        "savez"
+    };
+    let zerr =
+        |e: zip::result::ZipError| Error::new(crate::error::ErrorKind::Io, op, e.to_string());
     let mut zip = zip::ZipWriter::new(w);
     let method = if compressed {
         CompressionMethod::Deflated
@@ -108,7 +113,8 @@ pub fn write<W: Write + Seek>(w: &mut W, arrays: &Arrays, compressed: bool) -> R
         let options = SimpleFileOptions::default()
             .compression_method(method)
             .large_file(large);
-        zip.start_file(format!("{name}.npy"), options).map_err(zerr)?;
+        zip.start_file(format!("{name}.npy"), options)
+            .map_err(zerr)?;
         super::npy::write(&mut zip, array)?;
     }
     zip.finish().map_err(zerr)?;

@@ -69,7 +69,10 @@ fn dtype_of(src: &Source, name: &str, d: Dtype) -> Result<DType> {
         other => {
             return Err(Error::dtype(
                 &src.op,
-                format!("{}: tensor {name:?} has unsupported dtype {other:?}", src.name),
+                format!(
+                    "{}: tensor {name:?} has unsupported dtype {other:?}",
+                    src.name
+                ),
             ));
         }
     })

@@ -77,7 +77,10 @@ impl Source {
             ));
         }
         let len = usize::try_from(meta.len()).map_err(|_| {
-            Error::value(&op, format!("{}: file too large to address", path.display()))
+            Error::value(
+                &op,
+                format!("{}: file too large to address", path.display()),
+            )
         })?;
         let storage = if len >= MAP_MIN {
             // SAFETY: memmap2 requires that the file is not changed while
@@ -137,8 +140,12 @@ impl Source {
 
     /// Bytes a tensor takes in the file.
     pub(crate) fn tensor_bytes(&self, t: &Tensor, label: &str) -> Result<usize> {
-        let numel = checked_numel(&self.op, &t.shape)
-            .map_err(|_| self.bad(format!("{label}: shape {:?} has too many elements", t.shape)))?;
+        let numel = checked_numel(&self.op, &t.shape).map_err(|_| {
+            self.bad(format!(
+                "{label}: shape {:?} has too many elements",
+                t.shape
+            ))
+        })?;
         let n = match t.encoding {
             Encoding::Quantized(q) => q.byte_len(numel),
             _ => numel.checked_mul(t.dtype.size()),
@@ -188,7 +195,12 @@ impl Source {
             encoding: t.encoding,
             strides,
         };
-        Ok(Array::from_primitive(t.shape, t.dtype, Arc::new(decode), vec![]))
+        Ok(Array::from_primitive(
+            t.shape,
+            t.dtype,
+            Arc::new(decode),
+            vec![],
+        ))
     }
 
     /// An array whose evaluation fails with `message` (MLX reads npy data
