@@ -336,11 +336,14 @@ fn header_bytes(dtype: DType, shape: &[usize]) -> Vec<u8> {
         "{{'descr': '{}', 'fortran_order': False, 'shape': {dims}, }}",
         descr_of(dtype)
     );
-    // Version 1.0 has a 2-byte length; longer headers (absurdly many
-    // dimensions) need 2.0.
-    let v1 = MAGIC.len() + 2 + 2 + dict.len() + 1 <= u16::MAX as usize;
+    // The dict, newline included, padded so the data starts 64-aligned
+    // after a prefix of magic, version and length. Version 1.0 has a 2-byte
+    // length; longer headers (absurdly many dimensions) need 2.0.
+    let padded =
+        |prefix: usize| (prefix + dict.len() + 1).div_ceil(HEADER_ALIGN) * HEADER_ALIGN - prefix;
+    let v1 = padded(MAGIC.len() + 4) <= u16::MAX as usize;
     let prefix = MAGIC.len() + 2 + if v1 { 2 } else { 4 };
-    let total = (prefix + dict.len() + 1).div_ceil(HEADER_ALIGN) * HEADER_ALIGN;
+    let total = prefix + padded(prefix);
     dict.extend(std::iter::repeat_n(' ', total - prefix - dict.len() - 1));
     dict.push('\n');
     let mut out = MAGIC.to_vec();
