@@ -4,7 +4,7 @@
 //! Allocation and free go through the buffer cache and its counters in
 //! `graph::pool`; the public memory functions are in
 //! `runtime::memory`. A storage may instead hold a private file mapping
-//! ([`Storage::from_mapping`], used by `io` to load files without copying):
+//! (`Storage::from_mapping`, used by `io` to load files without copying):
 //! its pages belong to the page cache, so they are not counted as active
 //! memory and never enter the buffer cache.
 
@@ -90,24 +90,16 @@ impl Storage {
     }
 
     /// Wraps a private mapping of a file as a storage of `map.len()` bytes,
-    /// without copying. The mapping must start at offset 0 of its file
-    /// mapping (so its base is page aligned); `None` if it is not aligned
-    /// to [`ALIGN`]. An empty mapping gives an empty storage.
+    /// without copying (`io` maps large files this way). The mapping must
+    /// start at offset 0 of its file (so its base is page aligned); `None`
+    /// if it is not aligned to [`ALIGN`]. An empty mapping gives an empty
+    /// storage.
     ///
     /// The mapping's pages are not counted by the memory functions
     /// (`get_active_memory`, limits): they are file pages the kernel may
-    /// drop and re-read, like MLX's and numpy's mapped loads.
-    ///
-    /// ```no_run
-    /// # fn main() -> std::io::Result<()> {
-    /// let file = std::fs::File::open("weights.bin")?;
-    /// // SAFETY (of the example): nobody truncates the file while mapped.
-    /// let map = unsafe { memmap2::MmapOptions::new().map_copy(&file)? };
-    /// let storage = ferrox::runtime::memory::Storage::from_mapping(map).unwrap();
-    /// assert_eq!(storage.len(), file.metadata()?.len() as usize);
-    /// # Ok(()) }
-    /// ```
-    pub fn from_mapping(map: memmap2::MmapMut) -> Option<Storage> {
+    /// drop and re-read, like MLX's and numpy's mapped loads. Crate-private,
+    /// so that `memmap2` stays out of the public API.
+    pub(crate) fn from_mapping(map: memmap2::MmapMut) -> Option<Storage> {
         let len = map.len();
         if len == 0 {
             return Some(Storage { buf: None, len: 0 });
