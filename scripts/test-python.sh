@@ -18,6 +18,8 @@ rm -rf "$venv"
 "$python" -m venv "$venv"
 "$venv/bin/python" -m pip install --quiet --upgrade pip
 "$venv/bin/python" -m pip install --quiet maturin pytest numpy
+# Cross-checks of the file formats (test_io.py skips them without these).
+"$venv/bin/python" -m pip install --quiet safetensors gguf || echo "(safetensors/gguf not installed: their cross-checks skip)"
 
 echo "== maturin develop (crates/ferrox-py)"
 (

@@ -2,7 +2,8 @@
 
 use ferrox::{Error, ErrorKind};
 use pyo3::exceptions::{
-    PyIndexError, PyMemoryError, PyNotImplementedError, PyRuntimeError, PyValueError,
+    PyFileNotFoundError, PyIndexError, PyMemoryError, PyNotImplementedError, PyOSError,
+    PyRuntimeError, PyValueError,
 };
 use pyo3::prelude::*;
 
@@ -10,7 +11,8 @@ use pyo3::prelude::*;
 /// are `ValueError`, dtype errors `DtypeError` (a `TypeError` and a
 /// `ValueError`), index errors `IndexError`,
 /// a missing transform rule `NotImplementedError`, allocation failures
-/// `MemoryError`, failed kernels `RuntimeError`. The message is the error's
+/// `MemoryError`, failed kernels `RuntimeError`, file errors `OSError`
+/// (`FileNotFoundError` for a missing file). The message is the error's
 /// text (`op: message`). An error made from a Python exception
 /// ([`from_py`]) raises that exception.
 pub fn to_py(e: Error) -> PyErr {
@@ -25,6 +27,8 @@ pub fn to_py(e: Error) -> PyErr {
         ErrorKind::Unsupported => PyNotImplementedError::new_err(msg),
         ErrorKind::Memory => PyMemoryError::new_err(msg),
         ErrorKind::Runtime => PyRuntimeError::new_err(msg),
+        ErrorKind::Io => PyOSError::new_err(msg),
+        ErrorKind::NotFound => PyFileNotFoundError::new_err(msg),
     }
 }
 

@@ -16,6 +16,7 @@ mod fft;
 mod gil;
 mod implicit;
 mod index;
+mod io;
 mod linalg;
 mod methods;
 mod misc;
@@ -46,6 +47,7 @@ fn core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     fft::register(m)?;
     linalg::register(m)?;
     m.add("matrix_norm", m.getattr("linalg")?.getattr("norm")?)?;
+    io::register(m)?;
     gil::register(m)?;
     register_aliases_and_constants(m)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;

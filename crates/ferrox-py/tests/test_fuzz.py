@@ -17,6 +17,10 @@ CANDIDATES = [
 SKIP = {
     "set_memory_limit", "set_cache_limit", "synchronize", "set_default_device",
     "disable_compile", "enable_compile", "clear_cache", "clear_compile_cache", "stream",
+    # Process-wide settings and functions that write files: a sweep would
+    # change what later tests see or litter the working directory.
+    "set_printoptions", "set_default_stream", "set_wired_limit", "export_to_dot",
+    "save", "savez", "savez_compressed", "save_safetensors", "save_gguf",
 }
 
 

@@ -36,6 +36,12 @@ pub enum ErrorKind {
     /// A failure while computing (for example a kernel that failed); shared
     /// by every thread that waited on the failed node.
     Runtime,
+    /// A file that could not be opened, read, written or renamed (the
+    /// operating system's error; `OSError` in Python). A file that opened
+    /// but holds bad contents is a [`Value`](ErrorKind::Value) error.
+    Io,
+    /// A file that does not exist (`FileNotFoundError` in Python).
+    NotFound,
 }
 
 /// An error from an op, a transform or the runtime.
@@ -156,6 +162,15 @@ impl Error {
     }
     pub(crate) fn runtime(op: &str, message: impl Into<String>) -> Self {
         Self::new(ErrorKind::Runtime, op, message)
+    }
+    /// An operating-system error on `path` during `op`: [`ErrorKind::NotFound`]
+    /// for a missing file, [`ErrorKind::Io`] otherwise.
+    pub(crate) fn io(op: &str, path: &std::path::Path, e: &std::io::Error) -> Self {
+        let kind = match e.kind() {
+            std::io::ErrorKind::NotFound => ErrorKind::NotFound,
+            _ => ErrorKind::Io,
+        };
+        Self::new(kind, op, format!("{}: {e}", path.display()))
     }
 }
 

@@ -14,7 +14,7 @@
 
 // The layers, bottom up (ARCHITECTURE.md has the rules):
 // dtype, error, sync → graph → runtime, array, backend → ops → transforms
-// → compile → the namespaces on top (contract, linalg, fft, random).
+// → compile → the namespaces on top (contract, linalg, fft, random, io).
 pub mod array;
 pub mod backend;
 pub mod compile;
@@ -23,6 +23,7 @@ pub mod dtype;
 mod error;
 pub use ops::fft;
 pub mod graph;
+pub mod io;
 pub mod linalg;
 pub mod ops;
 /// The op families under their former name; [`ops`] is their home.

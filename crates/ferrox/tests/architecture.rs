@@ -11,6 +11,9 @@
 //! - `ops` imports `graph`, `array`, `backend` (and `runtime`, below it);
 //! - `transforms` imports `ops` and what is below it;
 //! - `compile` imports `transforms`, `ops`, `backend` and what is below;
+//! - the namespaces on top (`linalg`, `random`, `contract`, `io`) may
+//!   import every layer, and every top-level module is either a layer of
+//!   [`ALLOWED`] or one of [`NAMESPACES`], so a new module must be placed;
 //! - inside the crate a path never goes through a crate-root re-export
 //!   (`crate::zeros_like`): it names the defining module.
 //!
@@ -46,6 +49,11 @@ const ALLOWED: &[(&str, &[&str])] = &[
         &["transforms", "ops", "graph", "array", "backend", "runtime"],
     ),
 ];
+
+/// The top-level modules that may import every layer (ARCHITECTURE.md's
+/// namespaces on top); nothing below imports them, since no layer of
+/// [`ALLOWED`] lists them.
+const NAMESPACES: &[&str] = &["linalg", "random", "contract", "io"];
 
 /// Macros exported with `#[macro_export]` live at the crate root by the
 /// language's rules; naming them there is not a re-export.
@@ -299,6 +307,19 @@ fn layers_import_only_downwards() {
         "{} forbidden import(s):\n{}",
         errors.len(),
         errors.into_iter().collect::<Vec<_>>().join("\n")
+    );
+}
+
+#[test]
+fn every_top_module_has_a_place() {
+    let top = top_modules(&src_dir());
+    let unplaced: Vec<_> = top
+        .iter()
+        .filter(|m| !NAMESPACES.contains(&m.as_str()) && !ALLOWED.iter().any(|(a, _)| a == m))
+        .collect();
+    assert!(
+        unplaced.is_empty(),
+        "top-level modules in neither ALLOWED nor NAMESPACES: {unplaced:?}"
     );
 }
 

@@ -3,9 +3,31 @@
 //!
 //! Allocation and free go through the buffer cache and its counters in
 //! `graph::pool`; the public memory functions are in
-//! `runtime::memory`.
+//! `runtime::memory`. A storage may instead hold a private file mapping
+//! (`Storage::from_mapping`, used by `io` to load files without copying):
+//! its pages belong to the page cache, so they are not counted as active
+//! memory and never enter the buffer cache.
 
 use super::pool::{self, RawBuf};
+
+/// Where a storage's bytes live.
+enum Backing {
+    /// A block from the buffer pool (counted as active memory).
+    Pooled(RawBuf),
+    /// A private, copy-on-write mapping of a file: reads come from the page
+    /// cache on first touch, writes (only ever through `&mut Storage`)
+    /// would copy the page and never reach the file.
+    Mapped(memmap2::MmapMut),
+}
+
+impl Backing {
+    fn as_ptr(&self) -> *mut u8 {
+        match self {
+            Backing::Pooled(b) => b.as_ptr(),
+            Backing::Mapped(m) => m.as_ptr() as *mut u8,
+        }
+    }
+}
 
 /// Alignment of every buffer: a cache line, enough for any SIMD load.
 pub const ALIGN: usize = 64;
@@ -16,11 +38,11 @@ pub const ALIGN: usize = 64;
 /// the freshly allocated output and before it is published; afterwards the
 /// storage sits behind an `Arc` and is read-only.
 pub struct Storage {
-    buf: Option<RawBuf>,
+    buf: Option<Backing>,
     len: usize,
 }
 
-// SAFETY: Storage is a RawBuf plus a length. Shared references only allow
+// SAFETY: Storage is a RawBuf (or a private mapping) plus a length. Shared references only allow
 // reads (`as_slice`), mutation requires `&mut`, so the usual borrow rules
 // make concurrent access data-race free. The bytes are plain data.
 unsafe impl Sync for Storage {}
@@ -62,7 +84,31 @@ impl Storage {
     pub fn new(len: usize, zeroed: bool) -> crate::error::Result<Storage> {
         let buf = pool::take(len, zeroed)?;
         Ok(Storage {
-            buf: Some(buf),
+            buf: Some(Backing::Pooled(buf)),
+            len,
+        })
+    }
+
+    /// Wraps a private mapping of a file as a storage of `map.len()` bytes,
+    /// without copying (`io` maps large files this way). The mapping must
+    /// start at offset 0 of its file (so its base is page aligned); `None`
+    /// if it is not aligned to [`ALIGN`]. An empty mapping gives an empty
+    /// storage.
+    ///
+    /// The mapping's pages are not counted by the memory functions
+    /// (`get_active_memory`, limits): they are file pages the kernel may
+    /// drop and re-read, like MLX's and numpy's mapped loads. Crate-private,
+    /// so that `memmap2` stays out of the public API.
+    pub(crate) fn from_mapping(map: memmap2::MmapMut) -> Option<Storage> {
+        let len = map.len();
+        if len == 0 {
+            return Some(Storage { buf: None, len: 0 });
+        }
+        if (map.as_ptr() as usize) % ALIGN != 0 {
+            return None;
+        }
+        Some(Storage {
+            buf: Some(Backing::Mapped(map)),
             len,
         })
     }
@@ -80,8 +126,11 @@ impl Storage {
     pub fn as_slice<T: Pod>(&self) -> &[T] {
         let Some(buf) = &self.buf else { return &[] };
         // SAFETY: buf holds >= len initialised bytes, aligned to ALIGN >=
-        // align_of::<T>(); T is Pod so any initialised bytes are a valid T
-        // (bool: see the Pod impl); `&self` guarantees no concurrent writer.
+        // align_of::<T>() (a pooled block by construction, a mapping checked
+        // in `from_mapping`; mapped bytes are the file's, initialised); T is
+        // Pod so any initialised bytes are a valid T (bool: see the Pod
+        // impl; `io` never maps Bool data, it copies and normalises it);
+        // `&self` guarantees no concurrent writer.
         unsafe { std::slice::from_raw_parts(buf.as_ptr() as *const T, self.len / size_of::<T>()) }
     }
 
@@ -97,8 +146,11 @@ impl Storage {
 
 impl Drop for Storage {
     fn drop(&mut self) {
-        if let Some(buf) = self.buf.take() {
-            pool::give(buf);
+        match self.buf.take() {
+            Some(Backing::Pooled(buf)) => pool::give(buf),
+            // Unmapping cannot fail in a way we could act on; memmap2 ignores it.
+            Some(Backing::Mapped(map)) => drop(map),
+            None => {}
         }
     }
 }
