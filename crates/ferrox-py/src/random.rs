@@ -205,10 +205,13 @@ fn normal(
     loc_scale(random::normal, shape, dtype, loc, scale, key, stream)
 }
 
+/// `ferrox::random::normal`'s signature (shape, dtype, loc, scale, key).
+type LocScaleSampler = fn(&[usize], DType, Array, Array, Option<&Array>) -> ferrox::Result<Array>;
+
 /// A location-scale sampler (`normal`, `laplace`) from its Python
 /// arguments.
 fn loc_scale(
-    sample: fn(&[usize], DType, Array, Array, Option<&Array>) -> ferrox::Result<Array>,
+    sample: LocScaleSampler,
     shape: Option<Ints>,
     dtype: Option<&Any<'_>>,
     loc: Option<&Any<'_>>,

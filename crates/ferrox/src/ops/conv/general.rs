@@ -37,10 +37,13 @@ pub struct ConvGeneralParams<'a> {
 
 /// `values` with one entry per spatial dimension: as given, one entry
 /// repeated, or `default` for none.
-fn per_dim<T: Copy>(op: &str, what: &str, values: &[T], d: usize, default: T) -> Result<Vec<T>>
-where
-    T: std::fmt::Debug,
-{
+fn per_dim<T: Copy + std::fmt::Debug>(
+    op: &str,
+    what: &str,
+    values: &[T],
+    d: usize,
+    default: T,
+) -> Result<Vec<T>> {
     match values.len() {
         0 => Ok(vec![default; d]),
         1 => Ok(vec![values[0]; d]),
