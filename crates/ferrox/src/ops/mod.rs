@@ -9,6 +9,7 @@ pub mod cholesky;
 pub mod closeness;
 pub mod conv;
 pub mod creation;
+pub mod decomp;
 pub mod fft;
 pub mod grad_helpers;
 pub mod indexing;
