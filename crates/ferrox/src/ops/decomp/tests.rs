@@ -168,7 +168,7 @@ fn lu_pivots_permutation_and_factors_agree() {
         let (p, l, u) = lu(&a).expect("lu");
         assert_eq!(p.dtype(), DType::UInt32);
         let idx = crate::ops::views::expand_dims(&p, &[-1]).expect("p");
-        let lp = crate::ops::indexing::take::take_along_axis(&l, &idx, Some(-2)).expect("take");
+        let lp = crate::ops::indexing::take_along_axis(&l, &idx, Some(-2)).expect("take");
         assert_close(&matmul(&lp, &u).expect("lu"), &a, 1e-12, "L[P] U");
         // The pivots replay to the same permutation, and the packed matrix
         // is L and U.

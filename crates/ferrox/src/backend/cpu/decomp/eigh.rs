@@ -8,7 +8,7 @@ use crate::dtype::{Complex64, DType};
 use crate::error::Result;
 use crate::graph::layout::Data;
 use crate::graph::primitive::{Operand, OutSpec};
-use faer::Side;
+use faer::{Mat, MatRef, Side};
 
 /// `[w, V]` (two `outs`) or `[w]` (one) of each matrix of `x` (`float32`,
 /// `float64` or `complex64`).
@@ -23,21 +23,23 @@ pub fn eigh(x: &Operand<'_>, upper: bool, outs: &[OutSpec<'_>]) -> Result<Vec<Da
 
 fn typed<T: Elem>(x: &Operand<'_>, upper: bool, outs: &[OutSpec<'_>]) -> Result<Vec<Data>> {
     let a = Matrices::<T>::read("eigh", x)?;
-    let side = if upper { Side::Upper } else { Side::Lower };
     let vectors = outs.len() == 2;
     let n = a.rows;
     let parts: Vec<(Vec<T::Part>, Vec<T>)> = each("eigh", if n == 0 { 0 } else { a.count }, |i| {
         if !a.finite(i) {
             return Err(NOT_FINITE.to_string());
         }
-        let mat = a.get(i);
+        let mat = hermitian(a.get(i), upper);
+        let mat = mat.as_ref();
         if !vectors {
             let w = mat
-                .self_adjoint_eigenvalues(side)
+                .self_adjoint_eigenvalues(Side::Lower)
                 .map_err(|e| format!("{e:?}"))?;
             return Ok((w, Vec::new()));
         }
-        let f = mat.self_adjoint_eigen(side).map_err(|e| format!("{e:?}"))?;
+        let f = mat
+            .self_adjoint_eigen(Side::Lower)
+            .map_err(|e| format!("{e:?}"))?;
         let w = f
             .S()
             .column_vector()
@@ -51,4 +53,22 @@ fn typed<T: Elem>(x: &Operand<'_>, upper: bool, outs: &[OutSpec<'_>]) -> Result<
         res.push(concat("eigh", outs[1], parts.iter().map(|p| p.1.as_slice()))?);
     }
     Ok(res)
+}
+
+/// The Hermitian matrix that the named triangle of `a` defines: that
+/// triangle, its conjugate mirrored across the diagonal, and the real part
+/// of the diagonal (numpy's reading; faer would use a complex diagonal).
+fn hermitian<T: Elem>(a: MatRef<'_, T>, upper: bool) -> Mat<T> {
+    let n = a.nrows();
+    Mat::from_fn(n, n, |i, j| {
+        let (r, c) = if (i >= j) != upper { (i, j) } else { (j, i) };
+        let v = a[(r, c)];
+        if i == j {
+            T::from_real_impl(&T::real_part_impl(&v))
+        } else if (r, c) == (i, j) {
+            v
+        } else {
+            v.conjugate()
+        }
+    })
 }
