@@ -156,7 +156,12 @@ fn qr(a: &Any<'_>, stream: Stream<'_, '_>) -> PyResult<(PyArr, PyArr)> {
 ///     array([4, 3], dtype=float32)
 #[pyfunction]
 #[pyo3(signature = (a, compute_uv = true, *, stream = None))]
-fn svd(py: Python<'_>, a: &Any<'_>, compute_uv: bool, stream: Stream<'_, '_>) -> PyResult<Py<PyAny>> {
+fn svd(
+    py: Python<'_>,
+    a: &Any<'_>,
+    compute_uv: bool,
+    stream: Stream<'_, '_>,
+) -> PyResult<Py<PyAny>> {
     let a = to_array(a)?;
     let outs = on(stream, || ferrox::linalg::svd(&a, compute_uv))?.py()?;
     let mut outs = outs.into_iter().map(PyArr::new);
@@ -307,9 +312,7 @@ fn pinv(a: &Any<'_>, stream: Stream<'_, '_>) -> PyResult<PyArr> {
 #[pyo3(signature = (a, *, stream = None))]
 fn det(a: &Any<'_>, stream: Stream<'_, '_>) -> PyResult<PyArr> {
     let a = to_array(a)?;
-    on(stream, || ferrox::linalg::det(&a))?
-        .py()
-        .map(PyArr::new)
+    on(stream, || ferrox::linalg::det(&a))?.py().map(PyArr::new)
 }
 
 /// slogdet(a, *, stream=None) -> tuple[array, array]

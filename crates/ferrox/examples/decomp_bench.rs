@@ -22,7 +22,9 @@ fn main() -> ferrox::Result<()> {
     let mut s = 12345u64;
     let vals: Vec<f64> = (0..n * n)
         .map(|_| {
-            s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            s = s
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
             ((s >> 11) as f64 / (1u64 << 53) as f64) * 2.0 - 1.0
         })
         .collect();
@@ -30,24 +32,39 @@ fn main() -> ferrox::Result<()> {
     let sym64 = ferrox::add(&a64, &ferrox::swapaxes(&a64, 0, 1)?)?;
     let spd64 = ferrox::add(
         &ferrox::matmul(&a64, &ferrox::swapaxes(&a64, 0, 1)?)?,
-        &ferrox::multiply(&ferrox::eye(n, None, 0, DType::Float64)?, &Array::scalar(n as f64))?,
+        &ferrox::multiply(
+            &ferrox::eye(n, None, 0, DType::Float64)?,
+            &Array::scalar(n as f64),
+        )?,
     )?;
     let ops: [(&str, Op, u8); 12] = [
         ("qr", |a| Ok(linalg::qr(a).map(|(q, r)| vec![q, r])?), 0),
         ("svd", |a| linalg::svd(a, true), 0),
         ("svdvals", |a| linalg::svd(a, false), 0),
-        ("eigh", |a| Ok(linalg::eigh(a, false).map(|(w, v)| vec![w, v])?), 1),
+        (
+            "eigh",
+            |a| Ok(linalg::eigh(a, false).map(|(w, v)| vec![w, v])?),
+            1,
+        ),
         ("eigvalsh", |a| Ok(vec![linalg::eigvalsh(a, false)?]), 1),
         ("eig", |a| Ok(linalg::eig(a).map(|(w, v)| vec![w, v])?), 0),
         ("eigvals", |a| Ok(vec![linalg::eigvals(a)?]), 0),
-        ("lu_factor", |a| Ok(linalg::lu_factor(a).map(|(l, p)| vec![l, p])?), 0),
+        (
+            "lu_factor",
+            |a| Ok(linalg::lu_factor(a).map(|(l, p)| vec![l, p])?),
+            0,
+        ),
         ("det", |a| Ok(vec![linalg::det(a)?]), 0),
         ("pinv", |a| Ok(vec![linalg::pinv(a)?]), 0),
         ("inv", |a| Ok(vec![linalg::inv(a)?]), 0),
         ("cholesky", |a| Ok(vec![linalg::cholesky(a, false)?]), 2),
     ];
     for dtype in [DType::Float32, DType::Float64] {
-        let inputs = [a64.astype(dtype)?, sym64.astype(dtype)?, spd64.astype(dtype)?];
+        let inputs = [
+            a64.astype(dtype)?,
+            sym64.astype(dtype)?,
+            spd64.astype(dtype)?,
+        ];
         for x in &inputs {
             x.eval()?;
         }
@@ -65,9 +82,7 @@ fn main() -> ferrox::Result<()> {
             times.remove(0); // warm-up
             times.sort_by(f64::total_cmp);
             let ms = times[times.len() / 2];
-            println!(
-                "{{\"op\": \"{name}\", \"dtype\": \"{dtype}\", \"n\": {n}, \"ms\": {ms:.4}}}"
-            );
+            println!("{{\"op\": \"{name}\", \"dtype\": \"{dtype}\", \"n\": {n}, \"ms\": {ms:.4}}}");
         }
     }
     Ok(())

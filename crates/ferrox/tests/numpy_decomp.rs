@@ -148,7 +148,11 @@ fn canonical(case: &Case, outs: &[Array], i: usize) -> (Vec<f64>, Vec<f64>) {
                 for r in 0..kept.rows {
                     for c in 0..kept.cols {
                         let idx = m.at(b, r, c);
-                        let (j, row) = if canon == "vec" { (c, false) } else { (r, true) };
+                        let (j, row) = if canon == "vec" {
+                            (c, false)
+                        } else {
+                            (r, true)
+                        };
                         let (pr, pi) = u.column_phase(b, j);
                         let p = if row { (pr, -pi) } else { (pr, pi) };
                         let (x, y) = (m.re[idx], m.im[idx]);
@@ -248,15 +252,28 @@ fn tolerance(dtype: DType, case: &Case) -> f64 {
 }
 
 /// The first mismatch of `got` against the fixture, if any.
-fn mismatch(case: &Case, got: (Vec<f64>, Vec<f64>), want: &Tensor, shape: &[usize]) -> Option<String> {
+fn mismatch(
+    case: &Case,
+    got: (Vec<f64>, Vec<f64>),
+    want: &Tensor,
+    shape: &[usize],
+) -> Option<String> {
     if shape != &want.shape[..] {
         return Some(format!("shape {shape:?}, want {:?}", want.shape));
     }
     // Float64 inputs with float64 results; eig's results are complex64.
-    let dtype = if want.dtype == DType::Float64 { case.inputs[0].dtype } else { DType::Float32 };
+    let dtype = if want.dtype == DType::Float64 {
+        case.inputs[0].dtype
+    } else {
+        DType::Float32
+    };
     let tol = tolerance(dtype, case);
     if got.0.len() != want.data.len() {
-        return Some(format!("{} elements, want {}", got.0.len(), want.data.len()));
+        return Some(format!(
+            "{} elements, want {}",
+            got.0.len(),
+            want.data.len()
+        ));
     }
     let close = |a: f64, b: f64| {
         (a.is_nan() && b.is_nan()) || a == b || (a - b).abs() <= tol * (1.0 + b.abs())
@@ -301,6 +318,12 @@ fn decompositions_match_numpy() {
                 failures.push(format!("{}: {m}", case.name));
             }
         }
-        assert!(failures.is_empty(), "{} of {} cases:\n{}", failures.len(), cases.len(), failures.join("\n"));
+        assert!(
+            failures.is_empty(),
+            "{} of {} cases:\n{}",
+            failures.len(),
+            cases.len(),
+            failures.join("\n")
+        );
     });
 }

@@ -1295,7 +1295,16 @@ fn every_differentiable_op_has_rules() {
     // (vmap still works).
     // The decompositions have no rules, as in MLX 0.32.
     const NON_DIFFERENTIABLE: &[&str] = &[
-        "view", "qr", "svd", "eigh", "eigvalsh", "lu_factor", "lu", "pinv", "det 4x4", "slogdet 4x4",
+        "view",
+        "qr",
+        "svd",
+        "eigh",
+        "eigvalsh",
+        "lu_factor",
+        "lu",
+        "pinv",
+        "det 4x4",
+        "slogdet 4x4",
     ];
 
     let mut rng = Rng::new(45);

@@ -42,7 +42,10 @@ fn entry(a: &Array, i: usize, j: usize) -> Result<Array> {
 fn small(a: &Array, n: usize) -> Result<Array> {
     let e = |i, j| entry(a, i, j);
     let minor = |a: usize, b: usize, c: usize, d: usize| -> Result<Array> {
-        subtract(&multiply(&e(1, a)?, &e(2, b)?)?, &multiply(&e(1, c)?, &e(2, d)?)?)
+        subtract(
+            &multiply(&e(1, a)?, &e(2, b)?)?,
+            &multiply(&e(1, c)?, &e(2, d)?)?,
+        )
     };
     match n {
         0 => {
@@ -50,7 +53,10 @@ fn small(a: &Array, n: usize) -> Result<Array> {
             crate::ops::creation::ones(batch, a.dtype())
         }
         1 => e(0, 0),
-        2 => subtract(&multiply(&e(0, 0)?, &e(1, 1)?)?, &multiply(&e(0, 1)?, &e(1, 0)?)?),
+        2 => subtract(
+            &multiply(&e(0, 0)?, &e(1, 1)?)?,
+            &multiply(&e(0, 1)?, &e(1, 0)?)?,
+        ),
         _ => {
             let t0 = multiply(&e(0, 0)?, &minor(1, 2, 2, 1)?)?;
             let t1 = multiply(&e(0, 1)?, &minor(0, 2, 2, 0)?)?;
@@ -73,9 +79,17 @@ fn by_lu(a: &Array) -> Result<(Array, Array)> {
     let n = x.shape()[x.ndim() - 1];
     let iota = crate::ops::creation::arange(0.0, n as f64, 1.0, DType::UInt32)?;
     let last = [-1isize];
-    let swaps = sum(&not_equal(&pivots, &iota)?.astype(DType::Int32)?, Some(&last), false)?;
+    let swaps = sum(
+        &not_equal(&pivots, &iota)?.astype(DType::Int32)?,
+        Some(&last),
+        false,
+    )?;
     let zero = Array::from(0.0).astype(x.dtype())?;
-    let negatives = sum(&less(&diag, &zero)?.astype(DType::Int32)?, Some(&last), false)?;
+    let negatives = sum(
+        &less(&diag, &zero)?.astype(DType::Int32)?,
+        Some(&last),
+        false,
+    )?;
     let odd = remainder(&add(&swaps, &negatives)?, &Array::from(2))?;
     // (-1)^(swaps + negatives): 1 - 2 * odd.
     let sgn = subtract(&Array::from(1), &multiply(&Array::from(2), &odd)?)?.astype(x.dtype())?;

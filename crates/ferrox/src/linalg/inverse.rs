@@ -38,7 +38,10 @@ pub fn pinv(a: &Array) -> Result<Array> {
     let k = m.min(n);
     let usv = crate::ops::decomp::svd::svd(a, true)?;
     let [u, s, vh] = &usv[..] else {
-        return Err(Error::runtime("pinv", "internal error: svd outputs missing"));
+        return Err(Error::runtime(
+            "pinv",
+            "internal error: svd outputs missing",
+        ));
     };
     let keep = |x: &Array, rows: usize, cols: usize| -> Result<Array> {
         let mut stop: Vec<isize> = x.shape().iter().map(|&d| d as isize).collect();
@@ -54,10 +57,8 @@ pub fn pinv(a: &Array) -> Result<Array> {
         f32::EPSILON as f64
     };
     let rcond = Array::scalar(10.0 * m.max(n) as f64 * eps).astype(dtype)?;
-    let cutoff = crate::ops::binary::multiply(
-        &rcond,
-        &crate::ops::reduce::max(&s, Some(&[-1]), true)?,
-    )?;
+    let cutoff =
+        crate::ops::binary::multiply(&rcond, &crate::ops::reduce::max(&s, Some(&[-1]), true)?)?;
     let zero = Array::from(0.0).astype(dtype)?;
     let big = crate::ops::binary::greater(&s, &cutoff)?;
     // Reciprocals of the kept values only (a zero singular value would

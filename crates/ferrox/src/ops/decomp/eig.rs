@@ -58,7 +58,11 @@ fn build(op: &str, a: &Array, vectors: bool) -> Result<Vec<Array>> {
     decomp_dtype(op, a, true)?;
     let shapes = eigen_shapes(op, a.shape(), vectors)?;
     let specs = shapes.into_iter().map(|s| (s, DType::Complex64)).collect();
-    Ok(Array::from_op_multi(specs, Eig { vectors }, vec![a.clone()]))
+    Ok(Array::from_op_multi(
+        specs,
+        Eig { vectors },
+        vec![a.clone()],
+    ))
 }
 
 /// Eigenvalues and right eigenvectors of each square matrix in the last

@@ -56,10 +56,17 @@ impl Primitive for Eigh {
 /// `[w, V]` shapes (or `[w]`) of an eigen-decomposition of shape `s`.
 pub(crate) fn eigen_shapes(op: &str, s: &[usize], vectors: bool) -> Result<Vec<Vec<usize>>> {
     if s.len() < 2 {
-        return Err(Error::shape(op, format!("shape {s:?} has fewer than 2 axes")));
+        return Err(Error::shape(
+            op,
+            format!("shape {s:?} has fewer than 2 axes"),
+        ));
     }
     let w = without_last(s);
-    Ok(if vectors { vec![w, s.to_vec()] } else { vec![w] })
+    Ok(if vectors {
+        vec![w, s.to_vec()]
+    } else {
+        vec![w]
+    })
 }
 
 fn build(op: &str, a: &Array, upper: bool, vectors: bool) -> Result<Vec<Array>> {

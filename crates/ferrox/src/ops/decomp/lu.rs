@@ -46,7 +46,10 @@ impl Primitive for LuFactor {
 fn lu_shapes(s: &[usize]) -> Result<Vec<Vec<usize>>> {
     let nd = s.len();
     if nd < 2 {
-        return Err(Error::shape("lu_factor", format!("shape {s:?} has fewer than 2 axes")));
+        return Err(Error::shape(
+            "lu_factor",
+            format!("shape {s:?} has fewer than 2 axes"),
+        ));
     }
     let (m, n) = (s[nd - 2], s[nd - 1]);
     Ok(vec![
@@ -95,7 +98,10 @@ pub fn lu_factor(a: &Array) -> Result<(Array, Array)> {
     let mut outs = factor("lu_factor", a)?.into_iter();
     match (outs.next(), outs.next()) {
         (Some(lu), Some(piv)) => Ok((lu, piv)),
-        _ => Err(Error::runtime("lu_factor", "internal error: outputs missing")),
+        _ => Err(Error::runtime(
+            "lu_factor",
+            "internal error: outputs missing",
+        )),
     }
 }
 
@@ -132,7 +138,8 @@ pub fn lu(a: &Array) -> Result<(Array, Array, Array)> {
     // L: the strict lower part of the first k columns, plus the identity.
     let mut stop = full.clone();
     stop[nd - 1] = k as isize;
-    let lower = crate::ops::views::slice(&crate::ops::join::tril(&packed, -1)?, &zeros, &stop, &ones)?;
+    let lower =
+        crate::ops::views::slice(&crate::ops::join::tril(&packed, -1)?, &zeros, &stop, &ones)?;
     let eye = crate::ops::creation::eye(m, Some(k), 0, packed.dtype())?;
     let l = crate::ops::binary::add(&lower, &eye)?;
     // U: the upper part of the first k rows.

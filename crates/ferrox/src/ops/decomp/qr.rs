@@ -45,7 +45,10 @@ impl Primitive for Qr {
 fn qr_shapes(s: &[usize]) -> Result<Vec<Vec<usize>>> {
     let nd = s.len();
     if nd < 2 {
-        return Err(Error::shape("qr", format!("shape {s:?} has fewer than 2 axes")));
+        return Err(Error::shape(
+            "qr",
+            format!("shape {s:?} has fewer than 2 axes"),
+        ));
     }
     let (m, n) = (s[nd - 2], s[nd - 1]);
     let k = m.min(n);

@@ -50,7 +50,10 @@ impl Primitive for Svd {
 fn svd_shapes(s: &[usize], compute_uv: bool) -> Result<Vec<Vec<usize>>> {
     let nd = s.len();
     if nd < 2 {
-        return Err(Error::shape("svd", format!("shape {s:?} has fewer than 2 axes")));
+        return Err(Error::shape(
+            "svd",
+            format!("shape {s:?} has fewer than 2 axes"),
+        ));
     }
     let (m, n) = (s[nd - 2], s[nd - 1]);
     let sv = with_matrix(s, &[m.min(n)]);

@@ -19,17 +19,24 @@ fn arr(v: &[f64], shape: &[usize]) -> Array {
 
 /// Deterministic values in [-1, 1).
 fn values(n: usize, seed: u64) -> Vec<f64> {
-    let mut s = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+    let mut s = seed
+        .wrapping_mul(6364136223846793005)
+        .wrapping_add(1442695040888963407);
     (0..n)
         .map(|_| {
-            s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            s = s
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
             ((s >> 11) as f64 / (1u64 << 53) as f64) * 2.0 - 1.0
         })
         .collect()
 }
 
 fn f64s(a: &Array) -> Vec<f64> {
-    a.astype(DType::Float64).expect("cast").to_vec::<f64>().expect("values")
+    a.astype(DType::Float64)
+        .expect("cast")
+        .to_vec::<f64>()
+        .expect("values")
 }
 
 fn assert_close(got: &Array, want: &Array, tol: f64, what: &str) {
@@ -64,7 +71,9 @@ fn qr_reconstructs_with_orthonormal_q() {
         assert!(f64s(&below).iter().all(|&v| v == 0.0));
     }
     // float32 stays float32, and a transposed (strided) input works.
-    let a = arr(&values(12, 2), &[4, 3]).astype(DType::Float32).expect("f32");
+    let a = arr(&values(12, 2), &[4, 3])
+        .astype(DType::Float32)
+        .expect("f32");
     let at = swapaxes(&a, 0, 1).expect("t");
     let (q, r) = qr(&at).expect("qr");
     assert_eq!((q.dtype(), r.dtype()), (DType::Float32, DType::Float32));
@@ -82,9 +91,25 @@ fn svd_reconstructs_and_orders_values() {
         assert_eq!(usv[1].shape(), &[shape[0], k]);
         assert_eq!(usv[2].shape(), &[shape[0], n, n]);
         // U[:, :k] diag(S) Vt[:k]
-        let u = crate::ops::views::slice(&usv[0], &[0, 0, 0], &[shape[0] as isize, m as isize, k as isize], &[1, 1, 1]).expect("u");
-        let vt = crate::ops::views::slice(&usv[2], &[0, 0, 0], &[shape[0] as isize, k as isize, n as isize], &[1, 1, 1]).expect("vt");
-        let us = crate::ops::binary::multiply(&u, &crate::ops::views::expand_dims(&usv[1], &[-2]).expect("s")).expect("us");
+        let u = crate::ops::views::slice(
+            &usv[0],
+            &[0, 0, 0],
+            &[shape[0] as isize, m as isize, k as isize],
+            &[1, 1, 1],
+        )
+        .expect("u");
+        let vt = crate::ops::views::slice(
+            &usv[2],
+            &[0, 0, 0],
+            &[shape[0] as isize, k as isize, n as isize],
+            &[1, 1, 1],
+        )
+        .expect("vt");
+        let us = crate::ops::binary::multiply(
+            &u,
+            &crate::ops::views::expand_dims(&usv[1], &[-2]).expect("s"),
+        )
+        .expect("us");
         assert_close(&matmul(&us, &vt).expect("usv"), &a, 1e-12, "U S Vt");
         let s = f64s(&usv[1]);
         for b in 0..shape[0] {
@@ -113,8 +138,15 @@ fn svd_of_complex_input() {
         (DType::Complex64, DType::Float32, DType::Complex64)
     );
     let s = usv[1].astype(DType::Complex64).expect("s");
-    let us = crate::ops::binary::multiply(&usv[0], &crate::ops::views::expand_dims(&s, &[-2]).expect("s")).expect("us");
-    let back = matmul(&us, &usv[2]).expect("back").to_vec::<Complex64>().expect("v");
+    let us = crate::ops::binary::multiply(
+        &usv[0],
+        &crate::ops::views::expand_dims(&s, &[-2]).expect("s"),
+    )
+    .expect("us");
+    let back = matmul(&us, &usv[2])
+        .expect("back")
+        .to_vec::<Complex64>()
+        .expect("v");
     for (g, w) in back.iter().zip(&v) {
         assert!((g - w).norm() < 1e-5, "{g} vs {w}");
     }
@@ -126,11 +158,18 @@ fn eigh_diagonalises_and_reads_one_triangle() {
     let a = crate::ops::binary::add(&b, &swapaxes(&b, -1, -2).expect("t")).expect("sym");
     let (w, v) = eigh(&a, false).expect("eigh");
     let av = matmul(&a, &v).expect("av");
-    let vw = crate::ops::binary::multiply(&v, &crate::ops::views::expand_dims(&w, &[-2]).expect("w")).expect("vw");
+    let vw =
+        crate::ops::binary::multiply(&v, &crate::ops::views::expand_dims(&w, &[-2]).expect("w"))
+            .expect("vw");
     assert_close(&av, &vw, 1e-12, "A V = V w");
     let wv = f64s(&w);
     assert!(wv[..4].windows(2).all(|p| p[0] <= p[1]));
-    assert_close(&eigvalsh(&a, false).expect("eigvalsh"), &w, 1e-12, "eigvalsh");
+    assert_close(
+        &eigvalsh(&a, false).expect("eigvalsh"),
+        &w,
+        1e-12,
+        "eigvalsh",
+    );
     // Only the named triangle matters.
     let m = arr(&[1.0, 999.0, 2.0, 3.0], &[2, 2]);
     let lower = f64s(&eigvalsh(&m, false).expect("L"));
@@ -146,15 +185,22 @@ fn eig_and_eigvals_agree() {
     let (w, v) = eig(&a).expect("eig");
     assert_eq!((w.dtype(), v.dtype()), (DType::Complex64, DType::Complex64));
     let ac = a.astype(DType::Complex64).expect("c");
-    let av = matmul(&ac, &v).expect("av").to_vec::<Complex64>().expect("av");
-    let vw = crate::ops::binary::multiply(&v, &crate::ops::views::expand_dims(&w, &[-2]).expect("w"))
-        .expect("vw")
+    let av = matmul(&ac, &v)
+        .expect("av")
         .to_vec::<Complex64>()
-        .expect("vw");
+        .expect("av");
+    let vw =
+        crate::ops::binary::multiply(&v, &crate::ops::views::expand_dims(&w, &[-2]).expect("w"))
+            .expect("vw")
+            .to_vec::<Complex64>()
+            .expect("vw");
     for (g, h) in av.iter().zip(&vw) {
         assert!((g - h).norm() < 1e-5, "{g} vs {h}");
     }
-    let only = eigvals(&a).expect("eigvals").to_vec::<Complex64>().expect("w");
+    let only = eigvals(&a)
+        .expect("eigvals")
+        .to_vec::<Complex64>()
+        .expect("w");
     for (g, h) in only.iter().zip(w.to_vec::<Complex64>().expect("w")) {
         assert!((g - h).norm() < 1e-5, "{g} vs {h}");
     }
@@ -233,10 +279,17 @@ fn vmap_matches_a_loop() {
             let mut start = vec![0isize; got.ndim()];
             let mut stop: Vec<isize> = got.shape().iter().map(|&d| d as isize).collect();
             (start[0], stop[0]) = (bi, bi + 1);
-            let g = crate::ops::views::slice(got, &start, &stop, &vec![1; nd as usize]).expect("slice");
+            let g =
+                crate::ops::views::slice(got, &start, &stop, &vec![1; nd as usize]).expect("slice");
             let g = crate::ops::views::squeeze(&g, Some(&[0])).expect("squeeze");
-            let (gv, wv) = (crate::ops::cast::astype(&g, DType::Complex64).expect("c"), crate::ops::cast::astype(w, DType::Complex64).expect("c"));
-            let (gv, wv) = (gv.to_vec::<Complex64>().expect("g"), wv.to_vec::<Complex64>().expect("w"));
+            let (gv, wv) = (
+                crate::ops::cast::astype(&g, DType::Complex64).expect("c"),
+                crate::ops::cast::astype(w, DType::Complex64).expect("c"),
+            );
+            let (gv, wv) = (
+                gv.to_vec::<Complex64>().expect("g"),
+                wv.to_vec::<Complex64>().expect("w"),
+            );
             for (a, c) in gv.iter().zip(&wv) {
                 assert!((a - c).norm() < 1e-5, "output {k}, batch {b}: {a} vs {c}");
             }
@@ -250,18 +303,29 @@ fn no_derivative_rules_as_in_mlx() {
     let a = arr(&values(9, 8), &[3, 3]);
     let ones = crate::ops::creation::ones(&[3, 3], DType::Float64).expect("ones");
     let ones_k = crate::ops::creation::ones(&[3], DType::Float64).expect("ones");
-    let cases: Vec<(&str, Box<dyn Fn(&Array) -> crate::error::Result<Array>>, &Array)> = vec![
+    let cases: Vec<(
+        &str,
+        Box<dyn Fn(&Array) -> crate::error::Result<Array>>,
+        &Array,
+    )> = vec![
         ("qr", Box::new(|x| Ok(qr(x)?.1)), &ones),
         ("svd", Box::new(|x| Ok(svd(x, false)?.remove(0))), &ones_k),
         ("eigh", Box::new(|x| Ok(eigh(x, false)?.0)), &ones_k),
         ("lu_factor", Box::new(|x| Ok(lu_factor(x)?.0)), &ones),
     ];
     for (name, f, ct) in cases {
-        let e = vjp(|xs| Ok(vec![f(&xs[0])?]), std::slice::from_ref(&a), std::slice::from_ref(ct))
-            .map(|_| ())
-            .expect_err(name);
+        let e = vjp(
+            |xs| Ok(vec![f(&xs[0])?]),
+            std::slice::from_ref(&a),
+            std::slice::from_ref(ct),
+        )
+        .map(|_| ())
+        .expect_err(name);
         assert_eq!(e.kind(), ErrorKind::Unsupported, "{name}: {e}");
-        assert!(e.to_string().contains(name) && e.to_string().contains("vjp"), "{e}");
+        assert!(
+            e.to_string().contains(name) && e.to_string().contains("vjp"),
+            "{e}"
+        );
     }
 }
 
@@ -270,7 +334,9 @@ fn bad_input_is_an_error_naming_the_op() {
     let v = arr(&[1.0, 2.0], &[2]);
     let rect = arr(&values(6, 9), &[2, 3]);
     let ints = Array::from_slice(&[1i32, 2, 3, 4], &[2, 2]).expect("ints");
-    let half = arr(&[1.0, 2.0, 3.0, 4.0], &[2, 2]).astype(DType::Float16).expect("f16");
+    let half = arr(&[1.0, 2.0, 3.0, 4.0], &[2, 2])
+        .astype(DType::Float16)
+        .expect("f16");
     let cplx = crate::ops::creation::ones(&[2, 2], DType::Complex64).expect("c");
     let checks: Vec<(&str, crate::error::Result<()>, ErrorKind)> = vec![
         ("qr", qr(&v).map(|_| ()), ErrorKind::Shape),
@@ -279,7 +345,11 @@ fn bad_input_is_an_error_naming_the_op() {
         ("svd", svd(&half, true).map(|_| ()), ErrorKind::Value),
         ("svd", svd(&v, true).map(|_| ()), ErrorKind::Shape),
         ("eigh", eigh(&rect, false).map(|_| ()), ErrorKind::Shape),
-        ("eigvalsh", eigvalsh(&ints, false).map(|_| ()), ErrorKind::Value),
+        (
+            "eigvalsh",
+            eigvalsh(&ints, false).map(|_| ()),
+            ErrorKind::Value,
+        ),
         ("eig", eig(&rect).map(|_| ()), ErrorKind::Shape),
         ("eigvals", eigvals(&v).map(|_| ()), ErrorKind::Shape),
         ("lu_factor", lu_factor(&cplx).map(|_| ()), ErrorKind::Value),

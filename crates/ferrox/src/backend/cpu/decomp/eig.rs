@@ -64,9 +64,17 @@ fn typed<T: Elem>(x: &Operand<'_>, outs: &[OutSpec<'_>]) -> Result<Vec<Data>> {
             }
             Ok((w, v))
         })?;
-    let mut res = vec![concat("eig", outs[0], parts.iter().map(|p| p.0.as_slice()))?];
+    let mut res = vec![concat(
+        "eig",
+        outs[0],
+        parts.iter().map(|p| p.0.as_slice()),
+    )?];
     if vectors {
-        res.push(concat("eig", outs[1], parts.iter().map(|p| p.1.as_slice()))?);
+        res.push(concat(
+            "eig",
+            outs[1],
+            parts.iter().map(|p| p.1.as_slice()),
+        )?);
     }
     Ok(res)
 }

@@ -48,9 +48,17 @@ fn typed<T: Elem>(x: &Operand<'_>, upper: bool, outs: &[OutSpec<'_>]) -> Result<
             .collect();
         Ok((w, row_major(f.U())))
     })?;
-    let mut res = vec![concat("eigh", outs[0], parts.iter().map(|p| p.0.as_slice()))?];
+    let mut res = vec![concat(
+        "eigh",
+        outs[0],
+        parts.iter().map(|p| p.0.as_slice()),
+    )?];
     if vectors {
-        res.push(concat("eigh", outs[1], parts.iter().map(|p| p.1.as_slice()))?);
+        res.push(concat(
+            "eigh",
+            outs[1],
+            parts.iter().map(|p| p.1.as_slice()),
+        )?);
     }
     Ok(res)
 }

@@ -33,7 +33,10 @@ pub fn lu(x: &Operand<'_>, outs: [OutSpec<'_>; 3]) -> Result<Vec<Data>> {
 /// One matrix's packed factors, pivots and permutation.
 type Parts<T> = (Vec<T>, Vec<u32>, Vec<u32>);
 
-fn typed<T: Elem>(x: &Operand<'_>, [lu_out, piv_out, perm_out]: [OutSpec<'_>; 3]) -> Result<Vec<Data>> {
+fn typed<T: Elem>(
+    x: &Operand<'_>,
+    [lu_out, piv_out, perm_out]: [OutSpec<'_>; 3],
+) -> Result<Vec<Data>> {
     let a = Matrices::<T>::read("lu_factor", x)?;
     let (m, n) = (a.rows, a.cols);
     let k = m.min(n);
@@ -45,7 +48,12 @@ fn typed<T: Elem>(x: &Operand<'_>, [lu_out, piv_out, perm_out]: [OutSpec<'_>; 3]
         }
         let mut f = a.get(i).to_owned();
         let (mut fwd, mut bwd) = (vec![0usize; m], vec![0usize; m]);
-        let mut mem = MemBuffer::new(lu_in_place_scratch::<usize, T>(m, n, par, Default::default()));
+        let mut mem = MemBuffer::new(lu_in_place_scratch::<usize, T>(
+            m,
+            n,
+            par,
+            Default::default(),
+        ));
         let (_, perm) = lu_in_place(
             f.as_mut(),
             &mut fwd,

@@ -173,7 +173,10 @@ pub(crate) fn concat<'a, T: Pod>(
         let Some(d) = dst.get_mut(at..at + p.len()) else {
             return Err(Error::runtime(
                 op,
-                format!("internal error: results overflow an output of shape {:?}", out.shape),
+                format!(
+                    "internal error: results overflow an output of shape {:?}",
+                    out.shape
+                ),
             ));
         };
         d.copy_from_slice(p);
@@ -182,7 +185,10 @@ pub(crate) fn concat<'a, T: Pod>(
     if at != dst.len() {
         return Err(Error::runtime(
             op,
-            format!("internal error: results underfill an output of shape {:?}", out.shape),
+            format!(
+                "internal error: results underfill an output of shape {:?}",
+                out.shape
+            ),
         ));
     }
     Ok(Data::contiguous(st, out.shape))

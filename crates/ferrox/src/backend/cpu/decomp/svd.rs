@@ -67,7 +67,11 @@ fn typed<T: Elem>(x: &Operand<'_>, outs: &[OutSpec<'_>]) -> Result<Vec<Data>> {
                 "internal error: svd needs 1 or 3 outputs",
             ));
         };
-        return Ok(vec![concat("svd", *s_out, parts.iter().map(|p| p.1.as_slice()))?]);
+        return Ok(vec![concat(
+            "svd",
+            *s_out,
+            parts.iter().map(|p| p.1.as_slice()),
+        )?]);
     }
     Ok(vec![
         concat("svd", outs[0], parts.iter().map(|p| p.0.as_slice()))?,
