@@ -327,3 +327,44 @@ fn decompositions_match_numpy() {
         );
     });
 }
+
+#[test]
+fn det_and_slogdet_of_small_matrices_differentiate() {
+    // Up to 3 x 3 both are cofactor formulas of public ops; larger
+    // matrices go through lu_factor, which has no rule (as in MLX).
+    common::watchdog(60, || {
+        let mut rng = common::checks::Rng::new(71);
+        for n in [1, 2, 3] {
+            let a = ferrox::add(
+                &rng.array(&[2, n, n], -1.0, 1.0),
+                &ferrox::multiply(
+                    &ferrox::eye(n, None, 0, DType::Float64).unwrap(),
+                    &Array::scalar(2.0f64),
+                )
+                .unwrap(),
+            )
+            .unwrap();
+            common::checks::check_derivatives(
+                &format!("det {n}x{n}"),
+                &|x| Ok(vec![linalg::det(&x[0])?]),
+                std::slice::from_ref(&a),
+                n as u64,
+            );
+            common::checks::check_derivatives(
+                &format!("slogdet {n}x{n}"),
+                &|x| Ok(vec![linalg::slogdet(&x[0])?.1]),
+                std::slice::from_ref(&a),
+                10 + n as u64,
+            );
+        }
+        let big = rng.array(&[4, 4], -1.0, 1.0);
+        let e = ferrox::vjp(
+            |x| Ok(vec![linalg::det(&x[0])?]),
+            std::slice::from_ref(&big),
+            &[Array::scalar(1.0f64)],
+        )
+        .map(|_| ())
+        .expect_err("no rule");
+        assert!(e.to_string().contains("lu_factor: no vjp rule"), "{e}");
+    });
+}

@@ -1,6 +1,7 @@
 //! Properties of the decompositions: reconstruction, orthogonality,
-//! batching, vmap against a loop, missing derivative rules, bad input and
-//! empty matrices. Values against numpy are in `tests/numpy_decomp.rs`.
+//! batching, bad input and empty matrices. Values against numpy are in
+//! `tests/numpy_decomp.rs`, vmap and the missing derivative rules in
+//! `tests/decomp_transforms.rs`.
 
 use super::eig::{eig, eigvals};
 use super::eigh::{eigh, eigvalsh};
@@ -241,92 +242,6 @@ fn lu_pivots_permutation_and_factors_agree() {
     let s = arr(&[1.0, 2.0, 2.0, 4.0], &[2, 2]);
     let (_, _, u) = lu(&s).expect("lu");
     assert_eq!(f64s(&u)[3], 0.0);
-}
-
-#[test]
-fn vmap_matches_a_loop() {
-    use crate::transforms::vmap::vmap;
-    let x = arr(&values(3 * 4 * 4, 7), &[4, 3, 4]); // batch on axis 1
-    let f = vmap(
-        |xs| {
-            let (q, r) = qr(&xs[0])?;
-            let mut out = vec![q, r];
-            out.extend(svd(&xs[0], true)?);
-            let (p, l, u) = lu(&xs[0])?;
-            out.extend([p, l, u]);
-            out.push(eigvals(&xs[0])?);
-            Ok(out)
-        },
-        &[Some(1)],
-        &[Some(0)],
-    );
-    let batched = f(&[x.clone()]).expect("vmap");
-    for b in 0..3usize {
-        let bi = b as isize;
-        let xb = crate::ops::views::squeeze(
-            &crate::ops::views::slice(&x, &[0, bi, 0], &[4, bi + 1, 4], &[1, 1, 1]).expect("slice"),
-            Some(&[1]),
-        )
-        .expect("squeeze");
-        let (q, r) = qr(&xb).expect("qr");
-        let mut want = vec![q, r];
-        want.extend(svd(&xb, true).expect("svd"));
-        let (p, l, u) = lu(&xb).expect("lu");
-        want.extend([p, l, u]);
-        want.push(eigvals(&xb).expect("eigvals"));
-        for (k, (got, w)) in batched.iter().zip(&want).enumerate() {
-            let nd = got.ndim() as isize;
-            let mut start = vec![0isize; got.ndim()];
-            let mut stop: Vec<isize> = got.shape().iter().map(|&d| d as isize).collect();
-            (start[0], stop[0]) = (bi, bi + 1);
-            let g =
-                crate::ops::views::slice(got, &start, &stop, &vec![1; nd as usize]).expect("slice");
-            let g = crate::ops::views::squeeze(&g, Some(&[0])).expect("squeeze");
-            let (gv, wv) = (
-                crate::ops::cast::astype(&g, DType::Complex64).expect("c"),
-                crate::ops::cast::astype(w, DType::Complex64).expect("c"),
-            );
-            let (gv, wv) = (
-                gv.to_vec::<Complex64>().expect("g"),
-                wv.to_vec::<Complex64>().expect("w"),
-            );
-            for (a, c) in gv.iter().zip(&wv) {
-                assert!((a - c).norm() < 1e-5, "output {k}, batch {b}: {a} vs {c}");
-            }
-        }
-    }
-}
-
-#[test]
-fn no_derivative_rules_as_in_mlx() {
-    use crate::transforms::vjp::vjp;
-    let a = arr(&values(9, 8), &[3, 3]);
-    let ones = crate::ops::creation::ones(&[3, 3], DType::Float64).expect("ones");
-    let ones_k = crate::ops::creation::ones(&[3], DType::Float64).expect("ones");
-    let cases: Vec<(
-        &str,
-        Box<dyn Fn(&Array) -> crate::error::Result<Array>>,
-        &Array,
-    )> = vec![
-        ("qr", Box::new(|x| Ok(qr(x)?.1)), &ones),
-        ("svd", Box::new(|x| Ok(svd(x, false)?.remove(0))), &ones_k),
-        ("eigh", Box::new(|x| Ok(eigh(x, false)?.0)), &ones_k),
-        ("lu_factor", Box::new(|x| Ok(lu_factor(x)?.0)), &ones),
-    ];
-    for (name, f, ct) in cases {
-        let e = vjp(
-            |xs| Ok(vec![f(&xs[0])?]),
-            std::slice::from_ref(&a),
-            std::slice::from_ref(ct),
-        )
-        .map(|_| ())
-        .expect_err(name);
-        assert_eq!(e.kind(), ErrorKind::Unsupported, "{name}: {e}");
-        assert!(
-            e.to_string().contains(name) && e.to_string().contains("vjp"),
-            "{e}"
-        );
-    }
 }
 
 #[test]
