@@ -40,7 +40,7 @@ fn vmap_matches_a_loop() {
         &[Some(1)],
         &[Some(0)],
     );
-    let batched = f(&[x.clone()]).expect("vmap");
+    let batched = f(std::slice::from_ref(&x)).expect("vmap");
     for b in 0..3usize {
         let bi = b as isize;
         let xb = ferrox::squeeze(
@@ -82,7 +82,8 @@ fn no_derivative_rules_as_in_mlx() {
     let a = arr(&values(9, 8), &[3, 3]);
     let ones = ferrox::ones(&[3, 3], DType::Float64).expect("ones");
     let ones_k = ferrox::ones(&[3], DType::Float64).expect("ones");
-    let cases: Vec<(&str, Box<dyn Fn(&Array) -> ferrox::Result<Array>>, &Array)> = vec![
+    type Op = Box<dyn Fn(&Array) -> ferrox::Result<Array>>;
+    let cases: Vec<(&str, Op, &Array)> = vec![
         ("qr", Box::new(|x| Ok(linalg::qr(x)?.1)), &ones),
         (
             "svd",

@@ -21,10 +21,8 @@ pub fn eig(x: &Operand<'_>, outs: &[OutSpec<'_>]) -> Result<Vec<Data>> {
     }
 }
 
-fn narrow<P: Into<f64>>(z: &Complex<P>) -> Complex64
-where
-    P: Copy,
-{
+/// `z` rounded to complex64.
+fn narrow<P: Into<f64> + Copy>(z: &Complex<P>) -> Complex64 {
     Complex64::new(z.re.into() as f32, z.im.into() as f32)
 }
 
