@@ -82,8 +82,6 @@ def test_norm_gradient():
         (lambda x: fx.linalg.norm(x, ord=3, axis=(0, 1)), ValueError),
         (lambda x: fx.linalg.norm(x, ord="max", axis=(0, 1)), ValueError),
         (lambda x: fx.linalg.norm(x, ord=[1], axis=0), TypeError),
-        (lambda x: fx.linalg.norm(x, ord=2, axis=(0, 1)), NotImplementedError),
-        (lambda x: fx.linalg.norm(x, ord="nuc", axis=(0, 1)), NotImplementedError),
     ],
 )
 def test_norm_errors(call, exc):
@@ -180,3 +178,148 @@ def test_cholesky_gradient_of_log_det(rng):
     want = np.linalg.inv(a)
     want = np.tril(2 * want) - np.diag(np.diag(want))
     check(g, want, rtol=1e-8, atol=1e-10)
+
+
+def arr(a):
+    """``a`` as a ferrox array of the same dtype (float64 stays float64)."""
+    return fx.array(a, fx.float64) if a.dtype == np.float64 else fx.array(a)
+
+
+@pytest.mark.parametrize("ord", ["nuc", 2, -2])
+@pytest.mark.parametrize("axis", [(1, 2), (2, 0), (-1, -2)])
+@pytest.mark.parametrize("keepdims", [False, True])
+def test_singular_value_norms(rng, ord, axis, keepdims):
+    x = rng.uniform(-2, 2, size=(2, 3, 4)).astype(np.float32)
+    got = fx.linalg.norm(fx.array(x), ord=ord, axis=axis, keepdims=keepdims)
+    want = np.linalg.norm(x.astype(np.float64), ord=ord, axis=axis, keepdims=keepdims)
+    check(got, want, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("shape", [(4, 4), (5, 3), (3, 5), (2, 4, 3)])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_qr_svd_reconstruct(rng, shape, dtype):
+    a = rng.uniform(-1, 1, size=shape).astype(dtype)
+    tol = 1e-5 if dtype == np.float32 else 1e-12
+    q, r = fx.linalg.qr(arr(a))
+    assert np.array(q).dtype == dtype
+    check(np.array(q) @ np.array(r), a, rtol=tol, atol=tol)
+    assert np.allclose(np.tril(np.array(r), -1), 0)
+    u, s, vt = fx.linalg.svd(arr(a))
+    k = min(shape[-2:])
+    check(s, np.linalg.svd(a.astype(np.float64), compute_uv=False), rtol=tol, atol=tol)
+    us = np.array(u)[..., :, :k] * np.array(s)[..., None, :]
+    check(us @ np.array(vt)[..., :k, :], a, rtol=tol, atol=tol)
+    check(fx.linalg.svd(arr(a), compute_uv=False), s, rtol=tol, atol=tol)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.complex64])
+@pytest.mark.parametrize("uplo", ["L", "U"])
+def test_eigh(rng, dtype, uplo):
+    x = rng.uniform(-1, 1, size=(2, 5, 5)).astype(dtype)
+    if dtype == np.complex64:
+        x = x + 1j * rng.uniform(-1, 1, size=(2, 5, 5)).astype(np.float32)
+    a = (x + np.conj(x.swapaxes(-1, -2))) / 2
+    w, v = fx.linalg.eigh(arr(a), UPLO=uplo)
+    tol = 1e-12 if dtype == np.float64 else 1e-5
+    check(w, np.linalg.eigh(a.astype(np.complex128 if dtype == np.complex64 else np.float64))[0], rtol=tol, atol=tol)
+    v = np.array(v)
+    check(a @ v, v * np.array(w)[..., None, :], rtol=10 * tol, atol=10 * tol)
+    check(fx.linalg.eigvalsh(arr(a), UPLO=uplo), w, rtol=tol, atol=tol)
+    with pytest.raises(ValueError, match="UPLO"):
+        fx.linalg.eigh(arr(a), UPLO="X")
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.complex64])
+def test_eig(rng, dtype):
+    a = rng.uniform(-1, 1, size=(3, 4, 4)).astype(dtype)
+    w, v = fx.linalg.eig(arr(a))
+    assert np.array(w).dtype == np.complex64 and np.array(v).dtype == np.complex64
+    w, v = np.array(w), np.array(v)
+    check(a @ v, v * w[..., None, :], rtol=1e-4, atol=1e-4)
+    check(np.linalg.norm(v, axis=-2), np.ones((3, 4)), rtol=1e-5, atol=1e-5)
+    check(fx.linalg.eigvals(arr(a)), w, rtol=1e-5, atol=1e-5)
+    key = lambda z: np.sort_complex(np.round(z, 4))  # noqa: E731
+    check(key(w), key(np.linalg.eigvals(a.astype(np.complex128))), rtol=1e-3, atol=1e-3)
+
+
+@pytest.mark.parametrize("shape", [(4, 4), (5, 3), (3, 5), (2, 3, 3)])
+def test_lu(rng, shape):
+    a = rng.uniform(-1, 1, size=shape).astype(np.float32)
+    p, l, u = fx.linalg.lu(arr(a))
+    assert np.array(p).dtype == np.uint32
+    lp = np.take_along_axis(np.array(l), np.array(p)[..., None].astype(np.int64), axis=-2)
+    check(lp @ np.array(u), a, rtol=1e-5, atol=1e-5)
+    lu, piv = fx.linalg.lu_factor(arr(a))
+    lu, piv = np.array(lu), np.array(piv)
+    m, n = shape[-2:]
+    for idx in np.ndindex(*shape[:-2]):
+        perm = list(range(m))
+        for i, q in enumerate(piv[idx]):
+            perm[i], perm[q] = perm[q], perm[i]
+        k = min(m, n)
+        low = np.tril(lu[idx], -1)[:, :k] + np.eye(m, k)
+        check(low @ np.triu(lu[idx])[:k], a[idx][perm], rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("n", [0, 1, 2, 3, 4, 6])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_det_slogdet(rng, n, dtype):
+    a = rng.uniform(-1, 1, size=(2, n, n)).astype(dtype)
+    tol = 1e-5 if dtype == np.float32 else 1e-12
+    check(fx.linalg.det(arr(a)), np.linalg.det(a.astype(np.float64)), rtol=tol, atol=tol)
+    s, l = fx.linalg.slogdet(arr(a))
+    ws, wl = np.linalg.slogdet(a.astype(np.float64))
+    check(s, ws)
+    check(l, wl, rtol=tol, atol=tol)
+    assert np.array(s).dtype == dtype
+
+
+def test_det_gradient_small_matrices(rng):
+    # Up to 3 x 3 the determinant is a cofactor formula: d det / dA = det * inv(A)^T.
+    a = rng.uniform(-1, 1, size=(3, 3)) + 2 * np.eye(3)
+    g = np.array(fx.grad(fx.linalg.det)(fx.array(a, fx.float64)))
+    check(g, np.linalg.det(a) * np.linalg.inv(a).T, rtol=1e-10, atol=1e-10)
+
+
+def test_pinv_and_cholesky_inv(rng):
+    a = rng.uniform(-1, 1, size=(2, 5, 3)).astype(np.float32)
+    check(fx.linalg.pinv(arr(a)), np.linalg.pinv(a.astype(np.float64)), rtol=1e-4, atol=1e-4)
+    x = rng.uniform(-1, 1, size=(4, 4))
+    spd = (x @ x.T + 4 * np.eye(4)).astype(np.float32)
+    for upper in [False, True]:
+        c = fx.linalg.cholesky(arr(spd), upper=upper)
+        check(fx.linalg.cholesky_inv(c, upper=upper), np.linalg.inv(spd), rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda: fx.linalg.qr(fx.array([1.0, 2.0])),
+        lambda: fx.linalg.qr(fx.array([[1, 2], [3, 4]])),
+        lambda: fx.linalg.svd(fx.ones((2, 2), fx.float16)),
+        lambda: fx.linalg.eigh(fx.ones((2, 3))),
+        lambda: fx.linalg.eig(fx.ones((3,))),
+        lambda: fx.linalg.lu(fx.array([[1, 2], [3, 4]])),
+        lambda: fx.linalg.lu_factor(fx.ones((2, 2), fx.complex64)),
+        lambda: fx.linalg.pinv(fx.ones((2, 2), fx.int32)),
+        lambda: fx.linalg.det(fx.ones((2, 3))),
+        lambda: fx.linalg.det(fx.ones((2, 2), fx.complex64)),
+        lambda: fx.linalg.slogdet(fx.ones((3,))),
+        lambda: fx.linalg.cholesky_inv(fx.ones((2, 2), fx.int32)),
+    ],
+)
+def test_decomposition_errors(call):
+    with pytest.raises(ValueError):
+        call()
+
+
+def test_decompositions_have_no_gradient():
+    a = fx.array([[2.0, 1.0], [1.0, 3.0]])
+    for f in [
+        lambda x: fx.sum(fx.linalg.svd(x, compute_uv=False)),
+        lambda x: fx.sum(fx.linalg.eigh(x)[0]),
+        lambda x: fx.sum(fx.linalg.qr(x)[1]),
+        lambda x: fx.sum(fx.linalg.lu(x)[2]),
+    ]:
+        with pytest.raises(NotImplementedError, match="no vjp rule"):
+            fx.grad(f)(a)

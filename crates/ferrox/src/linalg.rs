@@ -1,9 +1,13 @@
 //! Linear algebra: `ferrox::linalg`.
 //!
-//! [`norm`], [`cross`], [`solve`], [`tri_inv`] and [`solve_triangular`]
-//! are built from public ops, so every transform (grad, jvp, vmap,
-//! compile) goes through them; [`inv`] and [`cholesky`] are primitives
-//! with their own rules.
+//! [`norm`], [`cross`], [`solve`], [`tri_inv`], [`solve_triangular`],
+//! [`det`], [`slogdet`], [`pinv`] and [`cholesky_inv`] are built from
+//! public ops, so every transform (grad, jvp, vmap, compile) goes through
+//! them; [`inv`] and [`cholesky`] are primitives with their own rules. The
+//! decompositions [`qr`], [`svd`], [`eigh`] / [`eigvalsh`], [`eig`] /
+//! [`eigvals`] and [`lu_factor`] / [`lu`] are primitives with several
+//! outputs (kernels: faer) that batch under vmap but, as in MLX, have no
+//! derivative rules.
 //!
 //! ```
 //! use ferrox::{Array, linalg};
@@ -13,10 +17,20 @@
 //! ```
 
 use crate::dtype::DType;
-use crate::error::{Error, ErrorKind, Result};
+use crate::error::{Error, Result};
 use crate::graph::array::Array;
 pub use crate::ops::cholesky::cholesky;
+pub use crate::ops::decomp::eig::{eig, eigvals};
+pub use crate::ops::decomp::eigh::{eigh, eigvalsh};
+pub use crate::ops::decomp::lu::{lu, lu_factor};
+pub use crate::ops::decomp::qr::qr;
+pub use crate::ops::decomp::svd::svd;
 pub use crate::ops::lu::inv;
+pub use det::{det, slogdet};
+pub use inverse::{cholesky_inv, pinv};
+
+mod det;
+mod inverse;
 use crate::ops::shape_rules::normalize_axis;
 
 /// The `ord` of a [`norm`]: a number (`f64::INFINITY` and
@@ -169,8 +183,8 @@ fn matrix_norm(a: &Array, ord: NormOrd, row: usize, col: usize, keepdims: bool) 
             };
             squeeze(r)
         }
-        NormOrd::Nuc => Err(svd_needed(ord)),
-        NormOrd::P(p) if p.abs() == 2.0 => Err(svd_needed(ord)),
+        NormOrd::Nuc => singular_norm(a, ord, row, col, keepdims),
+        NormOrd::P(p) if p.abs() == 2.0 => singular_norm(a, ord, row, col, keepdims),
         NormOrd::P(p) => Err(Error::value(
             "norm",
             format!("invalid ord {p} for a matrix norm; use 'fro', 1, -1, inf or -inf"),
@@ -178,14 +192,36 @@ fn matrix_norm(a: &Array, ord: NormOrd, row: usize, col: usize, keepdims: bool) 
     }
 }
 
-fn svd_needed(ord: NormOrd) -> Error {
-    Error::new(
-        ErrorKind::Unsupported,
-        "norm",
-        format!(
-            "ord={ord} for matrices needs singular values (svd), which ferrox does not provide yet"
-        ),
-    )
+/// A matrix norm from the singular values: `"nuc"` (their sum), `2`
+/// (the largest) or `-2` (the smallest). The matrix axes move to the end
+/// first; integer inputs compute in float32 (the SVD takes floats only).
+fn singular_norm(a: &Array, ord: NormOrd, row: usize, col: usize, keepdims: bool) -> Result<Array> {
+    let x = crate::ops::views::moveaxis(
+        &crate::ops::views::moveaxis(a, row as isize, -1)?,
+        (if col > row { col - 1 } else { col }) as isize,
+        -1,
+    )?;
+    // Now (..., row, col), the other axes in their order.
+    let x = if x.dtype().is_inexact() {
+        x
+    } else {
+        x.astype(DType::Float32)?
+    };
+    let s = svd(&x, false)?
+        .into_iter()
+        .next()
+        .ok_or_else(|| Error::runtime("norm", "internal error: svd output missing"))?;
+    let last = [-1isize];
+    let r = match ord {
+        NormOrd::Nuc => crate::ops::reduce::sum(&s, Some(&last), false)?,
+        NormOrd::P(p) if p > 0.0 => crate::ops::reduce::max(&s, Some(&last), false)?,
+        _ => crate::ops::reduce::min(&s, Some(&last), false)?,
+    };
+    if !keepdims {
+        return Ok(r);
+    }
+    let (lo, hi) = (row.min(col), row.max(col));
+    crate::ops::views::expand_dims(&r, &[lo as isize, hi as isize])
 }
 
 /// Vector or matrix norm, with numpy's conventions.
@@ -198,8 +234,8 @@ fn svd_needed(ord: NormOrd) -> Error {
 ///   (max `|x|`), `-inf` (min `|x|`), `0` (count of non-zeros), `1` (sum
 ///   of `|x|`), any other `p`: `sum(|x|^p)^(1/p)`.
 /// * two axes (rows, columns): a matrix norm: `None`/`"fro"`, `inf`/`-inf`
-///   (max/min row sum of `|x|`), `1`/`-1` (max/min column sum). `2`, `-2`
-///   and `"nuc"` need singular values and are an `Unsupported` error.
+///   (max/min row sum of `|x|`), `1`/`-1` (max/min column sum), `2`/`-2`
+///   (largest/smallest singular value) and `"nuc"` (their sum).
 ///
 /// Complex, integer and bool inputs give `float32`; float inputs keep
 /// their dtype. `keepdims` keeps the reduced axes with size 1.
@@ -212,7 +248,8 @@ fn svd_needed(ord: NormOrd) -> Error {
 /// let rows = norm(&m, Some(NormOrd::P(1.0)), Some(&[1]), true)?;
 /// assert_eq!(rows.shape(), &[2, 1]);
 /// assert_eq!(rows.to_vec::<f32>()?, vec![3.0, 7.0]);
-/// assert!(norm(&m, Some(NormOrd::Nuc), None, false).is_err());
+/// let nuc = norm(&m, Some(NormOrd::Nuc), None, false)?.item::<f32>()?;
+/// assert!((nuc - 5.8309517).abs() < 1e-5);
 /// # Ok::<(), ferrox::Error>(())
 /// ```
 pub fn norm(
@@ -489,8 +526,6 @@ mod tests {
         ] {
             assert!(r.unwrap_err().to_string().starts_with("norm:"));
         }
-        let e = norm(&m, Some(NormOrd::P(2.0)), Some(&[0, 1]), false).unwrap_err();
-        assert_eq!(e.kind(), ErrorKind::Unsupported);
     }
 
     #[test]

@@ -1293,7 +1293,19 @@ fn transform_errors(name: &str, f: &OpFn, args: &[Array]) -> Vec<(&'static str, 
 fn every_differentiable_op_has_rules() {
     // Ops documented as non-differentiable: vjp and jvp are Unsupported
     // (vmap still works).
-    const NON_DIFFERENTIABLE: &[&str] = &["view"];
+    // The decompositions have no rules, as in MLX 0.32.
+    const NON_DIFFERENTIABLE: &[&str] = &[
+        "view",
+        "qr",
+        "svd",
+        "eigh",
+        "eigvalsh",
+        "lu_factor",
+        "lu",
+        "pinv",
+        "det 4x4",
+        "slogdet 4x4",
+    ];
 
     let mut rng = Rng::new(45);
     let x = rng.array(&[2, 3], 0.2, 0.9);
@@ -1617,6 +1629,23 @@ fn every_differentiable_op_has_rules() {
     case!("solve", [m, v], |a| linalg::solve(
         &add(&a[0], &eye(3, None, 0, DType::Float64)?)?,
         &a[1]
+    )?);
+
+    let m4 = rng.array(&[4, 4], 0.2, 0.9);
+    case!("qr", [m], |a| linalg::qr(&a[0])?.1);
+    case!("svd", [m], |a| linalg::svd(&a[0], false)?.remove(0));
+    case!("eigh", [m], |a| linalg::eigh(&a[0], false)?.1);
+    case!("eigvalsh", [m], |a| linalg::eigvalsh(&a[0], false)?);
+    case!("lu_factor", [m], |a| linalg::lu_factor(&a[0])?.0);
+    case!("lu", [m], |a| linalg::lu(&a[0])?.2);
+    case!("pinv", [m], |a| linalg::pinv(&a[0])?);
+    case!("det", [m], |a| linalg::det(&a[0])?);
+    case!("slogdet", [m], |a| linalg::slogdet(&a[0])?.1);
+    case!("det 4x4", [m4], |a| linalg::det(&a[0])?);
+    case!("slogdet 4x4", [m4], |a| linalg::slogdet(&a[0])?.1);
+    case!("cholesky_inv", [m], |a| linalg::cholesky_inv(
+        &add(&a[0], &eye(3, None, 0, DType::Float64)?)?,
+        false
     )?);
 
     let mut missing = vec![];

@@ -123,7 +123,9 @@ fn phi(x: &Array) -> Result<Array> {
 /// one with `upper`). `float32` and `float64` keep their dtype, integers
 /// and bool give `float32`, half floats compute in `float32`; complex
 /// inputs are an error. A matrix that is not positive definite is an error
-/// when the result is evaluated.
+/// when the result is evaluated; a pivot that is negative only by the
+/// rounding error of the input dtype (a semi-definite matrix made barely
+/// indefinite by rounding) is taken as zero instead.
 ///
 /// ```
 /// use ferrox::Array;

@@ -9,6 +9,7 @@ pub mod cholesky;
 pub mod closeness;
 pub mod conv;
 pub mod creation;
+pub mod decomp;
 pub mod depends;
 pub mod fft;
 pub mod fp8;

@@ -94,11 +94,24 @@ pub fn inv(x: &Operand<'_>, out: OutSpec<'_>) -> Result<Data> {
 /// (`float32` or `float64`; the lower triangle is read, or the upper one
 /// with `upper`); a matrix that is not positive definite is an error naming
 /// `cholesky`.
+///
+/// A slightly negative pivot, within the rounding error of the input's
+/// dtype (see [`Pivots::Rounded`]), is taken as zero: a positive
+/// semi-definite matrix that rounding made barely indefinite (a product
+/// `B^T B` of a rank-deficient `B` in float32, say) factors, as it does by
+/// luck of rounding in LAPACK's single-precision arithmetic; a zero or
+/// clearly negative pivot is an error.
 pub fn cholesky(x: &Operand<'_>, upper: bool, out: OutSpec<'_>) -> Result<Data> {
     let n = x.shape[x.shape.len() - 1];
     let vals = f64_batch("cholesky", x)?;
+    let eps = if x.dtype == DType::Float32 {
+        f32::EPSILON as f64
+    } else {
+        f64::EPSILON
+    };
+    let pivots = Pivots::Rounded(eps);
     let result =
-        per_matrix(&vals, n, |a, y| factor(a, y, n, upper, false).is_ok()).map_err(|i| {
+        per_matrix(&vals, n, |a, y| factor(a, y, n, upper, pivots).is_ok()).map_err(|i| {
             Error::value(
                 "cholesky",
                 format!(
@@ -121,7 +134,7 @@ pub fn cholesky_semidefinite(op: &str, x: &Operand<'_>, out: OutSpec<'_>) -> Res
     let l = st.as_mut_slice::<f64>();
     if n > 0 {
         for (src, dst) in a.chunks_exact(n * n).zip(l.chunks_exact_mut(n * n)) {
-            factor(src, dst, n, false, true).map_err(|p| {
+            factor(src, dst, n, false, Pivots::Semidefinite).map_err(|p| {
                 Error::value(
                     op,
                     format!(
@@ -190,27 +203,38 @@ pub struct BadPivot {
     pub value: f64,
 }
 
+/// Which pivots a Cholesky factorisation accepts.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Pivots {
+    /// Positive pivots; also negative ones within `8 n eps` of zero
+    /// (relative to the largest diagonal entry, `eps` the input dtype's
+    /// machine epsilon), which give a zero column. A zero pivot fails.
+    Rounded(f64),
+    /// Pivots within `8 n eps` (float64) of zero, of either sign or zero,
+    /// give a zero column, so singular positive semi-definite matrices
+    /// factor; only a clearly negative pivot fails.
+    Semidefinite,
+}
+
 /// Factors the row-major `n x n` matrix `a` into `y`: the lower factor
 /// (reading the lower triangle), or with `upper` its transpose (reading
-/// the upper triangle). A pivot that is not positive fails, unless
-/// `semidefinite`: then pivots within rounding of zero (relative to the
-/// largest diagonal entry) give a zero column, so singular positive
-/// semi-definite matrices factor, and only a clearly negative pivot fails.
+/// the upper triangle). Which pivots fail is `pivots`' rule.
 pub fn factor(
     a: &[f64],
     y: &mut [f64],
     n: usize,
     upper: bool,
-    semidefinite: bool,
+    pivots: Pivots,
 ) -> std::result::Result<(), BadPivot> {
     // Element (i, j) of the lower triangle that is read.
     let at = |i: usize, j: usize| if upper { a[j * n + i] } else { a[i * n + j] };
-    let tol = if semidefinite {
-        let scale = (0..n).map(|i| at(i, i).abs()).fold(0.0, f64::max);
-        scale * f64::EPSILON * (n as f64) * 8.0
-    } else {
-        0.0
+    let semidefinite = pivots == Pivots::Semidefinite;
+    let eps = match pivots {
+        Pivots::Rounded(eps) => eps,
+        Pivots::Semidefinite => f64::EPSILON,
     };
+    let scale = (0..n).map(|i| at(i, i).abs()).fold(0.0, f64::max);
+    let tol = scale * eps * (n as f64) * 8.0;
     y.fill(0.0);
     let mut l = vec![0.0f64; n * n];
     for j in 0..n {
@@ -218,14 +242,19 @@ pub fn factor(
         for k in 0..j {
             d -= l[j * n + k] * l[j * n + k];
         }
-        let fails = if semidefinite { d < -tol } else { d <= 0.0 };
+        let fails = if semidefinite {
+            d < -tol
+        } else {
+            d == 0.0 || d <= -tol
+        };
         if fails || d.is_nan() {
             return Err(BadPivot {
                 column: j,
                 value: d,
             });
         }
-        let d = if d <= tol { 0.0 } else { d.sqrt() };
+        let zero = if semidefinite { d <= tol } else { d < 0.0 };
+        let d = if zero { 0.0 } else { d.sqrt() };
         l[j * n + j] = d;
         for i in j + 1..n {
             let mut s = at(i, j);

@@ -5,6 +5,7 @@ pub mod cast;
 pub mod closeness;
 pub mod conv;
 pub mod copy;
+pub mod decomp;
 pub mod elementwise;
 pub mod factor;
 pub mod fft;
