@@ -126,51 +126,126 @@ impl PyArr {
         Ok(PyArr::new(new_array(val, opt_dtype(dtype)?)?))
     }
 
+    /// The dimensions, as a tuple of ints.
+    ///
+    /// Example:
+    ///     >>> ferrox.core.zeros((2, 3)).shape
+    ///     (2, 3)
     #[getter]
     fn shape<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
         PyTuple::new(py, self.arr().shape())
     }
+    /// The element type.
+    ///
+    /// Example:
+    ///     >>> ferrox.core.array([1.0]).dtype
+    ///     ferrox.core.float32
     #[getter]
     fn dtype(&self) -> PyDtype {
         PyDtype(self.arr().dtype())
     }
+    /// The number of dimensions.
+    ///
+    /// Example:
+    ///     >>> ferrox.core.zeros((2, 3)).ndim
+    ///     2
     #[getter]
     fn ndim(&self) -> usize {
         self.arr().ndim()
     }
+    /// The number of elements.
+    ///
+    /// Example:
+    ///     >>> ferrox.core.zeros((2, 3)).size
+    ///     6
     #[getter]
     fn size(&self) -> usize {
         self.arr().size()
     }
+    /// Bytes per element.
+    ///
+    /// Example:
+    ///     >>> ferrox.core.zeros((2,)).itemsize
+    ///     4
     #[getter]
     fn itemsize(&self) -> usize {
         self.arr().itemsize()
     }
+    /// Bytes of all the elements (``size * itemsize``).
+    ///
+    /// Example:
+    ///     >>> ferrox.core.zeros((2, 3)).nbytes
+    ///     24
     #[getter]
     fn nbytes(&self) -> usize {
         self.arr().nbytes()
     }
+    /// The array with its axes reversed (``transpose()``).
+    ///
+    /// Example:
+    ///     >>> ferrox.core.zeros((2, 3)).T.shape
+    ///     (3, 2)
     #[getter(T)]
     fn t(&self) -> PyResult<PyArr> {
         let a = self.arr();
         Ok(PyArr::new(on(None, || a.transpose(None))?.py()?))
     }
+    /// The array with its last two axes swapped (``matrix_transpose``).
+    ///
+    /// Example:
+    ///     >>> ferrox.core.zeros((2, 3, 4)).mT.shape
+    ///     (2, 4, 3)
+    #[getter(mT)]
+    fn m_t(&self) -> PyResult<PyArr> {
+        let a = self.arr();
+        Ok(PyArr::new(on(None, || ferrox::matrix_transpose(&a))?.py()?))
+    }
+    /// The module implementing the array API for this array (ferrox.core).
+    #[pyo3(signature = (*, api_version = None))]
+    fn __array_namespace__<'py>(
+        &self,
+        py: Python<'py>,
+        api_version: Option<&Bound<'py, PyAny>>,
+    ) -> PyResult<Bound<'py, PyModule>> {
+        let _ = api_version;
+        py.import("ferrox.core")
+    }
+    /// The real part (float32 for complex64 arrays).
+    ///
+    /// Example:
+    ///     >>> ferrox.core.array([1 + 2j]).real.tolist()
+    ///     [1.0]
     #[getter]
     fn real(&self) -> PyResult<PyArr> {
         Ok(PyArr::new(on(None, || ferrox::real(&self.arr()))?.py()?))
     }
+    /// The imaginary part (float32 for complex64 arrays).
+    ///
+    /// Example:
+    ///     >>> ferrox.core.array([1 + 2j]).imag.tolist()
+    ///     [2.0]
     #[getter]
     fn imag(&self) -> PyResult<PyArr> {
         Ok(PyArr::new(on(None, || ferrox::imag(&self.arr()))?.py()?))
     }
-    /// `a.at[idx].add(v)` and friends: functional updates where repeated
+    /// ``a.at[idx].add(v)`` and friends: functional updates where repeated
     /// indices all apply.
+    ///
+    /// Example:
+    ///     >>> ferrox.core.zeros((2,)).at[ferrox.core.array([0, 0])].add(1.0).tolist()
+    ///     [2.0, 0.0]
     #[getter]
     fn at(&self) -> AtBuilder {
         AtBuilder(self.arr())
     }
 
+    /// item() -> scalar
+    ///
     /// The value of a one-element array as a Python scalar.
+    ///
+    /// Example:
+    ///     >>> ferrox.core.array([3]).item()
+    ///     3
     fn item<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         let a = self.arr();
         if a.size() != 1 {
@@ -181,10 +256,23 @@ impl PyArr {
         }
         to_numpy(py, &a)?.call_method0("item")
     }
+    /// tolist() -> list | scalar
+    ///
     /// Nested Python lists of Python scalars.
+    ///
+    /// Example:
+    ///     >>> ferrox.core.array([[1, 2]]).tolist()
+    ///     [[1, 2]]
     fn tolist<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         to_numpy(py, &self.arr())?.call_method0("tolist")
     }
+    /// astype(dtype, stream=None) -> array
+    ///
+    /// The array converted to ``dtype``.
+    ///
+    /// Example:
+    ///     >>> ferrox.core.array([1.5]).astype(ferrox.core.int32).tolist()
+    ///     [1]
     #[pyo3(signature = (dtype, stream = None))]
     fn astype(
         &self,
@@ -194,6 +282,44 @@ impl PyArr {
         let d = dtype_of(dtype)?;
         let a = self.arr();
         Ok(PyArr::new(on(stream, || a.astype(d))?.py()?))
+    }
+    /// The DLPack capsule of the array's values (CPU), for
+    /// ``numpy.from_dlpack``, ``torch.from_dlpack`` and the like. The
+    /// export goes through numpy's: zero-copy where the consumer accepts a
+    /// read-only tensor (DLPack 1.0), else a copy; bfloat16 has no numpy
+    /// dtype and raises ``BufferError``.
+    #[pyo3(signature = (*, stream = None, max_version = None, dl_device = None, copy = None))]
+    fn __dlpack__<'py>(
+        slf: &Bound<'py, Self>,
+        stream: Option<&Bound<'py, PyAny>>,
+        max_version: Option<&Bound<'py, PyAny>>,
+        dl_device: Option<&Bound<'py, PyAny>>,
+        copy: Option<bool>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let _ = stream;
+        let py = slf.py();
+        let kwargs = pyo3::types::PyDict::new(py);
+        if let Some(v) = max_version {
+            kwargs.set_item("max_version", v)?;
+        }
+        if let Some(d) = dl_device {
+            kwargs.set_item("dl_device", d)?;
+        }
+        let np = py.import("numpy")?;
+        if copy != Some(true) {
+            let view = np.call_method1("asarray", (slf,))?;
+            match view.call_method("__dlpack__", (), Some(&kwargs)) {
+                Ok(capsule) => return Ok(capsule),
+                Err(e) if copy == Some(false) => return Err(e),
+                Err(_) => {}
+            }
+        }
+        let owned = np.call_method1("array", (slf,))?;
+        owned.call_method("__dlpack__", (), Some(&kwargs))
+    }
+    /// ``(device_type, device_id)`` in DLPack's codes: ``(1, 0)``, the CPU.
+    fn __dlpack_device__(&self) -> (i32, i32) {
+        (1, 0)
     }
     #[pyo3(signature = (dtype = None, copy = None))]
     fn __array__<'py>(
@@ -340,10 +466,26 @@ impl PyArr {
         let _ = modulo;
         self.inplace(other, ferrox::power)
     }
+    /// Element-wise ``==`` with arrays, scalars and numpy arrays; any other
+    /// object (a list, a tuple, a string) is simply not equal, as in MLX.
     fn __eq__(&self, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        if !comparable(other)? {
+            return Ok(false
+                .into_pyobject(other.py())?
+                .to_owned()
+                .into_any()
+                .unbind());
+        }
         self.bin(other, ferrox::equal, false)
     }
     fn __ne__(&self, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        if !comparable(other)? {
+            return Ok(true
+                .into_pyobject(other.py())?
+                .to_owned()
+                .into_any()
+                .unbind());
+        }
         self.bin(other, ferrox::not_equal, false)
     }
     fn __lt__(&self, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
@@ -362,6 +504,25 @@ impl PyArr {
 
 // `&`/`|` on bool arrays are logical ops; override the bitwise versions'
 // behaviour through these helpers used by the dunders above.
+/// True for what `==` compares element-wise: arrays, Python scalars and
+/// numpy arrays or scalars.
+fn comparable(other: &Bound<'_, PyAny>) -> PyResult<bool> {
+    use pyo3::types::{PyBool, PyComplex, PyFloat, PyInt};
+    if other.cast::<PyArr>().is_ok()
+        || other.is_instance_of::<PyBool>()
+        || other.is_instance_of::<PyInt>()
+        || other.is_instance_of::<PyFloat>()
+        || other.is_instance_of::<PyComplex>()
+    {
+        return Ok(true);
+    }
+    let np = other.py().import("numpy")?;
+    Ok(
+        other.is_instance(&np.getattr("ndarray")?)?
+            || other.is_instance(&np.getattr("generic")?)?,
+    )
+}
+
 pub fn bit_and(a: &Array, b: &Array) -> ferrox::Result<Array> {
     and_or(a, b, ferrox::bitwise_and, ferrox::logical_and)
 }
@@ -380,6 +541,13 @@ impl AtBuilder {
             array: self.0.clone(),
             index: index.clone().unbind(),
         })
+    }
+    /// `a.at.add(v)` without an index is a mistake: say so (MLX raises
+    /// ValueError too).
+    fn __getattr__(&self, name: &str) -> PyResult<Py<PyAny>> {
+        Err(pyo3::exceptions::PyValueError::new_err(format!(
+            "array.at must be indexed before .{name}(): write a.at[index].{name}(value)"
+        )))
     }
 }
 
@@ -403,24 +571,73 @@ impl AtUpdate {
 
 #[pymethods]
 impl AtUpdate {
+    /// set(value) -> array
+    ///
+    /// The array with ``value`` written at the indices (repeated indices all apply).
+    ///
+    /// Example:
+    ///     >>> ferrox.core.zeros((2,)).at[ferrox.core.array([1])].set(2.0).shape
+    ///     (2,)
     fn set(&self, value: &Bound<'_, PyAny>) -> PyResult<PyArr> {
         self.apply(value, AtOp::Set)
     }
+    /// add(value) -> array
+    ///
+    /// The array with ``value`` added at the indices (repeated indices all apply).
+    ///
+    /// Example:
+    ///     >>> ferrox.core.zeros((2,)).at[ferrox.core.array([1])].add(2.0).shape
+    ///     (2,)
     fn add(&self, value: &Bound<'_, PyAny>) -> PyResult<PyArr> {
         self.apply(value, AtOp::Add)
     }
+    /// subtract(value) -> array
+    ///
+    /// The array with ``value`` subtracted at the indices (repeated indices all apply).
+    ///
+    /// Example:
+    ///     >>> ferrox.core.zeros((2,)).at[ferrox.core.array([1])].subtract(2.0).shape
+    ///     (2,)
     fn subtract(&self, value: &Bound<'_, PyAny>) -> PyResult<PyArr> {
         self.apply(value, AtOp::Subtract)
     }
+    /// multiply(value) -> array
+    ///
+    /// The array with ``value`` multiplied in at the indices (repeated indices all apply).
+    ///
+    /// Example:
+    ///     >>> ferrox.core.zeros((2,)).at[ferrox.core.array([1])].multiply(2.0).shape
+    ///     (2,)
     fn multiply(&self, value: &Bound<'_, PyAny>) -> PyResult<PyArr> {
         self.apply(value, AtOp::Multiply)
     }
+    /// divide(value) -> array
+    ///
+    /// The array with ``value`` divided in at the indices (repeated indices all apply).
+    ///
+    /// Example:
+    ///     >>> ferrox.core.zeros((2,)).at[ferrox.core.array([1])].divide(2.0).shape
+    ///     (2,)
     fn divide(&self, value: &Bound<'_, PyAny>) -> PyResult<PyArr> {
         self.apply(value, AtOp::Divide)
     }
+    /// maximum(value) -> array
+    ///
+    /// The array with ``value`` combined with maximum at the indices (repeated indices all apply).
+    ///
+    /// Example:
+    ///     >>> ferrox.core.zeros((2,)).at[ferrox.core.array([1])].maximum(2.0).shape
+    ///     (2,)
     fn maximum(&self, value: &Bound<'_, PyAny>) -> PyResult<PyArr> {
         self.apply(value, AtOp::Maximum)
     }
+    /// minimum(value) -> array
+    ///
+    /// The array with ``value`` combined with minimum at the indices (repeated indices all apply).
+    ///
+    /// Example:
+    ///     >>> ferrox.core.zeros((2,)).at[ferrox.core.array([1])].minimum(2.0).shape
+    ///     (2,)
     fn minimum(&self, value: &Bound<'_, PyAny>) -> PyResult<PyArr> {
         self.apply(value, AtOp::Minimum)
     }

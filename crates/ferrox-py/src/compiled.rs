@@ -47,8 +47,42 @@ struct Compiled {
     shapeless: bool,
 }
 
+impl Compiled {
+    /// The wrapped function's attribute `name` (``__name__``, ``__doc__``,
+    /// ...), as functools.wraps would copy it.
+    fn wrapped_attr<'py>(&self, py: Python<'py>, name: &str) -> PyResult<Bound<'py, PyAny>> {
+        match &*crate::transforms::lock(&self.fun) {
+            Some(f) => f.bind(py).getattr(name),
+            None => Err(pyo3::exceptions::PyAttributeError::new_err(format!(
+                "the compiled function was released; it has no {name}"
+            ))),
+        }
+    }
+}
+
 #[pymethods]
 impl Compiled {
+    #[getter(__name__)]
+    fn name<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        self.wrapped_attr(py, "__name__")
+    }
+    #[getter(__qualname__)]
+    fn qualname<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        self.wrapped_attr(py, "__qualname__")
+    }
+    #[getter(__module__)]
+    fn module<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        self.wrapped_attr(py, "__module__")
+    }
+    #[getter(__wrapped__)]
+    fn wrapped<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        match &*crate::transforms::lock(&self.fun) {
+            Some(f) => Ok(f.bind(py).clone()),
+            None => Err(pyo3::exceptions::PyAttributeError::new_err(
+                "the compiled function was released",
+            )),
+        }
+    }
     #[pyo3(signature = (*args, **kwargs))]
     fn __call__<'py>(
         &self,
@@ -154,6 +188,10 @@ fn body(
 /// decorator. Python scalar arguments are constants of the trace, typed
 /// (`1` and `1.0` trace separately). `inputs`/`outputs` are implicit
 /// state trees (see `implicit.rs`).
+///
+/// Example:
+///     >>> f = ferrox.core.compile(lambda x: ferrox.core.exp(2 * x + 1)); f(ferrox.core.zeros((2,))).shape
+///     (2,)
 #[pyfunction]
 #[pyo3(signature = (fun, inputs = None, outputs = None, shapeless = false))]
 fn compile(
@@ -185,22 +223,44 @@ fn compile(
     })
 }
 
+/// disable_compile() -> None
+///
+/// Makes compiled functions run their Python code directly (process-wide).
+///
+/// Example:
+///     >>> ferrox.core.disable_compile(); ferrox.core.enable_compile()
 #[pyfunction]
 fn disable_compile() {
     ferrox::disable_compile()
 }
 
+/// enable_compile() -> None
+///
+/// Undoes :func:`disable_compile`.
+///
+/// Example:
+///     >>> ferrox.core.enable_compile()
 #[pyfunction]
 fn enable_compile() {
     ferrox::enable_compile()
 }
 
 /// Entries in the process-wide compile cache (for tests and diagnostics).
+///
+/// Example:
+///     >>> ferrox.core.compile_cache_len() >= 0
+///     True
 #[pyfunction]
 fn compile_cache_len() -> usize {
     ferrox::compile::cache_len()
 }
 
+/// clear_compile_cache() -> None
+///
+/// Drops every cached trace (the next call of each compiled function traces again).
+///
+/// Example:
+///     >>> ferrox.core.clear_compile_cache()
 #[pyfunction]
 fn clear_compile_cache() {
     ferrox::compile::clear_compile_cache()

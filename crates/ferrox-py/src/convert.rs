@@ -81,7 +81,10 @@ fn typed<T: Element + Pod + numpy::Element>(a: &Bound<'_, PyAny>) -> PyResult<Ar
 pub fn from_numpy(a: &Bound<'_, PyAny>, keep_f64: bool) -> PyResult<Array> {
     let py = a.py();
     let np = py.import("numpy")?;
-    let a = np.call_method1("ascontiguousarray", (a,))?;
+    // `ascontiguousarray` would make a 0-d array 1-d.
+    let kw = pyo3::types::PyDict::new(py);
+    kw.set_item("order", "C")?;
+    let a = np.call_method("asarray", (a,), Some(&kw))?;
     let name: String = a.getattr("dtype")?.getattr("name")?.extract()?;
     let out = match name.as_str() {
         "bool" => typed::<bool>(&a)?,
@@ -156,6 +159,24 @@ fn is_numpy_like(obj: &Bound<'_, PyAny>) -> PyResult<bool> {
     obj.is_instance(&np.getattr("generic")?)
 }
 
+/// An OverflowError unless every integer in `lo..=hi` fits `dtype` (when
+/// `dtype` is an integer type), numpy 2's rule for Python ints given an
+/// explicit dtype.
+pub fn check_int_range(lo: i128, hi: i128, dtype: Option<DType>) -> PyResult<()> {
+    let Some(d) = dtype.filter(|d| d.is_integer()) else {
+        return Ok(());
+    };
+    let info = ferrox::dtype::iinfo(d).py()?;
+    for v in [lo, hi] {
+        if v < info.min || v > info.max {
+            return Err(pyo3::exceptions::PyOverflowError::new_err(format!(
+                "Python integer {v} out of bounds for {d}"
+            )));
+        }
+    }
+    Ok(())
+}
+
 /// An int as int32 when it fits, else int64 (MLX's rule for Python ints).
 fn int_scalar(obj: &Bound<'_, PyAny>) -> PyResult<Array> {
     let v: i64 = obj
@@ -217,6 +238,9 @@ pub fn new_array(obj: &Bound<'_, PyAny>, dtype: Option<DType>) -> PyResult<Array
     } else if obj.is_instance_of::<PyBool>() {
         Array::scalar(obj.extract::<bool>()?)
     } else if obj.is_instance_of::<PyInt>() {
+        if let Ok(v) = obj.extract::<i128>() {
+            check_int_range(v, v, dtype)?;
+        }
         int_scalar(obj)?
     } else if obj.is_instance_of::<PyFloat>() {
         if dtype == Some(DType::Float64) {
@@ -288,6 +312,7 @@ fn from_sequence(obj: &Bound<'_, PyAny>, dtype: Option<DType>) -> PyResult<Array
             } else {
                 let lo: i64 = a.call_method0("min")?.extract()?;
                 let hi: i64 = a.call_method0("max")?.extract().unwrap_or(i64::MAX);
+                check_int_range(lo as i128, hi as i128, dtype)?;
                 if lo >= i32::MIN as i64 && hi <= i32::MAX as i64 {
                     a.call_method1("astype", ("int32",))?
                 } else {
@@ -313,8 +338,58 @@ fn from_sequence(obj: &Bound<'_, PyAny>, dtype: Option<DType>) -> PyResult<Array
     from_numpy(&a, dtype == Some(DType::Float64))
 }
 
+/// asarray(a, dtype=None, *, copy=None) -> array
+///
+/// ``a`` as an array: arrays are returned as they are (or cast to
+/// ``dtype``), anything else converts as :func:`array` does. Arrays are
+/// immutable, so sharing is always safe; ``copy`` is accepted for the
+/// array API.
+///
+/// Example:
+///     >>> ferrox.core.asarray([1, 2]).tolist()
+///     [1, 2]
+#[pyfunction]
+#[pyo3(signature = (a, dtype = None, *, copy = None))]
+fn asarray(
+    a: &Bound<'_, PyAny>,
+    dtype: Option<&Bound<'_, PyAny>>,
+    copy: Option<bool>,
+) -> PyResult<PyArr> {
+    let _ = copy;
+    let d = opt_dtype(dtype)?;
+    if a.hasattr("__dlpack__")? && a.cast::<PyArr>().is_err() && !is_numpy_like(a)? {
+        return from_dlpack(a, None).and_then(|x| match d {
+            Some(d) => Ok(PyArr::new(x.arr().astype(d).py()?)),
+            None => Ok(x),
+        });
+    }
+    new_array(a, d).map(PyArr::new)
+}
+
+/// from_dlpack(x, /, *, copy=None) -> array
+///
+/// An array with the values of any DLPack producer on the CPU (a numpy or
+/// torch tensor, ...). The values are copied into ferrox's buffers;
+/// float64 becomes float32 and complex128 complex64, as :func:`array` does.
+///
+/// Example:
+///     >>> import numpy as np
+///     >>> ferrox.core.from_dlpack(np.arange(3)).tolist()
+///     [0, 1, 2]
+#[pyfunction]
+#[pyo3(signature = (x, /, *, copy = None))]
+fn from_dlpack(x: &Bound<'_, PyAny>, copy: Option<bool>) -> PyResult<PyArr> {
+    let _ = copy;
+    let np = x.py().import("numpy")?;
+    let a = np.call_method1("from_dlpack", (x,))?;
+    // Like `array(x)`: float64 becomes float32 (MLX's mapping).
+    from_numpy(&a, false).map(PyArr::new)
+}
+
 /// Registers the dtype objects.
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(asarray, m)?)?;
+    m.add_function(wrap_pyfunction!(from_dlpack, m)?)?;
     m.add_class::<PyDtype>()?;
     for d in DType::ALL {
         m.add(attr_name(d), PyDtype(d))?;

@@ -197,27 +197,59 @@ impl StreamContext {
     }
 }
 
+/// stream(s) -> StreamContext
+///
+/// A context manager: ops built inside ``with stream(s):`` go to the stream ``s`` (a Stream, Device or DeviceType).
+///
+/// Example:
+///     >>> with ferrox.core.stream(ferrox.core.cpu): pass
 #[pyfunction]
 fn stream(s: &Bound<'_, PyAny>) -> PyResult<StreamContext> {
     Ok(StreamContext(stream_of(s)?))
 }
 
+/// default_device() -> Device
+///
+/// The process-wide default device.
+///
+/// Example:
+///     >>> ferrox.core.default_device()
+///     Device(cpu, 0)
 #[pyfunction]
 fn default_device() -> PyDevice {
     PyDevice::of(ferrox::default_device())
 }
 
+/// set_default_device(device) -> None
+///
+/// Sets the process-wide default device (for every thread).
+///
+/// Example:
+///     >>> ferrox.core.set_default_device(ferrox.core.cpu)
 #[pyfunction]
 fn set_default_device(device: &Bound<'_, PyAny>) -> PyResult<()> {
     ferrox::set_default_device(device_of(device)?);
     Ok(())
 }
 
+/// default_stream(device) -> Stream
+///
+/// The default stream of ``device`` (the same on every thread).
+///
+/// Example:
+///     >>> ferrox.core.default_stream(ferrox.core.cpu).device
+///     Device(cpu, 0)
 #[pyfunction]
 fn default_stream(device: &Bound<'_, PyAny>) -> PyResult<PyStream> {
     Ok(PyStream(ferrox::default_stream(device_of(device)?)))
 }
 
+/// new_stream(device) -> Stream
+///
+/// A new stream on ``device``, usable from any thread.
+///
+/// Example:
+///     >>> s = ferrox.core.new_stream(ferrox.core.cpu)
 #[pyfunction]
 fn new_stream(device: &Bound<'_, PyAny>) -> PyResult<PyStream> {
     Ok(PyStream(ferrox::new_stream(device_of(device)?)))
@@ -243,6 +275,96 @@ fn is_available(device: &Bound<'_, PyAny>) -> PyResult<bool> {
         Err(e) if e.is_instance_of::<PyValueError>(device.py()) => Ok(false),
         Err(e) => Err(e),
     }
+}
+
+/// device_count(device_type) -> int
+///
+/// The number of devices of a kind: 1 for ``cpu``, 0 for ``gpu`` (this
+/// build has no GPU back end).
+///
+/// Example:
+///     >>> ferrox.core.device_count(ferrox.core.cpu)
+///     1
+#[pyfunction]
+fn device_count(device_type: PyDeviceType) -> usize {
+    match device_type {
+        PyDeviceType::Cpu => ferrox::device_count(DeviceType::Cpu),
+        PyDeviceType::Gpu => 0,
+    }
+}
+
+/// device_info(d=None) -> dict[str, str | int]
+///
+/// The properties of a device (default: the default device):
+/// ``device_name``, ``architecture``, ``memory_size`` and ``cpu_count``.
+///
+/// Example:
+///     >>> "architecture" in ferrox.core.device_info(ferrox.core.cpu)
+///     True
+#[pyfunction]
+#[pyo3(signature = (d = None))]
+fn device_info<'py>(
+    py: Python<'py>,
+    d: Option<&Bound<'py, PyAny>>,
+) -> PyResult<Bound<'py, pyo3::types::PyDict>> {
+    let device = match d {
+        Some(d) if !d.is_none() => device_of(d)?,
+        _ => ferrox::default_device(),
+    };
+    let out = pyo3::types::PyDict::new(py);
+    for (key, value) in ferrox::device_info(device) {
+        match value {
+            ferrox::DeviceProperty::Text(t) => out.set_item(key, t)?,
+            ferrox::DeviceProperty::Number(n) => out.set_item(key, n)?,
+        }
+    }
+    Ok(out)
+}
+
+/// clear_streams() -> None
+///
+/// Kept for source compatibility with MLX, where it destroys the streams
+/// of the calling thread. ferrox has no per-thread streams or stream
+/// resources (a stream is a value), so there is nothing to destroy: a
+/// no-op, safe from any thread at any time.
+#[pyfunction]
+fn clear_streams() {}
+
+/// new_thread_local_stream(device) -> Stream
+///
+/// A new stream on ``device``. MLX gives each thread its own instance of
+/// such a stream; in ferrox every stream can be used from any thread
+/// (work on one stream runs in submission order whichever thread submits
+/// it), so this is :func:`new_stream`.
+///
+/// Example:
+///     >>> s = ferrox.core.new_thread_local_stream(ferrox.core.cpu)
+#[pyfunction]
+fn new_thread_local_stream(device: &Bound<'_, PyAny>) -> PyResult<PyStream> {
+    new_stream(device)
+}
+
+/// new_thread_unsafe_stream(device) -> Stream
+///
+/// A new stream on ``device``, for source compatibility: every ferrox
+/// stream may be used from any thread, so this is :func:`new_stream`.
+#[pyfunction]
+fn new_thread_unsafe_stream(device: &Bound<'_, PyAny>) -> PyResult<PyStream> {
+    new_stream(device)
+}
+
+/// set_default_stream(stream) -> None
+///
+/// Makes ``stream`` the default stream of its device, for every thread
+/// (process-wide, like :func:`set_default_device`; MLX keeps it per
+/// thread).
+#[pyfunction]
+fn set_default_stream(stream: &Bound<'_, PyAny>) -> PyResult<()> {
+    let s = stream
+        .cast::<PyStream>()
+        .map_err(|_| PyTypeError::new_err("set_default_stream: expected a Stream"))?;
+    ferrox::set_default_stream(s.get().0);
+    Ok(())
 }
 
 /// `ferrox.core.metal.is_available()` / `ferrox.core.cuda.is_available()`:
@@ -278,5 +400,14 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(new_stream, m)?)?;
     m.add_function(wrap_pyfunction!(synchronize, m)?)?;
     m.add_function(wrap_pyfunction!(is_available, m)?)?;
+    m.add_function(wrap_pyfunction!(device_count, m)?)?;
+    m.add_function(wrap_pyfunction!(device_info, m)?)?;
+    m.add_function(wrap_pyfunction!(clear_streams, m)?)?;
+    m.add_function(wrap_pyfunction!(new_thread_local_stream, m)?)?;
+    m.add_function(wrap_pyfunction!(new_thread_unsafe_stream, m)?)?;
+    m.add_function(wrap_pyfunction!(set_default_stream, m)?)?;
+    // Every stream is usable from any thread: the thread-local kind is the
+    // same class.
+    m.add("ThreadLocalStream", m.getattr("Stream")?)?;
     Ok(())
 }

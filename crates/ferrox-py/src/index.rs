@@ -257,7 +257,7 @@ fn basic_set(a: &Array, ix: &[Ix], v: &Array) -> ferrox::Result<Array> {
             }
         }
     }
-    let v = ferrox::broadcast_to(v, &view_shape)?.reshape(&region)?;
+    let v = fit_update(v, &view_shape)?.reshape(&region)?;
     ferrox::slice_update(a, &v, &start, &stop, Some(&step))
 }
 
@@ -305,6 +305,22 @@ pub enum AtOp {
     Minimum,
 }
 
+/// `v` broadcast to `shape` by numpy's assignment rule: leading size-1
+/// axes beyond `shape`'s rank are dropped first (`a[0] = ones((1, n))`).
+fn fit_update(v: &Array, shape: &[usize]) -> ferrox::Result<Array> {
+    let extra = v.ndim().saturating_sub(shape.len());
+    let drop: Vec<isize> = (0..extra)
+        .take_while(|&d| v.shape()[d] == 1)
+        .map(|d| d as isize)
+        .collect();
+    let v = if drop.is_empty() {
+        v.clone()
+    } else {
+        ferrox::squeeze(v, Some(&drop))?
+    };
+    ferrox::broadcast_to(&v, shape)
+}
+
 /// A general indexed update: the flat positions `ix` selects (indexing an
 /// iota with the same expression) receive `v`, repeated positions all
 /// applying.
@@ -323,7 +339,7 @@ pub fn update_at(a: &Array, ix: &[Ix], v: &Array, op: AtOp) -> ferrox::Result<Ar
     };
     let shape: Vec<isize> = a.shape().iter().map(|&d| d as isize).collect();
     let sel = getitem(&iota.reshape(&shape)?, ix)?;
-    let v = ferrox::broadcast_to(&v.astype(a.dtype())?, sel.shape())?.reshape(&[-1])?;
+    let v = fit_update(&v.astype(a.dtype())?, sel.shape())?.reshape(&[-1])?;
     let flat_idx = sel.reshape(&[-1])?;
     let at = a.reshape(&[-1])?.at(&flat_idx)?;
     let r = match op {

@@ -6,8 +6,11 @@
 mod array;
 mod buffer;
 mod compiled;
+mod composites;
+mod conv;
 mod convert;
 mod device;
+mod dtypes;
 mod errors;
 mod fft;
 mod gil;
@@ -31,14 +34,19 @@ fn core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<array::AtBuilder>()?;
     m.add_class::<array::AtUpdate>()?;
     convert::register(m)?;
+    errors::register(m)?;
     device::register(m)?;
+    dtypes::register(m)?;
     ops::register(m)?;
+    composites::register(m)?;
+    conv::register(m)?;
     misc::register(m)?;
     transforms::register(m)?;
     compiled::register(m)?;
     random::register(m)?;
     fft::register(m)?;
     linalg::register(m)?;
+    m.add("matrix_norm", m.getattr("linalg")?.getattr("norm")?)?;
     io::register(m)?;
     gil::register(m)?;
     register_aliases_and_constants(m)?;
@@ -49,7 +57,7 @@ fn core(m: &Bound<'_, PyModule>) -> PyResult<()> {
 /// mlx.core's second names of functions (array-API spellings) and its
 /// constants. An alias is the same function object as its first name.
 fn register_aliases_and_constants(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    const ALIASES: [(&str, &str); 10] = [
+    const ALIASES: [(&str, &str); 16] = [
         ("acos", "arccos"),
         ("asin", "arcsin"),
         ("atan", "arctan"),
@@ -60,6 +68,12 @@ fn register_aliases_and_constants(m: &Bound<'_, PyModule>) -> PyResult<()> {
         ("pow", "power"),
         ("concat", "concatenate"),
         ("permute_dims", "transpose"),
+        ("bitwise_left_shift", "left_shift"),
+        ("bitwise_right_shift", "right_shift"),
+        ("cumulative_sum", "cumsum"),
+        ("cumulative_prod", "cumprod"),
+        ("empty", "zeros"),
+        ("empty_like", "zeros_like"),
     ];
     for (alias, name) in ALIASES {
         m.add(alias, m.getattr(name)?)?;

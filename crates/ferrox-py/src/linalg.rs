@@ -37,6 +37,13 @@ fn norm_ord(ord: Option<&Any<'_>>) -> PyResult<Option<NormOrd>> {
     )))
 }
 
+/// norm(a, /, ord=None, axis=None, keepdims=False, *, stream=None) -> array
+///
+/// Vector or matrix norm (numpy's ``ord`` values, 'fro' and 'nuc' for matrices).
+///
+/// Example:
+///     >>> ferrox.core.linalg.norm(ferrox.core.array([3.0, 4.0])).item()
+///     5.0
 #[pyfunction]
 #[pyo3(signature = (a, /, ord = None, axis = None, keepdims = false, *, stream = None))]
 fn norm(
@@ -56,6 +63,13 @@ fn norm(
     .map(PyArr::new)
 }
 
+/// cross(a, b, /, axis=-1, *, stream=None) -> array
+///
+/// The cross product of 3-vectors along ``axis``.
+///
+/// Example:
+///     >>> ferrox.core.linalg.cross(ferrox.core.array([1.0, 0, 0]), ferrox.core.array([0.0, 1, 0])).tolist()
+///     [0.0, 0.0, 1.0]
 #[pyfunction]
 #[pyo3(signature = (a, b, axis = -1, *, stream = None))]
 fn cross(a: &Any<'_>, b: &Any<'_>, axis: isize, stream: Stream<'_, '_>) -> PyResult<PyArr> {
@@ -65,6 +79,13 @@ fn cross(a: &Any<'_>, b: &Any<'_>, axis: isize, stream: Stream<'_, '_>) -> PyRes
         .map(PyArr::new)
 }
 
+/// inv(a, *, stream=None) -> array
+///
+/// The inverse of each square matrix (batched).
+///
+/// Example:
+///     >>> ferrox.core.linalg.inv(ferrox.core.array([[2.0, 0], [0, 4]])).tolist()
+///     [[0.5, 0.0], [0.0, 0.25]]
 #[pyfunction]
 #[pyo3(signature = (a, *, stream = None))]
 fn inv(a: &Any<'_>, stream: Stream<'_, '_>) -> PyResult<PyArr> {
@@ -72,6 +93,13 @@ fn inv(a: &Any<'_>, stream: Stream<'_, '_>) -> PyResult<PyArr> {
     on(stream, || ferrox::linalg::inv(&a))?.py().map(PyArr::new)
 }
 
+/// solve(a, b, *, stream=None) -> array
+///
+/// The solution ``x`` of ``a @ x = b`` (batched).
+///
+/// Example:
+///     >>> ferrox.core.linalg.solve(ferrox.core.array([[2.0, 0], [0, 4]]), ferrox.core.array([2.0, 4])).tolist()
+///     [1.0, 1.0]
 #[pyfunction]
 #[pyo3(signature = (a, b, *, stream = None))]
 fn solve(a: &Any<'_>, b: &Any<'_>, stream: Stream<'_, '_>) -> PyResult<PyArr> {
@@ -81,6 +109,13 @@ fn solve(a: &Any<'_>, b: &Any<'_>, stream: Stream<'_, '_>) -> PyResult<PyArr> {
         .map(PyArr::new)
 }
 
+/// cholesky(a, upper=False, *, stream=None) -> array
+///
+/// The Cholesky factor of a symmetric positive definite matrix (lower, or upper).
+///
+/// Example:
+///     >>> ferrox.core.linalg.cholesky(ferrox.core.array([[4.0, 0], [0, 9]])).tolist()
+///     [[2.0, 0.0], [0.0, 3.0]]
 #[pyfunction]
 #[pyo3(signature = (a, upper = false, *, stream = None))]
 fn cholesky(a: &Any<'_>, upper: bool, stream: Stream<'_, '_>) -> PyResult<PyArr> {
@@ -90,6 +125,13 @@ fn cholesky(a: &Any<'_>, upper: bool, stream: Stream<'_, '_>) -> PyResult<PyArr>
         .map(PyArr::new)
 }
 
+/// tri_inv(a, upper=False, *, stream=None) -> array
+///
+/// The inverse of a triangular matrix.
+///
+/// Example:
+///     >>> ferrox.core.linalg.tri_inv(ferrox.core.array([[2.0, 0], [1, 1]])).tolist()
+///     [[0.5, 0.0], [-0.5, 1.0]]
 #[pyfunction]
 #[pyo3(signature = (a, upper = false, *, stream = None))]
 fn tri_inv(a: &Any<'_>, upper: bool, stream: Stream<'_, '_>) -> PyResult<PyArr> {
@@ -99,6 +141,13 @@ fn tri_inv(a: &Any<'_>, upper: bool, stream: Stream<'_, '_>) -> PyResult<PyArr> 
         .map(PyArr::new)
 }
 
+/// solve_triangular(a, b, *, upper=False, stream=None) -> array
+///
+/// The solution of ``a @ x = b`` for triangular ``a``.
+///
+/// Example:
+///     >>> ferrox.core.linalg.solve_triangular(ferrox.core.array([[2.0, 0], [0, 4]]), ferrox.core.array([2.0, 4])).tolist()
+///     [1.0, 1.0]
 #[pyfunction]
 #[pyo3(signature = (a, b, *, upper = false, stream = None))]
 fn solve_triangular(

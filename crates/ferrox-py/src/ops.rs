@@ -9,8 +9,8 @@ use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyFloat, PyInt, PyList, PyTuple};
 
-type Any<'py> = Bound<'py, PyAny>;
-type Stream<'a, 'py> = Option<&'a Bound<'py, PyAny>>;
+pub(crate) type Any<'py> = Bound<'py, PyAny>;
+pub(crate) type Stream<'a, 'py> = Option<&'a Bound<'py, PyAny>>;
 
 /// An int or a sequence of ints (`axis=`, `shape=`, ...).
 #[derive(FromPyObject)]
@@ -28,7 +28,7 @@ impl Ints {
     }
 }
 
-fn axes(a: &Option<Ints>) -> Option<Vec<isize>> {
+pub(crate) fn axes(a: &Option<Ints>) -> Option<Vec<isize>> {
     a.as_ref().map(Ints::to_vec)
 }
 
@@ -43,11 +43,11 @@ pub fn shape_of(s: &Ints) -> PyResult<Vec<usize>> {
         .collect()
 }
 
-fn ok(r: ferrox::Result<Array>) -> PyResult<PyArr> {
+pub(crate) fn ok(r: ferrox::Result<Array>) -> PyResult<PyArr> {
     r.py().map(PyArr::new)
 }
 
-fn list(py: Python<'_>, v: Vec<Array>) -> PyResult<Bound<'_, PyList>> {
+pub(crate) fn list(py: Python<'_>, v: Vec<Array>) -> PyResult<Bound<'_, PyList>> {
     let items = v
         .into_iter()
         .map(|a| Py::new(py, PyArr::new(a)))
@@ -71,6 +71,13 @@ fn scalar_dtype(v: &Any<'_>) -> DType {
     }
 }
 
+/// zeros(shape, dtype=float32, *, stream=None) -> array
+///
+/// An array of zeros.
+///
+/// Example:
+///     >>> ferrox.core.zeros((2,)).tolist()
+///     [0.0, 0.0]
 #[pyfunction]
 #[pyo3(signature = (shape, dtype = None, *, stream = None))]
 fn zeros(shape: Ints, dtype: Option<&Any<'_>>, stream: Stream<'_, '_>) -> PyResult<PyArr> {
@@ -79,6 +86,13 @@ fn zeros(shape: Ints, dtype: Option<&Any<'_>>, stream: Stream<'_, '_>) -> PyResu
     ok(on(stream, || ferrox::zeros(&s, d))?)
 }
 
+/// ones(shape, dtype=float32, *, stream=None) -> array
+///
+/// An array of ones.
+///
+/// Example:
+///     >>> ferrox.core.ones((2,), ferrox.core.int32).tolist()
+///     [1, 1]
 #[pyfunction]
 #[pyo3(signature = (shape, dtype = None, *, stream = None))]
 fn ones(shape: Ints, dtype: Option<&Any<'_>>, stream: Stream<'_, '_>) -> PyResult<PyArr> {
@@ -87,6 +101,13 @@ fn ones(shape: Ints, dtype: Option<&Any<'_>>, stream: Stream<'_, '_>) -> PyResul
     ok(on(stream, || ferrox::ones(&s, d))?)
 }
 
+/// full(shape, vals, dtype=None, *, stream=None) -> array
+///
+/// An array of ``shape`` filled with ``vals`` (a scalar, or an array broadcast to ``shape``).
+///
+/// Example:
+///     >>> ferrox.core.full((2,), 7).tolist()
+///     [7, 7]
 #[pyfunction]
 #[pyo3(signature = (shape, vals, dtype = None, *, stream = None))]
 fn full(
@@ -101,6 +122,9 @@ fn full(
         && !(vals.is_instance_of::<PyInt>() && dtype.is_some_and(|d| d.size() == 8))
     {
         let d = dtype.unwrap_or_else(|| scalar_dtype(vals));
+        if let Ok(i) = vals.extract::<i128>() {
+            crate::convert::check_int_range(i, i, Some(d))?;
+        }
         let v: f64 = vals.extract()?;
         return ok(on(stream, || ferrox::full(&s, v, d))?);
     }
@@ -110,20 +134,49 @@ fn full(
     })?)
 }
 
+/// zeros_like(a, /, dtype=None, *, stream=None) -> array
+///
+/// Zeros with the shape (and, by default, the dtype) of ``a``.
+///
+/// Example:
+///     >>> ferrox.core.zeros_like(ferrox.core.array([1, 2])).tolist()
+///     [0, 0]
 #[pyfunction]
-#[pyo3(signature = (a, /, *, stream = None))]
-fn zeros_like(a: &Any<'_>, stream: Stream<'_, '_>) -> PyResult<PyArr> {
+#[pyo3(signature = (a, /, dtype = None, *, stream = None))]
+fn zeros_like(a: &Any<'_>, dtype: Option<&Any<'_>>, stream: Stream<'_, '_>) -> PyResult<PyArr> {
     let a = to_array(a)?;
-    ok(on(stream, || ferrox::zeros_like(&a))?)
+    let d = opt_dtype(dtype)?;
+    ok(on(stream, || match d {
+        Some(d) => ferrox::zeros_like(&a)?.astype(d),
+        None => ferrox::zeros_like(&a),
+    })?)
 }
 
+/// ones_like(a, /, dtype=None, *, stream=None) -> array
+///
+/// Ones with the shape (and, by default, the dtype) of ``a``.
+///
+/// Example:
+///     >>> ferrox.core.ones_like(ferrox.core.array([1, 2])).tolist()
+///     [1, 1]
 #[pyfunction]
-#[pyo3(signature = (a, /, *, stream = None))]
-fn ones_like(a: &Any<'_>, stream: Stream<'_, '_>) -> PyResult<PyArr> {
+#[pyo3(signature = (a, /, dtype = None, *, stream = None))]
+fn ones_like(a: &Any<'_>, dtype: Option<&Any<'_>>, stream: Stream<'_, '_>) -> PyResult<PyArr> {
     let a = to_array(a)?;
-    ok(on(stream, || ferrox::ones_like(&a))?)
+    let d = opt_dtype(dtype)?;
+    ok(on(stream, || match d {
+        Some(d) => ferrox::ones_like(&a)?.astype(d),
+        None => ferrox::ones_like(&a),
+    })?)
 }
 
+/// full_like(a, /, fill_value, dtype=None, *, stream=None) -> array
+///
+/// An array shaped like ``a`` filled with ``fill_value``.
+///
+/// Example:
+///     >>> ferrox.core.full_like(ferrox.core.array([1, 2]), 5).tolist()
+///     [5, 5]
 #[pyfunction]
 #[pyo3(signature = (a, /, fill_value, dtype = None, *, stream = None))]
 fn full_like(
@@ -171,25 +224,57 @@ fn arange(
     ok(on(stream, || ferrox::arange(b, e, st, d))?)
 }
 
+/// linspace(start, stop, num=50, dtype=float32, *, stream=None) -> array
+///
+/// ``num`` evenly spaced values from ``start`` to ``stop`` (included
+/// unless ``endpoint=False``, when the step is ``(stop - start) / num``).
+///
+/// Example:
+///     >>> ferrox.core.linspace(0, 1, 3).tolist()
+///     [0.0, 0.5, 1.0]
+///     >>> ferrox.core.linspace(0, 1, 4, endpoint=False).tolist()
+///     [0.0, 0.25, 0.5, 0.75]
 #[pyfunction]
-#[pyo3(signature = (start, stop, num = 50, dtype = None, *, stream = None))]
+#[pyo3(signature = (start, stop, num = 50, endpoint = true, dtype = None, *, stream = None))]
 fn linspace(
     start: f64,
     stop: f64,
     num: i64,
+    endpoint: bool,
     dtype: Option<&Any<'_>>,
     stream: Stream<'_, '_>,
 ) -> PyResult<PyArr> {
     let num = usize::try_from(num)
         .map_err(|_| PyValueError::new_err(format!("linspace: num {num} is negative")))?;
     let d = opt_dtype(dtype)?.unwrap_or(DType::Float32);
-    ok(on(stream, || ferrox::linspace(start, stop, num, d))?)
+    // Without the endpoint the points are those of `num + 1` points, the
+    // last dropped.
+    let stop = if endpoint || num == 0 {
+        stop
+    } else {
+        start + (stop - start) * (num as f64 - 1.0) / num as f64
+    };
+    ok(on(stream, || {
+        if d.is_inexact() {
+            ferrox::linspace(start, stop, num, d)
+        } else {
+            // numpy: integer points are the float points, truncated.
+            ferrox::linspace(start, stop, num, DType::Float64)?.astype(d)
+        }
+    })?)
 }
 
-fn dim(n: i64, what: &str) -> PyResult<usize> {
+pub(crate) fn dim(n: i64, what: &str) -> PyResult<usize> {
     usize::try_from(n).map_err(|_| PyValueError::new_err(format!("{what} {n} is negative")))
 }
 
+/// eye(n, m=None, k=0, dtype=float32, *, stream=None) -> array
+///
+/// An ``n`` x ``m`` matrix with ones on diagonal ``k``.
+///
+/// Example:
+///     >>> ferrox.core.eye(2).tolist()
+///     [[1.0, 0.0], [0.0, 1.0]]
 #[pyfunction]
 #[pyo3(signature = (n, m = None, k = 0, dtype = None, *, stream = None))]
 fn eye(
@@ -204,6 +289,13 @@ fn eye(
     ok(on(stream, || ferrox::eye(n, m, k, d))?)
 }
 
+/// identity(n, dtype=float32, *, stream=None) -> array
+///
+/// The ``n`` x ``n`` identity matrix.
+///
+/// Example:
+///     >>> ferrox.core.identity(2).tolist()
+///     [[1.0, 0.0], [0.0, 1.0]]
 #[pyfunction]
 #[pyo3(signature = (n, dtype = None, *, stream = None))]
 fn identity(n: i64, dtype: Option<&Any<'_>>, stream: Stream<'_, '_>) -> PyResult<PyArr> {
@@ -212,6 +304,13 @@ fn identity(n: i64, dtype: Option<&Any<'_>>, stream: Stream<'_, '_>) -> PyResult
     ok(on(stream, || ferrox::identity(n, d))?)
 }
 
+/// tri(n, m=None, k=0, dtype=float32, *, stream=None) -> array
+///
+/// An ``n`` x ``m`` matrix with ones at and below diagonal ``k``.
+///
+/// Example:
+///     >>> ferrox.core.tri(2).tolist()
+///     [[1.0, 0.0], [1.0, 1.0]]
 #[pyfunction]
 #[pyo3(signature = (n, m = None, k = 0, dtype = None, *, stream = None))]
 fn tri(
@@ -229,8 +328,10 @@ fn tri(
 // ------------------------------------------------------- unary and binary
 
 macro_rules! unary {
-    ($($name:ident => $f:path),* $(,)?) => {
+    ($($name:ident => $f:path, $what:literal, $x:literal, $y:literal;)*) => {
         $(
+            #[doc = concat!(stringify!($name), "(a, /, *, stream=None) -> array\n\n", $what,
+                "\n\nExample:\n    >>> ferrox.core.", stringify!($name), "(ferrox.core.array(", $x, ")).tolist()\n    ", $y)]
             #[pyfunction]
             #[pyo3(signature = (a, /, *, stream = None))]
             pub fn $name(a: &Any<'_>, stream: Stream<'_, '_>) -> PyResult<PyArr> {
@@ -246,20 +347,52 @@ macro_rules! unary {
 }
 
 unary! {
-    abs => ferrox::abs, negative => ferrox::negative, sign => ferrox::sign,
-    square => ferrox::square, sqrt => ferrox::sqrt, rsqrt => ferrox::rsqrt,
-    reciprocal => ferrox::reciprocal, exp => ferrox::exp, expm1 => ferrox::expm1,
-    log => ferrox::log, log1p => ferrox::log1p, log2 => ferrox::log2, log10 => ferrox::log10,
-    sin => ferrox::sin, cos => ferrox::cos, tan => ferrox::tan,
-    arcsin => ferrox::arcsin, arccos => ferrox::arccos, arctan => ferrox::arctan,
-    sinh => ferrox::sinh, cosh => ferrox::cosh, tanh => ferrox::tanh,
-    arcsinh => ferrox::arcsinh, arccosh => ferrox::arccosh, arctanh => ferrox::arctanh,
-    sigmoid => ferrox::sigmoid, erf => ferrox::erf, erfinv => ferrox::erfinv,
-    floor => ferrox::floor, ceil => ferrox::ceil, logical_not => ferrox::logical_not,
-    bitwise_invert => ferrox::bitwise_invert, isnan => ferrox::isnan, isinf => ferrox::isinf,
-    isfinite => ferrox::isfinite, real => ferrox::real, imag => ferrox::imag,
-    conjugate => ferrox::conjugate, conj => ferrox::conjugate,
-    stop_gradient => stop_gradient_op,
+    abs => ferrox::abs, "Element-wise absolute value (complex: the magnitude, as float32).", "[-1.5, 2.0]", "[1.5, 2.0]";
+    negative => ferrox::negative, "Element-wise negation (integers wrap; bool is an error).", "[1, -2]", "[-1, 2]";
+    sign => ferrox::sign, "Element-wise sign: -1, 0 or 1 (complex: ``z / |z|``).", "[-3.0, 0.0, 2.0]", "[-1.0, 0.0, 1.0]";
+    square => ferrox::square, "Element-wise square.", "[2, -3]", "[4, 9]";
+    sqrt => ferrox::sqrt, "Element-wise square root (integers compute in float32).", "[4.0, 9.0]", "[2.0, 3.0]";
+    rsqrt => ferrox::rsqrt, "Element-wise reciprocal square root, ``1 / sqrt(a)``.", "[4.0, 16.0]", "[0.5, 0.25]";
+    reciprocal => ferrox::reciprocal, "Element-wise reciprocal, ``1 / a``.", "[2.0, 4.0]", "[0.5, 0.25]";
+    exp => ferrox::exp, "Element-wise exponential.", "[0.0]", "[1.0]";
+    expm1 => ferrox::expm1, "Element-wise ``exp(a) - 1``, accurate near 0.", "[0.0]", "[0.0]";
+    log => ferrox::log, "Element-wise natural logarithm.", "[1.0]", "[0.0]";
+    log1p => ferrox::log1p, "Element-wise ``log(1 + a)``, accurate near 0.", "[0.0]", "[0.0]";
+    log2 => ferrox::log2, "Element-wise base-2 logarithm.", "[8.0]", "[3.0]";
+    log10 => ferrox::log10, "Element-wise base-10 logarithm.", "[100.0]", "[2.0]";
+    sin => ferrox::sin, "Element-wise sine.", "[0.0]", "[0.0]";
+    cos => ferrox::cos, "Element-wise cosine.", "[0.0]", "[1.0]";
+    tan => ferrox::tan, "Element-wise tangent.", "[0.0]", "[0.0]";
+    arcsin => ferrox::arcsin, "Element-wise inverse sine.", "[0.0]", "[0.0]";
+    arccos => ferrox::arccos, "Element-wise inverse cosine.", "[1.0]", "[0.0]";
+    arctan => ferrox::arctan, "Element-wise inverse tangent.", "[0.0]", "[0.0]";
+    sinh => ferrox::sinh, "Element-wise hyperbolic sine.", "[0.0]", "[0.0]";
+    cosh => ferrox::cosh, "Element-wise hyperbolic cosine.", "[0.0]", "[1.0]";
+    tanh => ferrox::tanh, "Element-wise hyperbolic tangent.", "[0.0]", "[0.0]";
+    arcsinh => ferrox::arcsinh, "Element-wise inverse hyperbolic sine.", "[0.0]", "[0.0]";
+    arccosh => ferrox::arccosh, "Element-wise inverse hyperbolic cosine.", "[1.0]", "[0.0]";
+    arctanh => ferrox::arctanh, "Element-wise inverse hyperbolic tangent.", "[0.0]", "[0.0]";
+    sigmoid => ferrox::sigmoid, "Element-wise logistic sigmoid, ``1 / (1 + exp(-a))``.", "[0.0]", "[0.5]";
+    erf => ferrox::erf, "Element-wise error function.", "[0.0]", "[0.0]";
+    erfinv => ferrox::erfinv, "Element-wise inverse of the error function.", "[0.0]", "[0.0]";
+    floor => ferrox::floor, "Element-wise floor (integers are returned as they are).", "[-1.5, 2.5]", "[-2.0, 2.0]";
+    ceil => ferrox::ceil, "Element-wise ceiling (integers are returned as they are).", "[-1.5, 2.5]", "[-1.0, 3.0]";
+    logical_not => ferrox::logical_not, "Element-wise logical not (non-zero is true), as bool.", "[0, 2]", "[True, False]";
+    bitwise_invert => ferrox::bitwise_invert, "Element-wise bitwise not of integers or bools.", "[0, 1]", "[-1, -2]";
+    isnan => ferrox::isnan, "Element-wise NaN test, as bool.", "[1.0, float('nan')]", "[False, True]";
+    isinf => ferrox::isinf, "Element-wise infinity test (either sign), as bool.", "[1.0, float('inf')]", "[False, True]";
+    isfinite => ferrox::isfinite, "Element-wise test for values that are neither infinite nor NaN.", "[1.0, float('inf')]", "[True, False]";
+    real => ferrox::real, "The real part (float32 for complex64 inputs).", "[1.0]", "[1.0]";
+    imag => ferrox::imag, "The imaginary part (float32 for complex64 inputs).", "[1.0]", "[0.0]";
+    conjugate => ferrox::conjugate, "The complex conjugate (other dtypes are returned as they are).", "[1.0]", "[1.0]";
+    conj => ferrox::conjugate, "The complex conjugate, as :func:`conjugate`.", "[1.0]", "[1.0]";
+    trunc => ferrox::trunc, "Element-wise rounding towards zero.", "[-1.5, 2.5]", "[-1.0, 2.0]";
+    isposinf => ferrox::isposinf, "Element-wise test for positive infinity, as bool.", "[float('inf'), -float('inf')]", "[True, False]";
+    isneginf => ferrox::isneginf, "Element-wise test for negative infinity, as bool.", "[float('inf'), -float('inf')]", "[False, True]";
+    degrees => ferrox::degrees, "Converts radians to degrees.", "[0.0]", "[0.0]";
+    radians => ferrox::radians, "Converts degrees to radians.", "[0.0]", "[0.0]";
+    positive => ferrox::positive, "Unary plus: the input (arrays are immutable).", "[1, -2]", "[1, -2]";
+    stop_gradient => stop_gradient_op, "The input, with no gradient flowing back through it.", "[1.0]", "[1.0]";
 }
 
 fn stop_gradient_op(a: &Array) -> ferrox::Result<Array> {
@@ -267,8 +400,11 @@ fn stop_gradient_op(a: &Array) -> ferrox::Result<Array> {
 }
 
 macro_rules! binary {
-    ($($name:ident => $f:path),* $(,)?) => {
+    ($($name:ident => $f:path, $what:literal, $args:literal, $y:literal;)*) => {
         $(
+            #[doc = concat!(stringify!($name), "(a, b, /, *, stream=None) -> array\n\n", $what,
+                " Either operand may be a Python scalar, which takes the other's dtype.",
+                "\n\nExample:\n    >>> fx = ferrox.core\n    >>> fx.", stringify!($name), "(*map(fx.array, (", $args, "))).tolist()\n    ", $y)]
             #[pyfunction]
             #[pyo3(signature = (a, b, /, *, stream = None))]
             pub fn $name(a: &Any<'_>, b: &Any<'_>, stream: Stream<'_, '_>) -> PyResult<PyArr> {
@@ -284,20 +420,35 @@ macro_rules! binary {
 }
 
 binary! {
-    add => ferrox::add, subtract => ferrox::subtract, multiply => ferrox::multiply,
-    divide => ferrox::divide, floor_divide => ferrox::floor_divide,
-    remainder => ferrox::remainder, power => ferrox::power,
-    maximum => ferrox::maximum, minimum => ferrox::minimum,
-    arctan2 => ferrox::arctan2, logaddexp => ferrox::logaddexp,
-    equal => ferrox::equal, not_equal => ferrox::not_equal,
-    greater => ferrox::greater, greater_equal => ferrox::greater_equal,
-    less => ferrox::less, less_equal => ferrox::less_equal,
-    logical_and => ferrox::logical_and, logical_or => ferrox::logical_or,
-    bitwise_and => ferrox::bitwise_and, bitwise_or => ferrox::bitwise_or,
-    bitwise_xor => ferrox::bitwise_xor, left_shift => ferrox::left_shift,
-    right_shift => ferrox::right_shift,
-    matmul => ferrox::matmul, inner => ferrox::inner, outer => ferrox::outer,
-    kron => ferrox::kron,
+    add => ferrox::add, "Element-wise sum, with numpy broadcasting and MLX's type promotion.", "1, 2", "3";
+    subtract => ferrox::subtract, "Element-wise difference ``a - b``.", "5, 2", "3";
+    multiply => ferrox::multiply, "Element-wise product.", "3, 4", "12";
+    divide => ferrox::divide, "Element-wise true division (integers give float32).", "3, 2", "1.5";
+    floor_divide => ferrox::floor_divide, "Element-wise floor division, as Python's ``//``.", "7, 2", "3";
+    remainder => ferrox::remainder, "Element-wise remainder with the sign of the divisor, as Python's ``%``.", "-7, 2", "1";
+    power => ferrox::power, "Element-wise ``a ** b``.", "2, 3", "8";
+    maximum => ferrox::maximum, "Element-wise maximum (NaN propagates).", "1, 2", "2";
+    minimum => ferrox::minimum, "Element-wise minimum (NaN propagates).", "1, 2", "1";
+    arctan2 => ferrox::arctan2, "Element-wise ``arctan(a / b)`` in the quadrant of ``(b, a)``.", "0.0, 1.0", "0.0";
+    logaddexp => ferrox::logaddexp, "Element-wise ``log(exp(a) + exp(b))``, computed stably.", "0.0, 0.0", "0.6931471824645996";
+    equal => ferrox::equal, "Element-wise ``a == b``, as bool.", "1, 1", "True";
+    not_equal => ferrox::not_equal, "Element-wise ``a != b``, as bool.", "1, 2", "True";
+    greater => ferrox::greater, "Element-wise ``a > b``, as bool.", "2, 1", "True";
+    greater_equal => ferrox::greater_equal, "Element-wise ``a >= b``, as bool.", "1, 1", "True";
+    less => ferrox::less, "Element-wise ``a < b``, as bool.", "1, 2", "True";
+    less_equal => ferrox::less_equal, "Element-wise ``a <= b``, as bool.", "2, 1", "False";
+    logical_and => ferrox::logical_and, "Element-wise logical and (non-zero is true), as bool.", "1, 0", "False";
+    logical_or => ferrox::logical_or, "Element-wise logical or (non-zero is true), as bool.", "1, 0", "True";
+    logical_xor => ferrox::logical_xor, "Element-wise logical exclusive or (non-zero is true), as bool.", "1, 0", "True";
+    bitwise_and => ferrox::bitwise_and, "Element-wise bitwise and of integers or bools.", "6, 3", "2";
+    bitwise_or => ferrox::bitwise_or, "Element-wise bitwise or of integers or bools.", "6, 3", "7";
+    bitwise_xor => ferrox::bitwise_xor, "Element-wise bitwise exclusive or of integers or bools.", "6, 3", "5";
+    left_shift => ferrox::left_shift, "Element-wise ``a << b`` of integers.", "1, 3", "8";
+    right_shift => ferrox::right_shift, "Element-wise ``a >> b`` of integers.", "8, 3", "1";
+    matmul => ferrox::matmul, "Matrix product with numpy's rules (1-D operands are vectors; batch dimensions broadcast).", "[[1, 2]], [[3], [4]]", "[[11]]";
+    inner => ferrox::inner, "Inner product over the last axes (numpy's ``inner``).", "[1, 2], [3, 4]", "11";
+    outer => ferrox::outer, "Outer product of the flattened inputs.", "[1, 2], [3, 4]", "[[3, 4], [6, 8]]";
+    kron => ferrox::kron, "Kronecker product.", "[1, 2], [1, 1]", "[1, 1, 2, 2]";
 }
 
 /// Element-wise quotient and remainder, `(floor_divide(a, b),
@@ -310,6 +461,13 @@ pub fn divmod(a: &Any<'_>, b: &Any<'_>, stream: Stream<'_, '_>) -> PyResult<(PyA
     Ok((PyArr::new(q), PyArr::new(r)))
 }
 
+/// round(a, /, decimals=0, *, stream=None) -> array
+///
+/// Rounds to ``decimals`` decimal places, half to even.
+///
+/// Example:
+///     >>> ferrox.core.round(ferrox.core.array([0.5, 1.5, 2.25]), 1).tolist()
+///     [0.5, 1.5, 2.2]
 #[pyfunction]
 #[pyo3(signature = (a, /, decimals = 0, *, stream = None))]
 pub fn round(a: &Any<'_>, decimals: i32, stream: Stream<'_, '_>) -> PyResult<PyArr> {
@@ -317,6 +475,13 @@ pub fn round(a: &Any<'_>, decimals: i32, stream: Stream<'_, '_>) -> PyResult<PyA
     ok(on(stream, || ferrox::round(&a, decimals))?)
 }
 
+/// astype(a, /, dtype, *, stream=None) -> array
+///
+/// ``a`` converted to ``dtype``.
+///
+/// Example:
+///     >>> ferrox.core.astype(ferrox.core.array([1.7]), ferrox.core.int32).tolist()
+///     [1]
 #[pyfunction]
 #[pyo3(signature = (a, /, dtype, *, stream = None))]
 fn astype(a: &Any<'_>, dtype: &Any<'_>, stream: Stream<'_, '_>) -> PyResult<PyArr> {
@@ -324,13 +489,27 @@ fn astype(a: &Any<'_>, dtype: &Any<'_>, stream: Stream<'_, '_>) -> PyResult<PyAr
     ok(on(stream, || ferrox::astype(&a, d))?)
 }
 
+/// view(a, /, dtype, *, stream=None) -> array
+///
+/// The bytes of ``a`` read as ``dtype`` (the last axis scales by the ratio of item sizes).
+///
+/// Example:
+///     >>> ferrox.core.view(ferrox.core.array([1], ferrox.core.int32), ferrox.core.uint8).tolist()
+///     [1, 0, 0, 0]
 #[pyfunction]
 #[pyo3(signature = (a, /, dtype, *, stream = None))]
-fn view(a: &Any<'_>, dtype: &Any<'_>, stream: Stream<'_, '_>) -> PyResult<PyArr> {
+pub fn view(a: &Any<'_>, dtype: &Any<'_>, stream: Stream<'_, '_>) -> PyResult<PyArr> {
     let (a, d) = (to_array(a)?, dtype_of(dtype)?);
     ok(on(stream, || ferrox::view(&a, d))?)
 }
 
+/// where(condition, x, y, /, *, stream=None) -> array
+///
+/// Element-wise ``x`` where ``condition`` is true, else ``y`` (all three broadcast).
+///
+/// Example:
+///     >>> ferrox.core.where(ferrox.core.array([True, False]), 1, 2).tolist()
+///     [1, 2]
 #[pyfunction]
 #[pyo3(name = "where", signature = (condition, x, y, /, *, stream = None))]
 fn where_(
@@ -343,6 +522,13 @@ fn where_(
     ok(on(stream, || ferrox::r#where(&c, &x, &y))?)
 }
 
+/// clip(a, /, a_min, a_max, *, stream=None) -> array
+///
+/// ``a`` limited to ``[a_min, a_max]`` (either bound may be None).
+///
+/// Example:
+///     >>> ferrox.core.clip(ferrox.core.array([-1, 5, 9]), 0, 6).tolist()
+///     [0, 5, 6]
 #[pyfunction]
 #[pyo3(signature = (a, /, a_min, a_max, *, stream = None))]
 fn clip(
@@ -358,8 +544,11 @@ fn clip(
 // -------------------------------------------------------------- reductions
 
 macro_rules! reduction {
-    ($($name:ident => $f:path),* $(,)?) => {
+    ($($name:ident => $f:path, $what:literal, $x:literal, $kw:literal, $y:literal;)*) => {
         $(
+            #[doc = concat!(stringify!($name), "(a, /, axis=None, keepdims=False, *, stream=None) -> array\n\n", $what,
+                " ``keepdims`` keeps the reduced axes with size 1.",
+                "\n\nExample:\n    >>> ferrox.core.", stringify!($name), "(ferrox.core.array(", $x, "), ", $kw, ").tolist()\n    ", $y)]
             #[pyfunction]
             #[pyo3(signature = (a, /, axis = None, keepdims = false, *, stream = None))]
             pub fn $name(
@@ -381,11 +570,25 @@ macro_rules! reduction {
 }
 
 reduction! {
-    sum => ferrox::sum, prod => ferrox::prod, mean => ferrox::mean,
-    max => ferrox::max, min => ferrox::min, all => ferrox::all, any => ferrox::any,
-    logsumexp => ferrox::logsumexp,
+    sum => ferrox::sum, "The sum over ``axis`` (all axes when None); small integers sum in int32.", "[[1, 2], [3, 4]]", "axis=0", "[4, 6]";
+    prod => ferrox::prod, "The product over ``axis`` (all axes when None).", "[[1, 2], [3, 4]]", "axis=1", "[2, 12]";
+    mean => ferrox::mean, "The arithmetic mean over ``axis`` (all axes when None).", "[[1.0, 2.0], [3.0, 4.0]]", "axis=0", "[2.0, 3.0]";
+    max => ferrox::max, "The maximum over ``axis`` (all axes when None); NaN propagates.", "[[1, 5], [3, 4]]", "axis=1", "[5, 4]";
+    min => ferrox::min, "The minimum over ``axis`` (all axes when None); NaN propagates.", "[[1, 5], [3, 4]]", "axis=1", "[1, 3]";
+    all => ferrox::all, "True where every element over ``axis`` is non-zero.", "[[1, 0], [1, 1]]", "axis=1", "[False, True]";
+    any => ferrox::any, "True where some element over ``axis`` is non-zero.", "[[1, 0], [0, 0]]", "axis=1", "[True, False]";
+    logsumexp => ferrox::logsumexp, "``log(sum(exp(a)))`` over ``axis``, computed stably.", "[[0.0, 0.0]]", "axis=1", "[0.6931471824645996]";
+    count_nonzero => ferrox::count_nonzero, "The number of non-zero elements over ``axis``, as int32.", "[[0, 1], [2, 3]]", "axis=1", "[1, 2]";
+    median => ferrox::median, "The median over ``axis`` (the mean of the two middle values for an even count).", "[[1, 3, 2], [4, 4, 8]]", "axis=1", "[2.0, 4.0]";
 }
 
+/// var(a, /, axis=None, keepdims=False, ddof=0, *, stream=None) -> array
+///
+/// The variance over ``axis``, dividing by ``N - ddof``.
+///
+/// Example:
+///     >>> ferrox.core.var(ferrox.core.array([1.0, 3.0])).item()
+///     1.0
 #[pyfunction]
 #[pyo3(signature = (a, /, axis = None, keepdims = false, ddof = 0, *, stream = None))]
 pub fn var(
@@ -402,6 +605,13 @@ pub fn var(
     })?)
 }
 
+/// std(a, /, axis=None, keepdims=False, ddof=0, *, stream=None) -> array
+///
+/// The standard deviation over ``axis``, dividing by ``N - ddof``.
+///
+/// Example:
+///     >>> ferrox.core.std(ferrox.core.array([1.0, 3.0])).item()
+///     1.0
 #[pyfunction]
 #[pyo3(name = "std", signature = (a, /, axis = None, keepdims = false, ddof = 0, *, stream = None))]
 pub fn std_(
@@ -418,6 +628,13 @@ pub fn std_(
     })?)
 }
 
+/// argmax(a, /, axis=None, keepdims=False, *, stream=None) -> array
+///
+/// The index (uint32) of the first maximum along ``axis`` (of the flattened array when None).
+///
+/// Example:
+///     >>> ferrox.core.argmax(ferrox.core.array([1, 5, 5])).item()
+///     1
 #[pyfunction]
 #[pyo3(signature = (a, /, axis = None, keepdims = false, *, stream = None))]
 pub fn argmax(
@@ -430,6 +647,13 @@ pub fn argmax(
     ok(on(stream, || ferrox::argmax(&a, axis, keepdims))?)
 }
 
+/// argmin(a, /, axis=None, keepdims=False, *, stream=None) -> array
+///
+/// The index (uint32) of the first minimum along ``axis`` (of the flattened array when None).
+///
+/// Example:
+///     >>> ferrox.core.argmin(ferrox.core.array([3, 1, 1])).item()
+///     1
 #[pyfunction]
 #[pyo3(signature = (a, /, axis = None, keepdims = false, *, stream = None))]
 pub fn argmin(
@@ -442,6 +666,13 @@ pub fn argmin(
     ok(on(stream, || ferrox::argmin(&a, axis, keepdims))?)
 }
 
+/// softmax(a, /, axis=None, *, precise=False, stream=None) -> array
+///
+/// ``exp(a) / sum(exp(a))`` over ``axis``, computed stably.
+///
+/// Example:
+///     >>> ferrox.core.softmax(ferrox.core.array([0.0, 0.0])).tolist()
+///     [0.5, 0.5]
 #[pyfunction]
 #[pyo3(signature = (a, /, axis = None, *, precise = false, stream = None))]
 pub fn softmax(
@@ -456,19 +687,30 @@ pub fn softmax(
 }
 
 macro_rules! scan {
-    ($($name:ident => $f:path),* $(,)?) => {
+    ($($name:ident => $f:path, $what:literal, $x:literal, $y:literal;)*) => {
         $(
+            #[doc = concat!(stringify!($name), "(a, /, axis=None, *, reverse=False, inclusive=True, dtype=None, stream=None) -> array\n\n", $what,
+                " ``reverse`` scans from the end; ``inclusive=False`` leaves each element out of its own output; ``dtype`` casts the input first.",
+                "\n\nExample:\n    >>> ferrox.core.", stringify!($name), "(ferrox.core.array(", $x, ")).tolist()\n    ", $y)]
             #[pyfunction]
-            #[pyo3(signature = (a, /, axis = None, *, reverse = false, inclusive = true, stream = None))]
+            #[pyo3(signature = (a, /, axis = None, *, reverse = false, inclusive = true, dtype = None, stream = None))]
             pub fn $name(
                 a: &Any<'_>,
                 axis: Option<isize>,
                 reverse: bool,
                 inclusive: bool,
+                dtype: Option<&Any<'_>>,
                 stream: Stream<'_, '_>,
             ) -> PyResult<PyArr> {
                 let a = to_array(a)?;
-                ok(on(stream, || $f(&a, axis, reverse, inclusive))?)
+                let d = opt_dtype(dtype)?;
+                ok(on(stream, || {
+                    let a = match d {
+                        Some(d) => a.astype(d)?,
+                        None => a,
+                    };
+                    $f(&a, axis, reverse, inclusive)
+                })?)
             }
         )*
         fn register_scans(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -479,12 +721,22 @@ macro_rules! scan {
 }
 
 scan! {
-    cumsum => ferrox::cumsum, cumprod => ferrox::cumprod,
-    cummax => ferrox::cummax, cummin => ferrox::cummin,
+    cumsum => ferrox::cumsum, "The cumulative sum along ``axis`` (the flattened array when None).", "[1, 2, 3]", "[1, 3, 6]";
+    cumprod => ferrox::cumprod, "The cumulative product along ``axis`` (the flattened array when None).", "[1, 2, 3]", "[1, 2, 6]";
+    cummax => ferrox::cummax, "The running maximum along ``axis`` (the flattened array when None).", "[1, 3, 2]", "[1, 3, 3]";
+    cummin => ferrox::cummin, "The running minimum along ``axis`` (the flattened array when None).", "[3, 1, 2]", "[3, 1, 1]";
+    logcumsumexp => ferrox::logcumsumexp, "The running ``log(sum(exp(a)))`` along ``axis``, computed stably.", "[0.0, 0.0]", "[0.0, 0.6931471824645996]";
 }
 
 // --------------------------------------------------------------- shape ops
 
+/// reshape(a, /, shape, *, stream=None) -> array
+///
+/// ``a`` with a new shape holding as many elements (one entry may be -1); a view when the layout allows.
+///
+/// Example:
+///     >>> ferrox.core.reshape(ferrox.core.arange(6), (2, 3)).shape
+///     (2, 3)
 #[pyfunction]
 #[pyo3(signature = (a, /, shape, *, stream = None))]
 pub fn reshape(a: &Any<'_>, shape: Ints, stream: Stream<'_, '_>) -> PyResult<PyArr> {
@@ -493,6 +745,13 @@ pub fn reshape(a: &Any<'_>, shape: Ints, stream: Stream<'_, '_>) -> PyResult<PyA
     ok(on(stream, || ferrox::reshape(&a, &s))?)
 }
 
+/// flatten(a, /, start_axis=0, end_axis=-1, *, stream=None) -> array
+///
+/// ``a`` with the axes ``start_axis..=end_axis`` merged into one.
+///
+/// Example:
+///     >>> ferrox.core.flatten(ferrox.core.zeros((2, 3, 4)), 1).shape
+///     (2, 12)
 #[pyfunction]
 #[pyo3(signature = (a, /, start_axis = 0, end_axis = -1, *, stream = None))]
 pub fn flatten(
@@ -505,6 +764,13 @@ pub fn flatten(
     ok(on(stream, || ferrox::flatten(&a, start_axis, end_axis))?)
 }
 
+/// unflatten(a, /, axis, shape, *, stream=None) -> array
+///
+/// ``a`` with ``axis`` split into ``shape``.
+///
+/// Example:
+///     >>> ferrox.core.unflatten(ferrox.core.zeros((6,)), 0, (2, 3)).shape
+///     (2, 3)
 #[pyfunction]
 #[pyo3(signature = (a, /, axis, shape, *, stream = None))]
 fn unflatten(a: &Any<'_>, axis: isize, shape: Ints, stream: Stream<'_, '_>) -> PyResult<PyArr> {
@@ -513,6 +779,13 @@ fn unflatten(a: &Any<'_>, axis: isize, shape: Ints, stream: Stream<'_, '_>) -> P
     ok(on(stream, || ferrox::unflatten(&a, axis, &s))?)
 }
 
+/// squeeze(a, /, axis=None, *, stream=None) -> array
+///
+/// ``a`` without the size-1 axes (all of them, or those in ``axis``).
+///
+/// Example:
+///     >>> ferrox.core.squeeze(ferrox.core.zeros((1, 3, 1))).shape
+///     (3,)
 #[pyfunction]
 #[pyo3(signature = (a, /, axis = None, *, stream = None))]
 pub fn squeeze(a: &Any<'_>, axis: Option<Ints>, stream: Stream<'_, '_>) -> PyResult<PyArr> {
@@ -521,6 +794,13 @@ pub fn squeeze(a: &Any<'_>, axis: Option<Ints>, stream: Stream<'_, '_>) -> PyRes
     ok(on(stream, || ferrox::squeeze(&a, ax.as_deref()))?)
 }
 
+/// expand_dims(a, /, axis, *, stream=None) -> array
+///
+/// ``a`` with size-1 axes inserted at ``axis``.
+///
+/// Example:
+///     >>> ferrox.core.expand_dims(ferrox.core.zeros((3,)), 0).shape
+///     (1, 3)
 #[pyfunction]
 #[pyo3(signature = (a, /, axis, *, stream = None))]
 pub fn expand_dims(a: &Any<'_>, axis: Ints, stream: Stream<'_, '_>) -> PyResult<PyArr> {
@@ -529,6 +809,13 @@ pub fn expand_dims(a: &Any<'_>, axis: Ints, stream: Stream<'_, '_>) -> PyResult<
     ok(on(stream, || ferrox::expand_dims(&a, &ax))?)
 }
 
+/// transpose(a, /, axes=None, *, stream=None) -> array
+///
+/// ``a`` with its axes permuted (reversed when ``axes`` is None). A view.
+///
+/// Example:
+///     >>> ferrox.core.transpose(ferrox.core.zeros((2, 3))).shape
+///     (3, 2)
 #[pyfunction]
 #[pyo3(signature = (a, /, axes = None, *, stream = None))]
 pub fn transpose(a: &Any<'_>, axes: Option<Ints>, stream: Stream<'_, '_>) -> PyResult<PyArr> {
@@ -555,6 +842,13 @@ pub fn transpose(a: &Any<'_>, axes: Option<Ints>, stream: Stream<'_, '_>) -> PyR
     ok(on(stream, || ferrox::transpose(&a, perm.as_deref()))?)
 }
 
+/// swapaxes(a, /, axis1, axis2, *, stream=None) -> array
+///
+/// ``a`` with two axes exchanged. A view.
+///
+/// Example:
+///     >>> ferrox.core.swapaxes(ferrox.core.zeros((2, 3, 4)), 0, 2).shape
+///     (4, 3, 2)
 #[pyfunction]
 #[pyo3(signature = (a, /, axis1, axis2, *, stream = None))]
 pub fn swapaxes(
@@ -567,6 +861,13 @@ pub fn swapaxes(
     ok(on(stream, || ferrox::swapaxes(&a, axis1, axis2))?)
 }
 
+/// moveaxis(a, /, source, destination, *, stream=None) -> array
+///
+/// ``a`` with axis ``source`` moved to ``destination``. A view.
+///
+/// Example:
+///     >>> ferrox.core.moveaxis(ferrox.core.zeros((2, 3, 4)), 0, -1).shape
+///     (3, 4, 2)
 #[pyfunction]
 #[pyo3(signature = (a, /, source, destination, *, stream = None))]
 pub fn moveaxis(
@@ -579,6 +880,13 @@ pub fn moveaxis(
     ok(on(stream, || ferrox::moveaxis(&a, source, destination))?)
 }
 
+/// broadcast_to(a, /, shape, *, stream=None) -> array
+///
+/// ``a`` broadcast to ``shape`` (a view with zero strides).
+///
+/// Example:
+///     >>> ferrox.core.broadcast_to(ferrox.core.array([1, 2]), (2, 2)).tolist()
+///     [[1, 2], [1, 2]]
 #[pyfunction]
 #[pyo3(signature = (a, /, shape, *, stream = None))]
 fn broadcast_to(a: &Any<'_>, shape: Ints, stream: Stream<'_, '_>) -> PyResult<PyArr> {
@@ -587,6 +895,13 @@ fn broadcast_to(a: &Any<'_>, shape: Ints, stream: Stream<'_, '_>) -> PyResult<Py
     ok(on(stream, || ferrox::broadcast_to(&a, &s))?)
 }
 
+/// broadcast_arrays(*arrays, stream=None) -> tuple[array, ...]
+///
+/// The arrays broadcast against each other.
+///
+/// Example:
+///     >>> [a.shape for a in ferrox.core.broadcast_arrays(ferrox.core.zeros((2, 1)), ferrox.core.zeros((3,)))]
+///     [(2, 3), (2, 3)]
 #[pyfunction]
 #[pyo3(signature = (*arrays, stream = None))]
 fn broadcast_arrays<'py>(
@@ -598,6 +913,13 @@ fn broadcast_arrays<'py>(
     PyTuple::new(arrays.py(), list(arrays.py(), out)?)
 }
 
+/// concatenate(arrays, axis=0, *, stream=None) -> array
+///
+/// The arrays joined along an existing axis (flattened first when ``axis`` is None).
+///
+/// Example:
+///     >>> ferrox.core.concatenate([ferrox.core.array([1]), ferrox.core.array([2, 3])]).tolist()
+///     [1, 2, 3]
 #[pyfunction]
 #[pyo3(signature = (arrays, axis = Some(0), *, stream = None))]
 fn concatenate(arrays: &Any<'_>, axis: Option<isize>, stream: Stream<'_, '_>) -> PyResult<PyArr> {
@@ -616,6 +938,13 @@ fn concatenate(arrays: &Any<'_>, axis: Option<isize>, stream: Stream<'_, '_>) ->
     ok(on(stream, || ferrox::concatenate(&xs, axis))?)
 }
 
+/// stack(arrays, axis=0, *, stream=None) -> array
+///
+/// The arrays joined along a new axis.
+///
+/// Example:
+///     >>> ferrox.core.stack([ferrox.core.array([1, 2]), ferrox.core.array([3, 4])]).tolist()
+///     [[1, 2], [3, 4]]
 #[pyfunction]
 #[pyo3(signature = (arrays, axis = 0, *, stream = None))]
 fn stack(arrays: &Any<'_>, axis: isize, stream: Stream<'_, '_>) -> PyResult<PyArr> {
@@ -623,6 +952,13 @@ fn stack(arrays: &Any<'_>, axis: isize, stream: Stream<'_, '_>) -> PyResult<PyAr
     ok(on(stream, || ferrox::stack(&xs, axis))?)
 }
 
+/// split(a, /, indices_or_sections, axis=0, *, stream=None) -> list[array]
+///
+/// ``a`` cut along ``axis`` into equal sections or at the given indices.
+///
+/// Example:
+///     >>> [p.tolist() for p in ferrox.core.split(ferrox.core.arange(4), 2)]
+///     [[0, 1], [2, 3]]
 #[pyfunction]
 #[pyo3(signature = (a, /, indices_or_sections, axis = 0, *, stream = None))]
 pub fn split<'py>(
@@ -643,6 +979,13 @@ pub fn split<'py>(
     list(a.py(), parts)
 }
 
+/// tile(a, /, reps, *, stream=None) -> array
+///
+/// ``a`` repeated ``reps`` times along each axis.
+///
+/// Example:
+///     >>> ferrox.core.tile(ferrox.core.array([1, 2]), 2).tolist()
+///     [1, 2, 1, 2]
 #[pyfunction]
 #[pyo3(signature = (a, /, reps, *, stream = None))]
 fn tile(a: &Any<'_>, reps: Ints, stream: Stream<'_, '_>) -> PyResult<PyArr> {
@@ -651,6 +994,13 @@ fn tile(a: &Any<'_>, reps: Ints, stream: Stream<'_, '_>) -> PyResult<PyArr> {
     ok(on(stream, || ferrox::tile(&a, &r))?)
 }
 
+/// repeat(array, /, repeats, axis=None, *, stream=None) -> array
+///
+/// Each element repeated ``repeats`` times along ``axis`` (of the flattened array when None).
+///
+/// Example:
+///     >>> ferrox.core.repeat(ferrox.core.array([1, 2]), 2).tolist()
+///     [1, 1, 2, 2]
 #[pyfunction]
 #[pyo3(signature = (array, /, repeats, axis = None, *, stream = None))]
 fn repeat(
@@ -693,6 +1043,13 @@ fn pad_widths(p: &Any<'_>) -> PyResult<Vec<(usize, usize)>> {
     Ok(out)
 }
 
+/// pad(a, pad_width, mode='constant', constant_values=0, *, stream=None) -> array
+///
+/// ``a`` padded with ``(before, after)`` elements per axis, with a constant or the edge values.
+///
+/// Example:
+///     >>> ferrox.core.pad(ferrox.core.array([1, 2]), 1).tolist()
+///     [0, 1, 2, 0]
 #[pyfunction]
 #[pyo3(signature = (a, pad_width, mode = "constant", constant_values = 0.0, *, stream = None))]
 fn pad(
@@ -712,6 +1069,13 @@ fn pad(
     ok(on(stream, || ferrox::pad(&a, &w, mode))?)
 }
 
+/// take(a, /, indices, axis=None, *, stream=None) -> array
+///
+/// The elements at ``indices`` along ``axis`` (of the flattened array when None); negative indices count from the end.
+///
+/// Example:
+///     >>> ferrox.core.take(ferrox.core.array([10, 20, 30]), ferrox.core.array([2, 0])).tolist()
+///     [30, 10]
 #[pyfunction]
 #[pyo3(signature = (a, /, indices, axis = None, *, stream = None))]
 fn take(
@@ -724,6 +1088,13 @@ fn take(
     ok(on(stream, || ferrox::take(&a, &i, axis))?)
 }
 
+/// take_along_axis(a, /, indices, axis=None, *, stream=None) -> array
+///
+/// The elements at ``indices`` along ``axis``, the indices broadcasting with ``a`` over the other axes.
+///
+/// Example:
+///     >>> ferrox.core.take_along_axis(ferrox.core.array([[1, 2], [3, 4]]), ferrox.core.array([[1], [0]]), 1).tolist()
+///     [[2], [3]]
 #[pyfunction]
 #[pyo3(signature = (a, /, indices, axis = None, *, stream = None))]
 fn take_along_axis(
@@ -736,6 +1107,13 @@ fn take_along_axis(
     ok(on(stream, || ferrox::take_along_axis(&a, &i, axis))?)
 }
 
+/// put_along_axis(a, /, indices, values, axis=None, *, stream=None) -> array
+///
+/// A copy of ``a`` with ``values`` written at ``indices`` along ``axis``.
+///
+/// Example:
+///     >>> ferrox.core.put_along_axis(ferrox.core.zeros((3,), ferrox.core.int32), ferrox.core.array([1]), ferrox.core.array([7]), 0).tolist()
+///     [0, 7, 0]
 #[pyfunction]
 #[pyo3(signature = (a, /, indices, values, axis = None, *, stream = None))]
 fn put_along_axis(
@@ -749,6 +1127,13 @@ fn put_along_axis(
     ok(on(stream, || ferrox::put_along_axis(&a, &i, &v, axis))?)
 }
 
+/// diagonal(a, /, offset=0, axis1=0, axis2=1, *, stream=None) -> array
+///
+/// The diagonal ``offset`` of the plane (``axis1``, ``axis2``), as the last axis. A view.
+///
+/// Example:
+///     >>> ferrox.core.diagonal(ferrox.core.array([[1, 2], [3, 4]])).tolist()
+///     [1, 4]
 #[pyfunction]
 #[pyo3(signature = (a, /, offset = 0, axis1 = 0, axis2 = 1, *, stream = None))]
 pub fn diagonal(
@@ -762,6 +1147,13 @@ pub fn diagonal(
     ok(on(stream, || ferrox::diagonal(&a, offset, axis1, axis2))?)
 }
 
+/// diag(a, /, k=0, *, stream=None) -> array
+///
+/// The diagonal ``k`` of a matrix, or the matrix with a vector on diagonal ``k``.
+///
+/// Example:
+///     >>> ferrox.core.diag(ferrox.core.array([1, 2])).tolist()
+///     [[1, 0], [0, 2]]
 #[pyfunction]
 #[pyo3(signature = (a, /, k = 0, *, stream = None))]
 pub fn diag(a: &Any<'_>, k: isize, stream: Stream<'_, '_>) -> PyResult<PyArr> {
@@ -769,6 +1161,13 @@ pub fn diag(a: &Any<'_>, k: isize, stream: Stream<'_, '_>) -> PyResult<PyArr> {
     ok(on(stream, || ferrox::diag(&a, k))?)
 }
 
+/// tril(x, k=0, *, stream=None) -> array
+///
+/// ``x`` with the elements above diagonal ``k`` set to zero.
+///
+/// Example:
+///     >>> ferrox.core.tril(ferrox.core.ones((2, 2))).tolist()
+///     [[1.0, 0.0], [1.0, 1.0]]
 #[pyfunction]
 #[pyo3(signature = (x, k = 0, *, stream = None))]
 fn tril(x: &Any<'_>, k: isize, stream: Stream<'_, '_>) -> PyResult<PyArr> {
@@ -776,6 +1175,13 @@ fn tril(x: &Any<'_>, k: isize, stream: Stream<'_, '_>) -> PyResult<PyArr> {
     ok(on(stream, || ferrox::tril(&a, k))?)
 }
 
+/// triu(x, k=0, *, stream=None) -> array
+///
+/// ``x`` with the elements below diagonal ``k`` set to zero.
+///
+/// Example:
+///     >>> ferrox.core.triu(ferrox.core.ones((2, 2))).tolist()
+///     [[1.0, 1.0], [0.0, 1.0]]
 #[pyfunction]
 #[pyo3(signature = (x, k = 0, *, stream = None))]
 fn triu(x: &Any<'_>, k: isize, stream: Stream<'_, '_>) -> PyResult<PyArr> {
@@ -783,6 +1189,13 @@ fn triu(x: &Any<'_>, k: isize, stream: Stream<'_, '_>) -> PyResult<PyArr> {
     ok(on(stream, || ferrox::triu(&a, k))?)
 }
 
+/// roll(a, /, shift, axis=None, *, stream=None) -> array
+///
+/// The elements shifted by ``shift`` along ``axis`` (of the flattened array when None), wrapping around.
+///
+/// Example:
+///     >>> ferrox.core.roll(ferrox.core.arange(4), 1).tolist()
+///     [3, 0, 1, 2]
 #[pyfunction]
 #[pyo3(signature = (a, /, shift, axis = None, *, stream = None))]
 fn roll(a: &Any<'_>, shift: Ints, axis: Option<Ints>, stream: Stream<'_, '_>) -> PyResult<PyArr> {
@@ -791,6 +1204,13 @@ fn roll(a: &Any<'_>, shift: Ints, axis: Option<Ints>, stream: Stream<'_, '_>) ->
     ok(on(stream, || ferrox::roll(&a, &s, ax.as_deref()))?)
 }
 
+/// meshgrid(*arrays, sparse=False, indexing='xy', stream=None) -> list[array]
+///
+/// Coordinate grids from 1-D coordinate arrays (numpy's ``meshgrid``).
+///
+/// Example:
+///     >>> [g.shape for g in ferrox.core.meshgrid(ferrox.core.arange(2), ferrox.core.arange(3))]
+///     [(3, 2), (3, 2)]
 #[pyfunction]
 #[pyo3(signature = (*arrays, sparse = false, indexing = "xy", stream = None))]
 fn meshgrid<'py>(
@@ -798,14 +1218,21 @@ fn meshgrid<'py>(
     sparse: bool,
     indexing: &str,
     stream: Stream<'_, '_>,
-) -> PyResult<Bound<'py, PyList>> {
+) -> PyResult<Bound<'py, PyTuple>> {
     let xs = self::arrays(arrays)?;
     let out = on(stream, || ferrox::meshgrid(&xs, sparse, indexing))?.py()?;
-    list(arrays.py(), out)
+    PyTuple::new(arrays.py(), list(arrays.py(), out)?)
 }
 
 // -------------------------------------------------------- sort and select
 
+/// sort(a, /, axis=-1, *, stream=None) -> array
+///
+/// The values sorted along ``axis`` (the flattened array when None); NaN sorts last.
+///
+/// Example:
+///     >>> ferrox.core.sort(ferrox.core.array([3, 1, 2])).tolist()
+///     [1, 2, 3]
 #[pyfunction]
 #[pyo3(signature = (a, /, axis = Some(-1), *, stream = None))]
 fn sort(a: &Any<'_>, axis: Option<isize>, stream: Stream<'_, '_>) -> PyResult<PyArr> {
@@ -813,6 +1240,13 @@ fn sort(a: &Any<'_>, axis: Option<isize>, stream: Stream<'_, '_>) -> PyResult<Py
     ok(on(stream, || ferrox::sort(&a, axis))?)
 }
 
+/// argsort(a, /, axis=-1, *, stream=None) -> array
+///
+/// The indices (uint32) that sort ``a`` along ``axis`` (stable).
+///
+/// Example:
+///     >>> ferrox.core.argsort(ferrox.core.array([3, 1, 2])).tolist()
+///     [1, 2, 0]
 #[pyfunction]
 #[pyo3(signature = (a, /, axis = Some(-1), *, stream = None))]
 fn argsort(a: &Any<'_>, axis: Option<isize>, stream: Stream<'_, '_>) -> PyResult<PyArr> {
@@ -820,6 +1254,13 @@ fn argsort(a: &Any<'_>, axis: Option<isize>, stream: Stream<'_, '_>) -> PyResult
     ok(on(stream, || ferrox::argsort(&a, axis))?)
 }
 
+/// partition(a, /, kth, axis=-1, *, stream=None) -> array
+///
+/// The values rearranged so position ``kth`` holds its sorted value, smaller ones before it and larger ones after.
+///
+/// Example:
+///     >>> ferrox.core.partition(ferrox.core.array([3, 1, 2]), 1)[1].item()
+///     2
 #[pyfunction]
 #[pyo3(signature = (a, /, kth, axis = Some(-1), *, stream = None))]
 fn partition(
@@ -832,6 +1273,13 @@ fn partition(
     ok(on(stream, || ferrox::partition(&a, kth, axis))?)
 }
 
+/// argpartition(a, /, kth, axis=-1, *, stream=None) -> array
+///
+/// The indices (uint32) that partition ``a`` around position ``kth``.
+///
+/// Example:
+///     >>> ferrox.core.argpartition(ferrox.core.array([3, 1, 2]), 0)[0].item()
+///     1
 #[pyfunction]
 #[pyo3(signature = (a, /, kth, axis = Some(-1), *, stream = None))]
 fn argpartition(
@@ -844,6 +1292,13 @@ fn argpartition(
     ok(on(stream, || ferrox::argpartition(&a, kth, axis))?)
 }
 
+/// topk(a, /, k, axis=-1, *, stream=None) -> array
+///
+/// The ``k`` largest values along ``axis``, in ascending order.
+///
+/// Example:
+///     >>> ferrox.core.topk(ferrox.core.array([3, 1, 2]), 2).tolist()
+///     [2, 3]
 #[pyfunction]
 #[pyo3(signature = (a, /, k, axis = Some(-1), *, stream = None))]
 fn topk(a: &Any<'_>, k: i64, axis: Option<isize>, stream: Stream<'_, '_>) -> PyResult<PyArr> {
@@ -854,6 +1309,13 @@ fn topk(a: &Any<'_>, k: i64, axis: Option<isize>, stream: Stream<'_, '_>) -> PyR
 
 // ------------------------------------------------------------ linear algebra
 
+/// addmm(c, a, b, /, alpha=1.0, beta=1.0, *, stream=None) -> array
+///
+/// ``alpha * (a @ b) + beta * c``.
+///
+/// Example:
+///     >>> ferrox.core.addmm(ferrox.core.ones((1, 1)), ferrox.core.ones((1, 2)), ferrox.core.ones((2, 1))).tolist()
+///     [[3.0]]
 #[pyfunction]
 #[pyo3(signature = (c, a, b, /, alpha = 1.0, beta = 1.0, *, stream = None))]
 fn addmm(
@@ -868,6 +1330,13 @@ fn addmm(
     ok(on(stream, || ferrox::addmm(&c, &a, &b, alpha, beta))?)
 }
 
+/// tensordot(a, b, /, axes=2, *, stream=None) -> array
+///
+/// The sum of products over the last ``axes`` axes of ``a`` and the first of ``b`` (or over the given pairs of axes).
+///
+/// Example:
+///     >>> ferrox.core.tensordot(ferrox.core.ones((2, 3)), ferrox.core.ones((3, 4)), 1).shape
+///     (2, 4)
 #[pyfunction]
 #[pyo3(signature = (a, b, /, axes = None, *, stream = None))]
 fn tensordot(
@@ -894,6 +1363,13 @@ fn tensordot(
     ok(on(stream, || ferrox::tensordot(&a, &b, ax))?)
 }
 
+/// einsum(subscripts, *operands, stream=None) -> array
+///
+/// Einstein summation (numpy's grammar, with ``...``), contracted pairwise in a greedy order (see :func:`einsum_path`).
+///
+/// Example:
+///     >>> ferrox.core.einsum('ij,j->i', ferrox.core.ones((2, 3)), ferrox.core.ones((3,))).tolist()
+///     [3.0, 3.0]
 #[pyfunction]
 #[pyo3(signature = (subscripts, *operands, stream = None))]
 fn einsum(
@@ -905,66 +1381,15 @@ fn einsum(
     ok(on(stream, || ferrox::einsum(subscripts, &xs))?)
 }
 
-#[derive(FromPyObject)]
-enum Pair {
-    One(i64),
-    Two(i64, i64),
-}
-
-impl Pair {
-    fn get(&self, what: &str) -> PyResult<(usize, usize)> {
-        let (a, b) = match self {
-            Pair::One(a) => (*a, *a),
-            Pair::Two(a, b) => (*a, *b),
-        };
-        Ok((dim(a, what)?, dim(b, what)?))
-    }
-}
-
-#[pyfunction]
-#[pyo3(signature = (input, weight, /, stride = 1, padding = 0, dilation = 1, groups = 1, *, stream = None))]
-fn conv1d(
-    input: &Any<'_>,
-    weight: &Any<'_>,
-    stride: i64,
-    padding: i64,
-    dilation: i64,
-    groups: i64,
-    stream: Stream<'_, '_>,
-) -> PyResult<PyArr> {
-    let (x, w) = (to_array(input)?, to_array(weight)?);
-    let (s, p, d, g) = (
-        dim(stride, "conv1d: stride")?,
-        dim(padding, "conv1d: padding")?,
-        dim(dilation, "conv1d: dilation")?,
-        dim(groups, "conv1d: groups")?,
-    );
-    ok(on(stream, || ferrox::conv1d(&x, &w, s, p, d, g))?)
-}
-
-#[pyfunction]
-#[pyo3(signature = (input, weight, /, stride = Pair::One(1), padding = Pair::One(0), dilation = Pair::One(1), groups = 1, *, stream = None))]
-fn conv2d(
-    input: &Any<'_>,
-    weight: &Any<'_>,
-    stride: Pair,
-    padding: Pair,
-    dilation: Pair,
-    groups: i64,
-    stream: Stream<'_, '_>,
-) -> PyResult<PyArr> {
-    let (x, w) = (to_array(input)?, to_array(weight)?);
-    let (s, p, d, g) = (
-        stride.get("conv2d: stride")?,
-        padding.get("conv2d: padding")?,
-        dilation.get("conv2d: dilation")?,
-        dim(groups, "conv2d: groups")?,
-    );
-    ok(on(stream, || ferrox::conv2d(&x, &w, s, p, d, g))?)
-}
-
 // -------------------------------------------------------------- comparisons
 
+/// isclose(a, b, /, rtol=1e-05, atol=1e-08, *, equal_nan=False, stream=None) -> array
+///
+/// Element-wise ``|a - b| <= atol + rtol * |b|``, as bool.
+///
+/// Example:
+///     >>> ferrox.core.isclose(ferrox.core.array([1.0]), ferrox.core.array([1.0 + 1e-9])).tolist()
+///     [True]
 #[pyfunction]
 #[pyo3(signature = (a, b, /, rtol = 1e-5, atol = 1e-8, *, equal_nan = false, stream = None))]
 fn isclose(
@@ -981,6 +1406,13 @@ fn isclose(
     })?)
 }
 
+/// allclose(a, b, /, rtol=1e-05, atol=1e-08, *, equal_nan=False, stream=None) -> array
+///
+/// True when :func:`isclose` holds everywhere.
+///
+/// Example:
+///     >>> ferrox.core.allclose(ferrox.core.array([1.0]), ferrox.core.array([1.0])).item()
+///     True
 #[pyfunction]
 #[pyo3(signature = (a, b, /, rtol = 1e-5, atol = 1e-8, *, equal_nan = false, stream = None))]
 fn allclose(
@@ -997,6 +1429,13 @@ fn allclose(
     })?)
 }
 
+/// array_equal(a, b, /, equal_nan=False, *, stream=None) -> array
+///
+/// True when the shapes and all values are equal (dtypes may differ).
+///
+/// Example:
+///     >>> ferrox.core.array_equal(ferrox.core.array([1, 2]), ferrox.core.array([1.0, 2.0])).item()
+///     True
 #[pyfunction]
 #[pyo3(signature = (a, b, /, equal_nan = false, *, stream = None))]
 fn array_equal(
@@ -1009,6 +1448,13 @@ fn array_equal(
     ok(on(stream, || ferrox::array_equal(&a, &b, equal_nan))?)
 }
 
+/// nan_to_num(a, nan=0.0, posinf=None, neginf=None, *, stream=None) -> array
+///
+/// ``a`` with NaN and infinities replaced (by default with 0 and the dtype's largest finite values).
+///
+/// Example:
+///     >>> ferrox.core.nan_to_num(ferrox.core.array([float('nan'), 1.0])).tolist()
+///     [0.0, 1.0]
 #[pyfunction]
 #[pyo3(signature = (a, nan = 0.0, posinf = None, neginf = None, *, stream = None))]
 fn nan_to_num(
@@ -1086,8 +1532,6 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
         addmm,
         tensordot,
         einsum,
-        conv1d,
-        conv2d,
         isclose,
         allclose,
         array_equal,

@@ -74,6 +74,10 @@ fn opt_shape(shape: Option<&Ints>) -> PyResult<Option<Vec<usize>>> {
 }
 
 /// `key(seed)`: the key of a non-negative integer seed (below 2**64).
+///
+/// Example:
+///     >>> ferrox.core.random.key(0).shape
+///     (2,)
 #[pyfunction]
 #[pyo3(signature = (seed), text_signature = "(seed)")]
 fn key(seed: &Any<'_>) -> PyResult<PyArr> {
@@ -103,6 +107,9 @@ fn seed_value(seed: &Any<'_>) -> PyResult<u64> {
 }
 
 /// `seed(seed)`: resets the calling thread's default key.
+///
+/// Example:
+///     >>> ferrox.core.random.seed(42)
 #[pyfunction]
 #[pyo3(signature = (seed), text_signature = "(seed)")]
 fn seed(seed: &Any<'_>) -> PyResult<()> {
@@ -111,6 +118,10 @@ fn seed(seed: &Any<'_>) -> PyResult<()> {
 }
 
 /// `split(key, num=2)`: `num` new keys, shape `(num, 2)`.
+///
+/// Example:
+///     >>> ferrox.core.random.split(ferrox.core.random.key(0)).shape
+///     (2, 2)
 #[pyfunction]
 #[pyo3(signature = (key, num = 2, *, stream = None), text_signature = "(key, num=2, *, stream=None)")]
 fn split(key: &Any<'_>, num: i64, stream: Stream<'_, '_>) -> PyResult<PyArr> {
@@ -122,6 +133,10 @@ fn split(key: &Any<'_>, num: i64, stream: Stream<'_, '_>) -> PyResult<PyArr> {
 
 /// `bits(shape=[], width=4, key=None)`: raw random bits as uint8/16/32/64
 /// for `width` 1/2/4/8.
+///
+/// Example:
+///     >>> ferrox.core.random.bits((3,), key=ferrox.core.random.key(0)).dtype
+///     ferrox.core.uint32
 #[pyfunction]
 #[pyo3(signature = (shape = None, width = 4, key = None, *, stream = None), text_signature = "(shape=[], width=4, key=None, *, stream=None)")]
 fn bits(
@@ -140,6 +155,10 @@ fn bits(
 /// `uniform(low=0, high=1, shape=[], dtype=float32, key=None)`: samples on
 /// `[low, high)`; never `high`, for every float dtype. With `shape=[]` the
 /// shape is that of the bounds.
+///
+/// Example:
+///     >>> ferrox.core.random.uniform(shape=(2,), key=ferrox.core.random.key(0)).shape
+///     (2,)
 #[pyfunction]
 #[pyo3(signature = (low = None, high = None, shape = None, dtype = None, key = None, *, stream = None), text_signature = "(low=0, high=1, shape=[], dtype=None, key=None, *, stream=None)")]
 fn uniform(
@@ -169,9 +188,27 @@ fn opt_bound(obj: Option<&Any<'_>>, default: f64) -> PyResult<Array> {
 
 /// `normal(shape=[], dtype=float32, loc=0.0, scale=1.0, key=None)`: normal
 /// samples (all finite).
+///
+/// Example:
+///     >>> ferrox.core.random.normal((2, 3), key=ferrox.core.random.key(0)).shape
+///     (2, 3)
 #[pyfunction]
 #[pyo3(signature = (shape = None, dtype = None, loc = None, scale = None, key = None, *, stream = None), text_signature = "(shape=[], dtype=None, loc=0.0, scale=1.0, key=None, *, stream=None)")]
 fn normal(
+    shape: Option<Ints>,
+    dtype: Option<&Any<'_>>,
+    loc: Option<&Any<'_>>,
+    scale: Option<&Any<'_>>,
+    key: Option<&Any<'_>>,
+    stream: Stream<'_, '_>,
+) -> PyResult<PyArr> {
+    loc_scale(random::normal, shape, dtype, loc, scale, key, stream)
+}
+
+/// A location-scale sampler (`normal`, `laplace`) from its Python
+/// arguments.
+fn loc_scale(
+    sample: fn(&[usize], DType, Array, Array, Option<&Array>) -> ferrox::Result<Array>,
     shape: Option<Ints>,
     dtype: Option<&Any<'_>>,
     loc: Option<&Any<'_>>,
@@ -184,13 +221,34 @@ fn normal(
     let s = shape_or_bounds(shape.as_ref(), &[&loc, &scale])?;
     let d = opt_dtype(dtype)?.unwrap_or(DType::Float32);
     let key = opt_key(key)?;
-    ok(on(stream, || {
-        random::normal(&s, d, &loc, &scale, key.as_ref())
-    })?)
+    ok(on(stream, || sample(&s, d, loc, scale, key.as_ref()))?)
+}
+
+/// `laplace(shape=[], dtype=float32, loc=0.0, scale=1.0, key=None)`:
+/// Laplace samples (all finite).
+///
+/// Example:
+///     >>> ferrox.core.random.laplace((3,), key=ferrox.core.random.key(0)).shape
+///     (3,)
+#[pyfunction]
+#[pyo3(signature = (shape = None, dtype = None, loc = None, scale = None, key = None, *, stream = None), text_signature = "(shape=[], dtype=None, loc=0.0, scale=1.0, key=None, *, stream=None)")]
+fn laplace(
+    shape: Option<Ints>,
+    dtype: Option<&Any<'_>>,
+    loc: Option<&Any<'_>>,
+    scale: Option<&Any<'_>>,
+    key: Option<&Any<'_>>,
+    stream: Stream<'_, '_>,
+) -> PyResult<PyArr> {
+    loc_scale(random::laplace, shape, dtype, loc, scale, key, stream)
 }
 
 /// `randint(low, high, shape=[], dtype=int32, key=None)`: integers on
 /// `[low, high)`.
+///
+/// Example:
+///     >>> ferrox.core.random.randint(0, 10, (4,), key=ferrox.core.random.key(0)).dtype
+///     ferrox.core.int32
 #[pyfunction]
 #[pyo3(signature = (low, high, shape = None, dtype = None, key = None, *, stream = None), text_signature = "(low, high, shape=[], dtype=None, key=None, *, stream=None)")]
 fn randint(
@@ -212,6 +270,10 @@ fn randint(
 
 /// `bernoulli(p=0.5, shape=None, key=None)`: booleans, `True` with
 /// probability `p`; the shape defaults to that of `p`.
+///
+/// Example:
+///     >>> ferrox.core.random.bernoulli(0.5, (4,), key=ferrox.core.random.key(0)).dtype
+///     ferrox.core.bool_
 #[pyfunction]
 #[pyo3(signature = (p = None, shape = None, key = None, *, stream = None), text_signature = "(p=0.5, shape=None, key=None, *, stream=None)")]
 fn bernoulli(
@@ -233,6 +295,10 @@ fn bernoulli(
 
 /// `truncated_normal(lower, upper, shape=None, dtype=float32, key=None)`:
 /// normal samples within `[lower, upper]`.
+///
+/// Example:
+///     >>> ferrox.core.random.truncated_normal(-1.0, 1.0, (3,), key=ferrox.core.random.key(0)).shape
+///     (3,)
 #[pyfunction]
 #[pyo3(signature = (lower, upper, shape = None, dtype = None, key = None, *, stream = None), text_signature = "(lower, upper, shape=None, dtype=None, key=None, *, stream=None)")]
 fn truncated_normal(
@@ -253,6 +319,10 @@ fn truncated_normal(
 }
 
 /// `gumbel(shape=[], dtype=float32, key=None)`: standard Gumbel samples.
+///
+/// Example:
+///     >>> ferrox.core.random.gumbel((3,), key=ferrox.core.random.key(0)).shape
+///     (3,)
 #[pyfunction]
 #[pyo3(signature = (shape = None, dtype = None, key = None, *, stream = None), text_signature = "(shape=[], dtype=None, key=None, *, stream=None)")]
 fn gumbel(
@@ -269,6 +339,10 @@ fn gumbel(
 
 /// `categorical(logits, axis=-1, shape=None, num_samples=None, key=None)`:
 /// category indices (uint32) drawn with probabilities `softmax(logits)`.
+///
+/// Example:
+///     >>> ferrox.core.random.categorical(ferrox.core.zeros((2, 5)), key=ferrox.core.random.key(0)).shape
+///     (2,)
 #[pyfunction]
 #[pyo3(signature = (logits, axis = -1, shape = None, num_samples = None, key = None, *, stream = None), text_signature = "(logits, axis=-1, shape=None, num_samples=None, key=None, *, stream=None)")]
 fn categorical(
@@ -297,6 +371,10 @@ fn categorical(
 /// `multivariate_normal(mean, cov, shape=[], dtype=float32, key=None)`:
 /// samples of shape `shape + [n]` for `mean` `[..., n]` and `cov`
 /// `[..., n, n]`; `shape=[]` means the broadcast batch shape.
+///
+/// Example:
+///     >>> ferrox.core.random.multivariate_normal(ferrox.core.zeros((2,)), ferrox.core.eye(2), (5,), key=ferrox.core.random.key(0)).shape
+///     (5, 2)
 #[pyfunction]
 #[pyo3(signature = (mean, cov, shape = None, dtype = None, key = None, *, stream = None), text_signature = "(mean, cov, shape=[], dtype=None, key=None, *, stream=None)")]
 fn multivariate_normal(
@@ -318,6 +396,10 @@ fn multivariate_normal(
 
 /// `permutation(x, axis=0, key=None)`: a random permutation of `range(x)`
 /// for an int `x`, else `x` shuffled along `axis`.
+///
+/// Example:
+///     >>> sorted(ferrox.core.random.permutation(4, key=ferrox.core.random.key(0)).tolist())
+///     [0, 1, 2, 3]
 #[pyfunction]
 #[pyo3(signature = (x, axis = 0, key = None, *, stream = None), text_signature = "(x, axis=0, key=None, *, stream=None)")]
 fn permutation(
@@ -359,6 +441,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
         bernoulli,
         truncated_normal,
         gumbel,
+        laplace,
         categorical,
         multivariate_normal,
         permutation

@@ -58,11 +58,8 @@ impl Call {
         let out = self.fun.bind(py).call(args, kwargs)?;
         let mut leaves = vec![];
         let tree = flatten(&out, &mut leaves)?;
-        if has_other(&tree) {
-            return Err(PyTypeError::new_err(
-                "transformed functions must return arrays or trees (lists, tuples, dicts) of arrays",
-            ));
-        }
+        // Non-array leaves (Python numbers, strings in `aux`) are kept in
+        // the output's structure as they are; only arrays are traced.
         *lock(&self.out) = Some(Arc::new(tree));
         Ok(leaves)
     }
@@ -112,13 +109,56 @@ enum Argnums {
     Many(Vec<usize>),
 }
 
+#[derive(FromPyObject)]
+enum Argnames {
+    One(String),
+    Many(Vec<String>),
+}
+
 /// The function `grad` or `value_and_grad` returns.
 #[pyclass(name = "GradFunction", module = "ferrox.core", frozen)]
 struct GradFn {
     fun: Py<PyAny>,
     argnums: Vec<usize>,
     single: bool,
+    /// Keyword arguments to differentiate too; with any, the gradients are
+    /// `(positional, {name: gradient})`, as MLX.
+    argnames: Vec<String>,
     with_value: bool,
+}
+
+/// Calls `fun` with its trailing positional arguments moved back into the
+/// keywords `names` (how `argnames` differentiates keyword arguments: the
+/// transforms see positions only).
+#[pyclass(name = "_KeywordsAsPositions", module = "ferrox.core", frozen)]
+struct KeywordsAsPositions {
+    fun: Py<PyAny>,
+    names: Vec<String>,
+}
+
+#[pymethods]
+impl KeywordsAsPositions {
+    #[pyo3(signature = (*args, **kwargs))]
+    fn __call__<'py>(
+        &self,
+        args: &Bound<'py, PyTuple>,
+        kwargs: Option<&Bound<'py, PyDict>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let py = args.py();
+        let n = args.len() - self.names.len();
+        let kw = match kwargs {
+            Some(k) => k.copy()?,
+            None => PyDict::new(py),
+        };
+        for (name, value) in self.names.iter().zip(args.iter().skip(n)) {
+            kw.set_item(name, value)?;
+        }
+        let positional = PyTuple::new(py, args.iter().take(n))?;
+        self.fun.bind(py).call(positional, Some(&kw))
+    }
+    fn __traverse__(&self, visit: PyVisit<'_>) -> Result<(), PyTraverseError> {
+        visit.call(&self.fun)
+    }
 }
 
 #[pymethods]
@@ -130,6 +170,9 @@ impl GradFn {
         kwargs: Option<&Bound<'py, PyDict>>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let py = args.py();
+        if !self.argnames.is_empty() {
+            return self.call_with_argnames(args, kwargs);
+        }
         let (leaves, trees, ranges) = flatten_args(args)?;
         for &i in &self.argnums {
             if i >= trees.len() {
@@ -153,6 +196,13 @@ impl GradFn {
         let c = call.clone();
         let vg = ferrox::value_and_grad(move |xs: &[Array]| c.run(xs), &diff);
         let (values, grads) = vg(&leaves).py()?;
+        // grad (unlike value_and_grad, which allows `(loss, aux...)`)
+        // differentiates a function returning one array, as MLX.
+        if !self.with_value && !matches!(*call.out_tree()?, crate::tree::Tree::Leaf) {
+            return Err(PyValueError::new_err(
+                "grad: the function must return a scalar array (use value_and_grad for a function returning (loss, aux...))",
+            ));
+        }
         // Gradients, shaped like the differentiated arguments.
         let mut g = grads.into_iter();
         let per_arg = self
@@ -178,42 +228,159 @@ impl GradFn {
     }
 }
 
-fn argnums_of(argnums: Option<Argnums>) -> (Vec<usize>, bool) {
-    match argnums {
-        None => (vec![0], true),
-        Some(Argnums::One(i)) => (vec![i], true),
-        Some(Argnums::Many(v)) => (v, false),
+impl GradFn {
+    /// The function `grad` (`with_value: false`) or `value_and_grad`
+    /// returns.
+    fn new(
+        py: Python<'_>,
+        fun: Py<PyAny>,
+        argnums: Option<Argnums>,
+        argnames: Option<Argnames>,
+        with_value: bool,
+    ) -> PyResult<GradFn> {
+        let argnames = argnames_of(argnames);
+        // With argnames and no argnums, no positional argument is
+        // differentiated.
+        let (argnums, single) = match argnums {
+            None if !argnames.is_empty() => (Vec::new(), false),
+            a => argnums_of(a)?,
+        };
+        check_callable(py, &fun)?;
+        Ok(GradFn {
+            fun,
+            argnums,
+            single,
+            argnames,
+            with_value,
+        })
+    }
+
+    /// `argnames`: the named keyword arguments become trailing positions of
+    /// a wrapper, differentiated with the chosen positions; the result is
+    /// `(positional gradients or None, {name: gradient})`.
+    fn call_with_argnames<'py>(
+        &self,
+        args: &Bound<'py, PyTuple>,
+        kwargs: Option<&Bound<'py, PyDict>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let py = args.py();
+        let rest = match kwargs {
+            Some(k) => k.copy()?,
+            None => PyDict::new(py),
+        };
+        let mut all: Vec<Bound<'py, PyAny>> = args.iter().collect();
+        for name in &self.argnames {
+            let v = rest.get_item(name)?.ok_or_else(|| {
+                PyValueError::new_err(format!(
+                    "grad: argnames names the keyword argument {name:?}, which the call does not pass"
+                ))
+            })?;
+            rest.del_item(name)?;
+            all.push(v);
+        }
+        let n = args.len();
+        let wrapper = Py::new(
+            py,
+            KeywordsAsPositions {
+                fun: self.fun.clone_ref(py),
+                names: self.argnames.clone(),
+            },
+        )?;
+        let positions: Vec<usize> = self
+            .argnums
+            .iter()
+            .copied()
+            .chain(n..n + self.argnames.len())
+            .collect();
+        let inner = GradFn {
+            fun: wrapper.into_any(),
+            argnums: positions,
+            single: false,
+            argnames: Vec::new(),
+            with_value: self.with_value,
+        };
+        let out = inner.__call__(&PyTuple::new(py, all)?, Some(&rest))?;
+        let (value, grads) = if self.with_value {
+            let t = out.cast::<PyTuple>()?;
+            (Some(t.get_item(0)?), t.get_item(1)?)
+        } else {
+            (None, out)
+        };
+        let grads = grads.cast::<PyTuple>()?;
+        let k = self.argnums.len();
+        let positional = match (k, self.single) {
+            (0, _) => py.None().into_bound(py),
+            (_, true) => grads.get_item(0)?,
+            _ => PyTuple::new(py, grads.iter().take(k))?.into_any(),
+        };
+        let named = PyDict::new(py);
+        for (name, g) in self.argnames.iter().zip(grads.iter().skip(k)) {
+            named.set_item(name, g)?;
+        }
+        let g = PyTuple::new(py, [positional, named.into_any()])?.into_any();
+        match value {
+            Some(v) => Ok(PyTuple::new(py, [v, g])?.into_any()),
+            None => Ok(g),
+        }
     }
 }
 
-/// `grad(fun, argnums=None)`: the gradient of `fun`'s (scalar) output with
-/// respect to the arguments at `argnums` (default 0), shaped like them.
-#[pyfunction]
-#[pyo3(signature = (fun, argnums = None))]
-fn grad(py: Python<'_>, fun: Py<PyAny>, argnums: Option<Argnums>) -> PyResult<GradFn> {
-    let (argnums, single) = argnums_of(argnums);
-    check_callable(py, &fun)?;
-    Ok(GradFn {
-        fun,
-        argnums,
-        single,
-        with_value: false,
-    })
+fn argnames_of(argnames: Option<Argnames>) -> Vec<String> {
+    match argnames {
+        None => Vec::new(),
+        Some(Argnames::One(s)) => vec![s],
+        Some(Argnames::Many(v)) => v,
+    }
 }
 
-/// `value_and_grad(fun, argnums=None)`: `fun`'s output and the gradient of
-/// its first (scalar) array. `fun` may return `loss` or `(loss, aux...)`.
+fn argnums_of(argnums: Option<Argnums>) -> PyResult<(Vec<usize>, bool)> {
+    let (v, single) = match argnums {
+        None => (vec![0], true),
+        Some(Argnums::One(i)) => (vec![i], true),
+        Some(Argnums::Many(v)) => (v, false),
+    };
+    if let Some((_, &i)) = v.iter().enumerate().find(|(k, i)| v[..*k].contains(i)) {
+        return Err(PyValueError::new_err(format!(
+            "grad: argument index {i} appears twice in argnums {v:?}"
+        )));
+    }
+    Ok((v, single))
+}
+
+/// `grad(fun, argnums=None, argnames=[])`: the gradient of `fun`'s (scalar) output with
+/// respect to the arguments at `argnums` (default 0), shaped like them.
+/// With `argnames`, the named keyword arguments too, and the result is
+/// `(positional gradients or None, {name: gradient})`.
+///
+/// Example:
+///     >>> ferrox.core.grad(lambda x: (x * x).sum())(ferrox.core.array([3.0])).tolist()
+///     [6.0]
 #[pyfunction]
-#[pyo3(signature = (fun, argnums = None))]
-fn value_and_grad(py: Python<'_>, fun: Py<PyAny>, argnums: Option<Argnums>) -> PyResult<GradFn> {
-    let (argnums, single) = argnums_of(argnums);
-    check_callable(py, &fun)?;
-    Ok(GradFn {
-        fun,
-        argnums,
-        single,
-        with_value: true,
-    })
+#[pyo3(signature = (fun, argnums = None, argnames = None))]
+fn grad(
+    py: Python<'_>,
+    fun: Py<PyAny>,
+    argnums: Option<Argnums>,
+    argnames: Option<Argnames>,
+) -> PyResult<GradFn> {
+    GradFn::new(py, fun, argnums, argnames, false)
+}
+
+/// `value_and_grad(fun, argnums=None, argnames=[])`: `fun`'s output and the gradient of
+/// its first (scalar) array. `fun` may return `loss` or `(loss, aux...)`.
+///
+/// Example:
+///     >>> v, g = ferrox.core.value_and_grad(lambda x: (x * x).sum())(ferrox.core.array([3.0])); (v.item(), g.tolist())
+///     (9.0, [6.0])
+#[pyfunction]
+#[pyo3(signature = (fun, argnums = None, argnames = None))]
+fn value_and_grad(
+    py: Python<'_>,
+    fun: Py<PyAny>,
+    argnums: Option<Argnums>,
+    argnames: Option<Argnames>,
+) -> PyResult<GradFn> {
+    GradFn::new(py, fun, argnums, argnames, true)
 }
 
 pub fn check_callable(py: Python<'_>, f: &Py<PyAny>) -> PyResult<()> {
@@ -259,6 +426,10 @@ fn pylist<'py>(py: Python<'py>, v: Vec<Array>) -> PyResult<Bound<'py, PyList>> {
 }
 
 /// `vjp(fun, primals, cotangents) -> (outputs, vjps)`.
+///
+/// Example:
+///     >>> out, vjps = ferrox.core.vjp(lambda x: x * 2, [ferrox.core.array([1.0])], [ferrox.core.array([1.0])]); vjps[0].tolist()
+///     [2.0]
 #[pyfunction]
 fn vjp<'py>(
     py: Python<'py>,
@@ -274,6 +445,10 @@ fn vjp<'py>(
 }
 
 /// `jvp(fun, primals, tangents) -> (outputs, jvps)`.
+///
+/// Example:
+///     >>> out, jvps = ferrox.core.jvp(lambda x: x * 2, [ferrox.core.array([1.0])], [ferrox.core.array([1.0])]); jvps[0].tolist()
+///     [2.0]
 #[pyfunction]
 fn jvp<'py>(
     py: Python<'py>,
@@ -465,14 +640,26 @@ fn rule_leaves(what: &str, out: &Bound<'_, PyAny>, n: usize) -> PyResult<Vec<Arr
 #[pymethods]
 impl CustomFn {
     /// Registers the vjp rule (a decorator).
+    ///
+    /// Example:
+    ///     >>> out, vjps = ferrox.core.vjp(lambda x: x * 2, [ferrox.core.array([1.0])], [ferrox.core.array([1.0])]); vjps[0].tolist()
+    ///     [2.0]
     fn vjp(&self, rule: Py<PyAny>) -> PyResult<Py<PyAny>> {
         self.set_rule(VJP, rule)
     }
     /// Registers the jvp rule (a decorator).
+    ///
+    /// Example:
+    ///     >>> out, jvps = ferrox.core.jvp(lambda x: x * 2, [ferrox.core.array([1.0])], [ferrox.core.array([1.0])]); jvps[0].tolist()
+    ///     [2.0]
     fn jvp(&self, rule: Py<PyAny>) -> PyResult<Py<PyAny>> {
         self.set_rule(JVP, rule)
     }
     /// Registers the vmap rule (a decorator).
+    ///
+    /// Example:
+    ///     >>> ferrox.core.vmap(lambda x: x.sum())(ferrox.core.ones((3, 4))).tolist()
+    ///     [4.0, 4.0, 4.0]
     fn vmap(&self, rule: Py<PyAny>) -> PyResult<Py<PyAny>> {
         self.set_rule(VMAP, rule)
     }
@@ -592,6 +779,10 @@ impl CheckpointFn {
 /// `checkpoint(fun)`: `fun` whose intermediates are not kept for the
 /// backward pass; gradients run it again instead (trading compute for
 /// memory), as MLX's `checkpoint`.
+///
+/// Example:
+///     >>> ferrox.core.grad(lambda x: ferrox.core.checkpoint(lambda y: (y * y).sum())(x))(ferrox.core.array([2.0])).tolist()
+///     [4.0]
 #[pyfunction]
 fn checkpoint(py: Python<'_>, fun: Py<PyAny>) -> PyResult<CheckpointFn> {
     check_callable(py, &fun)?;
@@ -602,6 +793,10 @@ fn checkpoint(py: Python<'_>, fun: Py<PyAny>) -> PyResult<CheckpointFn> {
 /// call; only an `out_axes` tree (not a plain int or None) makes it run
 /// once more first, unbatched on the first example, to match the tree
 /// against the output's structure.
+///
+/// Example:
+///     >>> ferrox.core.vmap(lambda x: x.sum())(ferrox.core.ones((3, 4))).tolist()
+///     [4.0, 4.0, 4.0]
 #[pyfunction]
 #[pyo3(signature = (fun, in_axes = None, out_axes = None))]
 fn vmap(

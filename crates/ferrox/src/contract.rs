@@ -226,6 +226,25 @@ pub fn inner(a: &Array, b: &Array) -> Result<Array> {
     contract_axes("inner", a, b, &[a.ndim() - 1], &[b.ndim() - 1])
 }
 
+/// The dot product of vectors along `axis` after broadcasting `a` and
+/// `b` together: `sum(conj(a) * b, axis)` (the first operand is
+/// conjugated, as numpy and the array API do).
+///
+/// ```
+/// use ferrox::{vecdot, Array};
+/// let a = Array::from_slice(&[1.0f32, 2.0], &[2])?;
+/// let b = Array::from_slice(&[1.0f32, 1.0, 2.0, 2.0], &[2, 2])?;
+/// assert_eq!(vecdot(&a, &b, -1)?.to_vec::<f32>()?, vec![3.0, 6.0]);
+/// assert!(vecdot(&a, &b, 2).is_err());
+/// # Ok::<(), ferrox::Error>(())
+/// ```
+pub fn vecdot(a: &Array, b: &Array, axis: isize) -> Result<Array> {
+    let shape = crate::ops::shape_rules::broadcast_shapes("vecdot", a.shape(), b.shape())?;
+    let ax = normalize_axis("vecdot", axis, shape.len())?;
+    let prod = multiply(&crate::ops::unary::conjugate(a)?, b)?;
+    crate::ops::reduce::sum(&prod, Some(&[ax as isize]), false)
+}
+
 /// Outer product of the flattened inputs: `out[i, j] = a.flat[i] * b.flat[j]`.
 ///
 /// ```
@@ -746,39 +765,37 @@ pub fn einsum(subscripts: &str, operands: &[Array]) -> Result<Array> {
         })
         .collect::<Result<_>>()?;
 
-    // Contract left to right, summing each label as soon as no later step
-    // needs it.
-    let needed_after = |rest: &[Labeled]| -> Vec<Label> {
-        subs.output
+    // Contract pairs in the greedy order of `greedy_path`, summing each
+    // label as soon as no remaining term or the output needs it.
+    let label_sets: Vec<Vec<Label>> = terms.iter().map(|t| t.labels.clone()).collect();
+    let sizes_of = |l: Label| sizes.iter().find(|(x, _)| *x == l).map_or(1, |&(_, s)| s);
+    for (i, j) in greedy_path(&label_sets, &subs.output, &sizes_of) {
+        let (hi, lo) = (i.max(j), i.min(j));
+        let b = terms.remove(hi);
+        let a = terms.remove(lo);
+        let mut needed: Vec<Label> = subs
+            .output
             .iter()
-            .chain(rest.iter().flat_map(|t| &t.labels))
+            .chain(terms.iter().flat_map(|t| &t.labels))
             .copied()
-            .collect()
-    };
-    terms.reverse(); // pop from the end = take from the front
-    let mut acc = terms
-        .pop()
-        .ok_or_else(|| Error::runtime("einsum", "internal: no terms"))?;
-    while let Some(next) = terms.pop() {
-        let mut needed = needed_after(&terms);
-        let local_a: Vec<Label> = acc
-            .labels
-            .iter()
-            .copied()
-            .filter(|l| !next.labels.contains(l) && !needed.contains(l))
             .collect();
-        let local_b: Vec<Label> = next
-            .labels
-            .iter()
-            .copied()
-            .filter(|l| !acc.labels.contains(l) && !needed.contains(l))
-            .collect();
-        let a = acc.sum_out(&local_a)?;
-        let b = next.sum_out(&local_b)?;
+        let local = |x: &Labeled, y: &Labeled| -> Vec<Label> {
+            x.labels
+                .iter()
+                .copied()
+                .filter(|l| !y.labels.contains(l) && !needed.contains(l))
+                .collect()
+        };
+        let (la, lb) = (local(&a, &b), local(&b, &a));
+        let a = a.sum_out(&la)?;
+        let b = b.sum_out(&lb)?;
         needed.sort_unstable();
         needed.dedup();
-        acc = contract_pair(a, b, &needed)?;
+        terms.push(contract_pair(a, b, &needed)?);
     }
+    let acc = terms
+        .pop()
+        .ok_or_else(|| Error::runtime("einsum", "internal: no terms"))?;
     let rest: Vec<Label> = acc
         .labels
         .iter()
@@ -798,6 +815,122 @@ pub fn einsum(subscripts: &str, operands: &[Array]) -> Result<Array> {
         return broadcast_to(&y, &out_shape);
     }
     Ok(y)
+}
+
+/// The order in which to contract the terms (pairs of positions in the
+/// shrinking list, the result appended last), chosen greedily: among the
+/// pairs that share a label (every pair when none does), the one whose
+/// result is smallest relative to its operands (`size(result) - size(a) -
+/// size(b)`), the first such pair on ties; opt_einsum's and numpy's greedy
+/// rule.
+fn greedy_path(
+    terms: &[Vec<Label>],
+    output: &[Label],
+    size_of: &dyn Fn(Label) -> usize,
+) -> Vec<(usize, usize)> {
+    let mut terms: Vec<Vec<Label>> = terms.to_vec();
+    let volume = |labels: &[Label]| -> f64 { labels.iter().map(|&l| size_of(l) as f64).product() };
+    let mut path = Vec::new();
+    while terms.len() > 1 {
+        let mut best: Option<(bool, f64, usize, usize, Vec<Label>)> = None;
+        for i in 0..terms.len() {
+            for j in i + 1..terms.len() {
+                let (a, b) = (&terms[i], &terms[j]);
+                let shares = a.iter().any(|l| b.contains(l));
+                let kept: Vec<Label> = a
+                    .iter()
+                    .chain(b.iter().filter(|l| !a.contains(l)))
+                    .copied()
+                    .filter(|l| {
+                        output.contains(l)
+                            || terms
+                                .iter()
+                                .enumerate()
+                                .any(|(k, t)| k != i && k != j && t.contains(l))
+                    })
+                    .collect();
+                let cost = volume(&kept) - volume(a) - volume(b);
+                let better = match &best {
+                    None => true,
+                    Some((s, c, ..)) => (shares && !s) || (shares == *s && cost < *c),
+                };
+                if better {
+                    best = Some((shares, cost, i, j, kept));
+                }
+            }
+        }
+        let Some((_, _, i, j, kept)) = best else {
+            break;
+        };
+        terms.remove(j);
+        terms.remove(i);
+        terms.push(kept);
+        path.push((i, j));
+    }
+    path
+}
+
+/// The contraction order [`einsum`] uses for `subscripts` over operands of
+/// `shapes`, as numpy's `einsum_path` reports it: a list of position tuples
+/// (each contracted group is removed and its result appended), and a
+/// description with the naive and the planned FLOP counts.
+///
+/// ```
+/// use ferrox::einsum_path;
+/// let (path, _) = einsum_path("ij,jk,kl", &[&[5, 8], &[8, 10], &[10, 7]])?;
+/// assert_eq!(path, vec![vec![1, 2], vec![0, 1]]);
+/// let (single, _) = einsum_path("ii", &[&[3, 3]])?;
+/// assert_eq!(single, vec![vec![0]]);
+/// # Ok::<(), ferrox::Error>(())
+/// ```
+pub fn einsum_path(subscripts: &str, shapes: &[&[usize]]) -> Result<(Vec<Vec<usize>>, String)> {
+    if shapes.is_empty() {
+        return Err(Error::value(
+            "einsum_path",
+            "at least one operand is required",
+        ));
+    }
+    let subs = parse_subscripts(subscripts, shapes)?;
+    let sizes = label_sizes(subscripts, &subs, shapes)?;
+    let size_of = |l: Label| sizes.iter().find(|(x, _)| *x == l).map_or(1, |&(_, s)| s);
+    let sets: Vec<Vec<Label>> = subs
+        .inputs
+        .iter()
+        .map(|t| {
+            let mut v: Vec<Label> = Vec::new();
+            for &l in t {
+                if !v.contains(&l) {
+                    v.push(l);
+                }
+            }
+            v
+        })
+        .collect();
+    let pairs = greedy_path(&sets, &subs.output, &size_of);
+    let mut all: Vec<Label> = sets.iter().flatten().copied().collect();
+    all.sort_unstable();
+    all.dedup();
+    let naive: f64 = all.iter().map(|&l| size_of(l) as f64).product::<f64>() * shapes.len() as f64;
+    // Each pairwise step costs the product of the sizes of its labels.
+    let mut terms = sets.clone();
+    let mut planned = 0.0;
+    for &(i, j) in &pairs {
+        let (b, a) = (terms.remove(j), terms.remove(i));
+        let mut union = a.clone();
+        union.extend(b.iter().filter(|l| !a.contains(l)));
+        planned += union.iter().map(|&l| size_of(l) as f64).product::<f64>();
+        union.retain(|l| subs.output.contains(l) || terms.iter().any(|t| t.contains(l)));
+        terms.push(union);
+    }
+    let path = if pairs.is_empty() {
+        vec![vec![0]]
+    } else {
+        pairs.iter().map(|&(i, j)| vec![i, j]).collect()
+    };
+    let info = format!(
+        "  Complete contraction:  {subscripts}\n         Naive FLOP count:  {naive:.3e}\n     Optimized FLOP count:  {planned:.3e}\n      Contraction order:  {path:?}"
+    );
+    Ok((path, info))
 }
 
 #[cfg(test)]

@@ -33,6 +33,12 @@ pub enum DType {
     Complex64,
 }
 
+mod info;
+pub use info::{
+    DtypeCategory, DtypeOrCategory, FloatInfo, IntInfo, can_cast, category_of, finfo, iinfo,
+    issubdtype, result_type,
+};
+
 /// Coarse grouping of dtypes used by promotion and by op dtype checks.
 #[allow(missing_docs)] // each variant is named after what it denotes
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]

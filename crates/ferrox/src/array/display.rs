@@ -5,8 +5,49 @@ use crate::dtype::DType;
 use crate::with_dtype;
 use std::fmt;
 
-/// `%g` with 6 significant digits, as MLX (C++ ostream) prints floats.
+// A process-wide setting, like MLX's: the number of decimals plus one, 0
+// for the default `%g` style. Plain std atomics: a static cannot hold a
+// loom type, and this value guards no other memory.
+static PRECISION: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// Sets how many decimals printed floats get (`None`: the default, six
+/// significant digits with trailing zeros trimmed, as MLX). Process-wide:
+/// every thread prints with the same setting (so this example does not
+/// run among the other, concurrent doc tests).
+///
+/// ```no_run
+/// let a = ferrox::Array::from_slice(&[1.123456789f32], &[1])?;
+/// ferrox::array::set_print_precision(Some(2));
+/// assert_eq!(format!("{a}"), "array([1.12], dtype=float32)");
+/// ferrox::array::set_print_precision(None);
+/// assert_eq!(format!("{a}"), "array([1.12346], dtype=float32)");
+/// # Ok::<(), ferrox::Error>(())
+/// ```
+pub fn set_print_precision(decimals: Option<usize>) {
+    let v = decimals.map_or(0, |d| d.saturating_add(1));
+    PRECISION.store(v, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// The decimals printed floats get (`None`: the default style).
+///
+/// ```
+/// assert_eq!(ferrox::array::print_precision(), None);
+/// ```
+pub fn print_precision() -> Option<usize> {
+    match PRECISION.load(std::sync::atomic::Ordering::Relaxed) {
+        0 => None,
+        v => Some(v - 1),
+    }
+}
+
+/// `%g` with 6 significant digits, as MLX (C++ ostream) prints floats, or
+/// fixed notation with the decimals of [`set_print_precision`].
 fn format_float(v: f64) -> String {
+    if let Some(p) = print_precision() {
+        if v.is_finite() {
+            return format!("{v:.p$}");
+        }
+    }
     if v.is_nan() {
         return "nan".into();
     }

@@ -7,6 +7,8 @@ mod constructors;
 mod convert;
 mod display;
 
+pub use display::{print_precision, set_print_precision};
+
 // Public paths kept for the bindings and users: the graph's array types
 // seen from `ferrox::array`.
 pub use crate::graph::array::Array;

@@ -12,6 +12,7 @@
 
 pub mod array;
 pub mod cell;
+pub mod dot;
 pub mod layout;
 pub(crate) mod node;
 pub mod outputs;

@@ -349,6 +349,16 @@ pub(crate) fn cache_bytes() -> usize {
     pool().cache.load(Ordering::Relaxed)
 }
 
+/// The memory limit in bytes.
+pub(crate) fn memory_limit() -> usize {
+    pool().memory_limit.load(Ordering::Relaxed)
+}
+
+/// The machine's physical memory in bytes, if the system says.
+pub(crate) fn physical_memory() -> Option<usize> {
+    total_ram()
+}
+
 /// Sets the memory limit; returns the previous one.
 pub(crate) fn swap_memory_limit(bytes: usize) -> usize {
     pool().memory_limit.swap(bytes, Ordering::Relaxed)

@@ -72,6 +72,7 @@ impl std::fmt::Display for Stream {
 
 static DEFAULT_DEVICE_INDEX: AtomicUsize = AtomicUsize::new(0);
 static NEXT_STREAM: AtomicUsize = AtomicUsize::new(1);
+static DEFAULT_STREAM_INDEX: AtomicUsize = AtomicUsize::new(0);
 
 /// The process-wide default device.
 ///
@@ -94,7 +95,8 @@ pub fn set_default_device(device: Device) {
     DEFAULT_DEVICE_INDEX.store(device.index, Ordering::Relaxed);
 }
 
-/// The process-wide default stream of `device`: the same value on every thread.
+/// The process-wide default stream of `device`: the same value on every
+/// thread (stream 0 unless [`set_default_stream`] chose another).
 ///
 /// ```
 /// let d = ferrox::Device::cpu();
@@ -102,7 +104,25 @@ pub fn set_default_device(device: Device) {
 /// assert_eq!(s, ferrox::default_stream(d));
 /// ```
 pub fn default_stream(device: Device) -> Stream {
-    Stream { device, index: 0 }
+    Stream {
+        device,
+        index: DEFAULT_STREAM_INDEX.load(Ordering::Relaxed),
+    }
+}
+
+/// Makes `stream` the default stream of its device, for every thread (a
+/// process-wide setting, like [`set_default_device`]; MLX keeps it per
+/// thread). Ops built outside any [`with_stream`] scope go to it.
+///
+/// ```
+/// let s = ferrox::new_stream(ferrox::Device::cpu());
+/// let old = ferrox::default_stream(s.device);
+/// ferrox::set_default_stream(s);
+/// assert_eq!(ferrox::default_stream(s.device), s);
+/// ferrox::set_default_stream(old);
+/// ```
+pub fn set_default_stream(stream: Stream) {
+    DEFAULT_STREAM_INDEX.store(stream.index, Ordering::Relaxed);
 }
 
 /// A new stream on `device`. Streams are values: this allocates an index and

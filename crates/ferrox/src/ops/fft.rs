@@ -43,6 +43,8 @@ use crate::graph::array::Array;
 use crate::graph::layout::Data;
 use crate::graph::primitive::{Operand, OutSpec, Primitive};
 use crate::ops::join::PadMode;
+pub use crate::ops::spectral::{FftNorm, apply_norm, fftfreq, fftshift, ifftshift, rfftfreq};
+pub use crate::ops::stft::{StftPad, StftParams, istft, stft};
 
 /// A discrete Fourier transform over `axes` (distinct, in the order given).
 ///

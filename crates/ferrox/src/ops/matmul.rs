@@ -134,6 +134,10 @@ impl Primitive for Matmul {
     fn name(&self) -> &'static str {
         "matmul"
     }
+    fn output_shape(&self, input_shapes: &[&[usize]]) -> Option<Result<Vec<usize>>> {
+        let [a, b] = input_shapes else { return None };
+        Some(crate::backend::cpu::matmul::matmul_shape("matmul", a, b).map(|s| s.out))
+    }
     fn eval_cpu(&self, inputs: &[Operand<'_>], out: OutSpec<'_>) -> Result<Data> {
         let [a, b] = inputs else {
             return Err(Error::runtime(
@@ -300,6 +304,11 @@ pub struct AddMM {
 impl Primitive for AddMM {
     fn name(&self) -> &'static str {
         "addmm"
+    }
+    /// The product's shape (`c` broadcasts to it).
+    fn output_shape(&self, input_shapes: &[&[usize]]) -> Option<Result<Vec<usize>>> {
+        let [_, a, b] = input_shapes else { return None };
+        Some(crate::backend::cpu::matmul::matmul_shape("addmm", a, b).map(|s| s.out))
     }
     fn eval_cpu(&self, inputs: &[Operand<'_>], out: OutSpec<'_>) -> Result<Data> {
         let [c, a, b] = inputs else {

@@ -419,7 +419,7 @@ fn variance(
     let name = if sqrt { "std" } else { "var" };
     let axes = normalize_axes(name, axes, a.ndim())?;
     if a.dtype() == DType::Complex64 {
-        return Err(Error::dtype(name, "complex64 is not supported"));
+        return complex_variance(a, &axes, keepdims, ddof, sqrt);
     }
     let out_dtype = ReduceOp::Var { ddof: 0 }.out_dtype(a.dtype());
     // Two passes in f32 (f64 for f64): mean, then the centred sum of
@@ -441,10 +441,42 @@ fn variance(
     Array::from_op(shape, compute, Reduce { op, axes, keepdims }, vec![centred]).astype(out_dtype)
 }
 
+/// numpy's variance of complex values: `sum(|x - mean|^2) / (n - ddof)`,
+/// as float32.
+fn complex_variance(
+    a: &Array,
+    axes: &[usize],
+    keepdims: bool,
+    ddof: i32,
+    sqrt: bool,
+) -> Result<Array> {
+    let signed: Vec<isize> = axes.iter().map(|&d| d as isize).collect();
+    let centred = subtract(a, &mean(a, Some(&signed), true)?)?;
+    let (re, im) = (
+        crate::ops::unary::real(&centred)?,
+        crate::ops::unary::imag(&centred)?,
+    );
+    let sq = crate::ops::binary::add(
+        &crate::ops::binary::multiply(&re, &re)?,
+        &crate::ops::binary::multiply(&im, &im)?,
+    )?;
+    let n: usize = axes.iter().map(|&d| a.shape()[d]).product();
+    let divisor = (n as f64 - ddof as f64).max(0.0);
+    let v = crate::ops::binary::divide(
+        &sum(&sq, Some(&signed), keepdims)?,
+        &Array::weak_f64(divisor),
+    )?;
+    if sqrt {
+        crate::ops::unary::sqrt(&v)
+    } else {
+        Ok(v)
+    }
+}
+
 /// Variance over `axes` (`None`: all axes): `sum((x - mean)^2) / (n - ddof)`,
 /// with the divisor clamped at 0 like numpy and MLX (so `ddof >= n` gives
-/// NaN or inf). Integer and bool inputs give `float32`; complex inputs are
-/// an error.
+/// NaN or inf). Integer and bool inputs give `float32`; complex inputs give
+/// the float32 variance of the magnitudes of the deviations (numpy's).
 ///
 /// ```
 /// let a = ferrox::Array::from_slice(&[1.0f32, 2.0, 3.0, 4.0], &[4])?;

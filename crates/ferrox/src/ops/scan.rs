@@ -1,11 +1,13 @@
-//! Cumulative scans: cumsum, cumprod, cummax, cummin.
+//! Cumulative scans: cumsum, cumprod, cummax, cummin, logcumsumexp.
 //!
 //! MLX semantics: `axis: None` scans the flattened array; `reverse` scans
 //! from the end; `inclusive: false` shifts by one so each output combines
 //! only the elements before it (the first output is the identity: 0, 1, the
 //! lowest or the highest value). cumsum/cumprod of bool give `int32`, every
 //! other dtype is kept (integers wrap); half floats accumulate in `f32` and
-//! round each output once. cummax/cummin propagate NaN.
+//! round each output once. cummax/cummin propagate NaN. logcumsumexp
+//! computes in float32 for bool and integer inputs (half floats accumulate
+//! in f32) and is an error for complex64.
 
 use super::shape_rules::normalize_axis;
 // The selector is the kernels' vocabulary; its public path stays here.
@@ -101,6 +103,16 @@ impl Primitive for Scan {
                 };
                 crate::ops::indexing::scatter_along_axis(&g, &h, Some(axis), xf.shape())?
             }
+            // d out_i / d x_j = exp(x_j - out_i) for each out_i that
+            // includes x_j: the reverse scan of g * exp(-out), times
+            // exp(x), computed in log space for each sign of g.
+            ScanOp::LogAddExp => {
+                let scan_back = |v: &Array| self.rescan(ScanOp::LogAddExp, v, axis, !self.reverse);
+                signed_log_space(g, |log_g| {
+                    let v = crate::ops::binary::subtract(log_g, output)?;
+                    crate::ops::binary::add(&xf, &scan_back(&nan_to_neg_inf(&v)?)?)
+                })?
+            }
         };
         Ok(vec![
             grad_helpers::reshape_to(&gx, x.shape())?.astype(x.dtype())?,
@@ -133,6 +145,23 @@ impl Primitive for Scan {
                     }
                     None => Ok(t),
                 }
+            }
+            // d out_i = sum_j exp(x_j - out_i) t_j over the x_j out_i
+            // includes; an output that includes nothing (-inf) has no
+            // tangent.
+            ScanOp::LogAddExp => {
+                let (xf, _) = self.flat(&p[0])?;
+                let empty = crate::ops::unary::isneginf(output)?;
+                let dy = signed_log_space(&tf, |log_t| {
+                    let v = self.rescan(
+                        ScanOp::LogAddExp,
+                        &crate::ops::binary::add(&xf, log_t)?,
+                        axis,
+                        self.reverse,
+                    )?;
+                    crate::ops::binary::subtract(&v, output)
+                })?;
+                crate::ops::select::r#where(&empty, &crate::ops::creation::zeros_like(&dy)?, &dy)
             }
         }
     }
@@ -270,6 +299,58 @@ fn scan_op(
     ))
 }
 
+/// `exp(f(log(max(v, 0)))) - exp(f(log(max(-v, 0))))`: a linear map of
+/// `v` evaluated in log space, one sign at a time (`f` gets `log|v|` of one
+/// sign, `-inf` where `v` has the other sign or is 0).
+fn signed_log_space(v: &Array, f: impl Fn(&Array) -> Result<Array>) -> Result<Array> {
+    use crate::ops::binary::{maximum, subtract};
+    use crate::ops::unary::{exp, log, negative};
+    let zero = crate::ops::creation::zeros_like(v)?;
+    let pos = exp(&f(&log(&maximum(v, &zero)?)?)?)?;
+    let neg = exp(&f(&log(&maximum(&negative(v)?, &zero)?)?)?)?;
+    subtract(&pos, &neg)
+}
+
+/// `v` with NaN (from `-inf - -inf`) replaced by `-inf`, the log of 0.
+fn nan_to_neg_inf(v: &Array) -> Result<Array> {
+    let neg_inf = Array::weak_f64(f64::NEG_INFINITY);
+    crate::ops::select::r#where(&crate::ops::unary::isnan(v)?, &neg_inf, v)
+}
+
+/// Cumulative `log(sum(exp(a)))` along `axis` (`None`: the flattened
+/// array), computed stably (running maximum and rescaled sum).
+///
+/// `reverse` scans from the end; `inclusive: false` excludes each element
+/// from its own output (the first output is `-inf`). bool and integer
+/// inputs compute in float32; complex64 is an error.
+///
+/// ```
+/// let a = ferrox::Array::from_slice(&[0.0f32, 0.0, 1000.0], &[3])?;
+/// let y = ferrox::logcumsumexp(&a, None, false, true)?.to_vec::<f32>()?;
+/// assert!((y[1] - 2f32.ln()).abs() < 1e-6 && y[2] == 1000.0);
+/// let e = ferrox::logcumsumexp(&a, None, false, false)?.to_vec::<f32>()?;
+/// assert_eq!(e[0], f32::NEG_INFINITY);
+/// # Ok::<(), ferrox::Error>(())
+/// ```
+pub fn logcumsumexp(
+    a: &Array,
+    axis: Option<isize>,
+    reverse: bool,
+    inclusive: bool,
+) -> Result<Array> {
+    let x = match a.dtype() {
+        DType::Complex64 => {
+            return Err(crate::error::Error::dtype(
+                "logcumsumexp",
+                "complex64 inputs are not supported".to_string(),
+            ));
+        }
+        d if d.is_float() => a.clone(),
+        _ => a.astype(DType::Float32)?,
+    };
+    scan_op(ScanOp::LogAddExp, &x, axis, reverse, inclusive)
+}
+
 /// Cumulative sum along `axis` (`None`: the flattened array).
 ///
 /// `reverse` scans from the end; `inclusive: false` excludes each element
@@ -333,6 +414,22 @@ impl Array {
     /// ```
     pub fn cumsum(&self, axis: Option<isize>, reverse: bool, inclusive: bool) -> Result<Array> {
         cumsum(self, axis, reverse, inclusive)
+    }
+    /// Method form of [`logcumsumexp`].
+    ///
+    /// ```
+    /// let a = ferrox::zeros(&[2], ferrox::DType::Float32)?;
+    /// let y = a.logcumsumexp(None, false, true)?.to_vec::<f32>()?;
+    /// assert!((y[1] - 2f32.ln()).abs() < 1e-6);
+    /// # Ok::<(), ferrox::Error>(())
+    /// ```
+    pub fn logcumsumexp(
+        &self,
+        axis: Option<isize>,
+        reverse: bool,
+        inclusive: bool,
+    ) -> Result<Array> {
+        logcumsumexp(self, axis, reverse, inclusive)
     }
     /// Method form of [`cumprod`].
     ///
@@ -398,12 +495,16 @@ mod tests {
                         (Some(a), ScanOp::Prod) => a.wrapping_mul(x),
                         (Some(a), ScanOp::Max) => a.max(x),
                         (Some(a), ScanOp::Min) => a.min(x),
+                        (Some(_), ScanOp::LogAddExp) => {
+                            panic!("no integer reference for logcumsumexp")
+                        }
                     };
                     let identity = match op {
                         ScanOp::Sum => 0,
                         ScanOp::Prod => 1,
                         ScanOp::Max => i64::MIN,
                         ScanOp::Min => i64::MAX,
+                        ScanOp::LogAddExp => i64::MIN,
                     };
                     out[at] = if dir.inclusive {
                         combined
@@ -567,5 +668,94 @@ mod tests {
             let want_flat = naive(&values, &[n], 0, op, dir);
             prop_assert_eq!(eval_view(&flat, &store, &shape, strides), want_flat);
         }
+    }
+
+    #[test]
+    fn logcumsumexp_matches_a_loop_and_its_gradients_match_finite_differences() {
+        let xs = [0.3f64, -1.2, 2.5, 0.0, 40.0, -3.0];
+        let x = Array::from_slice(&xs, &[6]).unwrap();
+        for (reverse, inclusive) in [(false, true), (true, true), (false, false), (true, false)] {
+            let y = logcumsumexp(&x, None, reverse, inclusive)
+                .unwrap()
+                .to_vec::<f64>()
+                .unwrap();
+            for (i, &yi) in y.iter().enumerate() {
+                let included: Vec<f64> = (0..6)
+                    .filter(|&j| match (reverse, inclusive) {
+                        (false, true) => j <= i,
+                        (false, false) => j < i,
+                        (true, true) => j >= i,
+                        (true, false) => j > i,
+                    })
+                    .map(|j| xs[j])
+                    .collect();
+                let want = included.iter().map(|v| v.exp()).sum::<f64>().ln();
+                assert!(
+                    (yi - want).abs() < 1e-9 || (yi == want),
+                    "{reverse} {inclusive} {i}: {yi} vs {want}"
+                );
+            }
+            let w = Array::from_slice(&[1.0f64, -2.0, 0.5, 3.0, -1.0, 0.25], &[6]).unwrap();
+            let f = move |a: &[Array]| -> Result<Vec<Array>> {
+                let y = logcumsumexp(&a[0], None, reverse, inclusive)?;
+                let y = crate::ops::select::r#where(
+                    &crate::ops::unary::isneginf(&y)?,
+                    &Array::from(0.0f64),
+                    &y,
+                )?;
+                Ok(vec![crate::ops::reduce::sum(
+                    &crate::ops::binary::multiply(&y, &w)?,
+                    None,
+                    false,
+                )?])
+            };
+            let g =
+                crate::transforms::vjp::grad(f.clone(), &[0])(std::slice::from_ref(&x)).unwrap();
+            let g = g[0].to_vec::<f64>().unwrap();
+            let t = Array::from_slice(&[0.5f64, 1.0, -1.0, 2.0, 0.1, -0.3], &[6]).unwrap();
+            let (_, jv) = crate::transforms::jvp::jvp(
+                f.clone(),
+                std::slice::from_ref(&x),
+                std::slice::from_ref(&t),
+            )
+            .unwrap();
+            let jv = jv[0].item::<f64>().unwrap();
+            let mut jv_fd = 0.0;
+            for j in 0..6 {
+                let h = 1e-6;
+                let at = |d: f64| {
+                    let mut v = xs;
+                    v[j] += d;
+                    f(&[Array::from_slice(&v, &[6]).unwrap()]).unwrap()[0]
+                        .item::<f64>()
+                        .unwrap()
+                };
+                let fd = (at(h) - at(-h)) / (2.0 * h);
+                assert!(
+                    (g[j] - fd).abs() < 1e-5,
+                    "{reverse} {inclusive} grad {j}: {} vs {fd}",
+                    g[j]
+                );
+                jv_fd += fd * [0.5, 1.0, -1.0, 2.0, 0.1, -0.3][j];
+            }
+            assert!((jv - jv_fd).abs() < 1e-5, "jvp {jv} vs {jv_fd}");
+        }
+        assert!(
+            logcumsumexp(
+                &Array::from_slice(&[crate::dtype::Complex64::new(0.0, 1.0)], &[1]).unwrap(),
+                None,
+                false,
+                true
+            )
+            .is_err()
+        );
+        let i = logcumsumexp(
+            &Array::from_slice(&[1i32, 2], &[2]).unwrap(),
+            None,
+            false,
+            true,
+        )
+        .unwrap();
+        assert_eq!(i.dtype(), DType::Float32);
     }
 }

@@ -38,6 +38,22 @@ pub fn broadcast_shapes(op: &str, a: &[usize], b: &[usize]) -> Result<Vec<usize>
     Ok(out)
 }
 
+/// The shape `shapes` broadcast together (numpy rules): the public face
+/// of broadcasting without arrays (`mx.broadcast_shapes`).
+///
+/// ```
+/// assert_eq!(ferrox::broadcast_shapes(&[&[1, 3], &[2, 1], &[3]])?, vec![2, 3]);
+/// assert!(ferrox::broadcast_shapes(&[&[2], &[3]]).is_err());
+/// # Ok::<(), ferrox::Error>(())
+/// ```
+pub fn broadcast_all(shapes: &[&[usize]]) -> Result<Vec<usize>> {
+    let mut shape: Vec<usize> = vec![];
+    for s in shapes {
+        shape = broadcast_shapes("broadcast_shapes", &shape, s)?;
+    }
+    Ok(shape)
+}
+
 /// Broadcast shape of many arrays.
 pub fn broadcast_many(op: &str, arrays: &[&Array]) -> Result<Vec<usize>> {
     let mut shape: Vec<usize> = vec![];

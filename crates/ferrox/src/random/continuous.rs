@@ -1,4 +1,5 @@
-//! Continuous distributions: uniform, normal, truncated normal, Gumbel.
+//! Continuous distributions: uniform, normal, truncated normal, Gumbel,
+//! Laplace.
 
 use super::bits::key_or_default;
 use super::support::{
@@ -81,6 +82,8 @@ fn standard_normal(op: &str, shape: &[usize], w: DType, key: &Array) -> Result<A
 /// open interval `(-1, 1)` (a symmetric grid of odd multiples of 2^-23,
 /// or 2^-52 for f64), computed in f32 (f64 for f64) and rounded once to
 /// `dtype`; every sample is finite (|z| < 5.5 in f32, < 8.3 in f64).
+/// For complex64 the real and imaginary parts are independent normals of
+/// variance `scale^2 / 2` around the (complex) `loc`.
 ///
 /// ```
 /// use ferrox::{DType, random};
@@ -100,18 +103,36 @@ pub fn normal(
     key: Option<&Array>,
 ) -> Result<Array> {
     let op = "normal";
-    check_float(op, dtype)?;
     let (loc, scale) = (loc.into(), scale.into());
+    if dtype == DType::Complex64 {
+        return complex_normal(shape, loc, scale, key);
+    }
+    location_scale(op, shape, dtype, loc, scale, key, standard_normal)
+}
+
+/// Complex normal samples: real and imaginary parts independent normals
+/// of variance `scale^2 / 2` (so `E|z - loc|^2 = scale^2`), from one key
+/// split in two; `loc` may be complex.
+fn complex_normal(shape: &[usize], loc: Array, scale: Array, key: Option<&Array>) -> Result<Array> {
+    use crate::ops::binary::{add, multiply};
+    let op = "normal";
     check_broadcast(op, shape, &[("loc", &loc), ("scale", &scale)])?;
     let key = key_or_default(op, key)?;
-    let w = work_dtype(dtype);
-    let z = standard_normal(op, shape, w, &key)?;
-    let (loc, scale) = (
-        crate::ops::cast::astype(&loc, w)?,
-        crate::ops::cast::astype(&scale, w)?,
-    );
-    let r = crate::ops::binary::add(&loc, &crate::ops::binary::multiply(&scale, &z)?)?;
-    to_shape(crate::ops::cast::astype(&r, dtype)?, shape)
+    let keys = super::bits::split(&key, 2)?;
+    let part = |i: i32| -> Result<Array> {
+        let k = crate::ops::indexing::take(&keys, &Array::from(i), Some(0))?;
+        standard_normal(op, shape, DType::Float32, &k)
+    };
+    let (re, im) = (part(0)?, part(1)?);
+    let i = Array::scalar(crate::dtype::Complex64::new(0.0, 1.0));
+    let z = add(
+        &re.astype(DType::Complex64)?,
+        &multiply(&im.astype(DType::Complex64)?, &i)?,
+    )?;
+    let half = Array::scalar(std::f32::consts::FRAC_1_SQRT_2);
+    let scale = multiply(&scale.astype(DType::Float32)?, &half)?.astype(DType::Complex64)?;
+    let r = add(&loc.astype(DType::Complex64)?, &multiply(&scale, &z)?)?;
+    to_shape(r, shape)
 }
 
 /// Normal samples truncated to `[lower, upper]`.
@@ -203,6 +224,63 @@ pub(crate) fn standard_gumbel(op: &str, shape: &[usize], w: DType, key: &Array) 
     crate::ops::unary::negative(&crate::ops::unary::log(&crate::ops::unary::negative(
         &crate::ops::unary::log(&u)?,
     )?)?)
+}
+
+/// Laplace samples with location `loc` and scale `scale`: `loc - scale *
+/// sign(v) * log(1 - |v|)` for `v` uniform on the open interval `(-1, 1)`,
+/// computed in f32 (f64 for f64) and rounded once to `dtype`; all finite.
+///
+/// ```
+/// use ferrox::{DType, random};
+/// let x = random::laplace(&[10_000], DType::Float32, 1.0, 2.0, Some(&random::key(4)?))?;
+/// let mean = ferrox::mean(&x, None, false)?.item::<f32>()?;
+/// assert!((mean - 1.0).abs() < 0.1);
+/// assert!(random::laplace(&[2], DType::Int32, 0.0, 1.0, None).is_err());
+/// # Ok::<(), ferrox::Error>(())
+/// ```
+pub fn laplace(
+    shape: &[usize],
+    dtype: DType,
+    loc: impl Into<Array>,
+    scale: impl Into<Array>,
+    key: Option<&Array>,
+) -> Result<Array> {
+    let (loc, scale) = (loc.into(), scale.into());
+    location_scale("laplace", shape, dtype, loc, scale, key, standard_laplace)
+}
+
+/// Standard Laplace variates in the work type: `-sign(v) * log(1 - |v|)`
+/// for `v` uniform on the open interval `(-1, 1)`.
+fn standard_laplace(op: &str, shape: &[usize], w: DType, key: &Array) -> Result<Array> {
+    use crate::ops::binary::{multiply, subtract};
+    use crate::ops::unary::{abs, log1p, negative, sign};
+    let u = unit_open(op, shape, w, key)?;
+    let v = subtract(&multiply(&u, &constant(2.0, w)?)?, &constant(1.0, w)?)?;
+    negative(&multiply(&sign(&v)?, &log1p(&negative(&abs(&v)?)?)?)?)
+}
+
+/// `loc + scale * z` for standard variates `z` drawn by `standard` in the
+/// work type of the float `dtype`, rounded once to `dtype`.
+fn location_scale(
+    op: &str,
+    shape: &[usize],
+    dtype: DType,
+    loc: Array,
+    scale: Array,
+    key: Option<&Array>,
+    standard: fn(&str, &[usize], DType, &Array) -> Result<Array>,
+) -> Result<Array> {
+    check_float(op, dtype)?;
+    check_broadcast(op, shape, &[("loc", &loc), ("scale", &scale)])?;
+    let key = key_or_default(op, key)?;
+    let w = work_dtype(dtype);
+    let z = standard(op, shape, w, &key)?;
+    let (loc, scale) = (
+        crate::ops::cast::astype(&loc, w)?,
+        crate::ops::cast::astype(&scale, w)?,
+    );
+    let r = crate::ops::binary::add(&loc, &crate::ops::binary::multiply(&scale, &z)?)?;
+    to_shape(crate::ops::cast::astype(&r, dtype)?, shape)
 }
 
 /// Samples of the multivariate normal distribution with mean `mean`

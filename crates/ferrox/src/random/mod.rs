@@ -48,6 +48,6 @@ mod support;
 
 pub use crate::backend::cpu::threefry::threefry2x32;
 pub use bits::{RandomBits, bits, key, split};
-pub use continuous::{gumbel, multivariate_normal, normal, truncated_normal, uniform};
+pub use continuous::{gumbel, laplace, multivariate_normal, normal, truncated_normal, uniform};
 pub use discrete::{bernoulli, categorical, permutation, permutation_of, randint};
 pub use state::seed;

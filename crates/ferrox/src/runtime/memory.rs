@@ -80,6 +80,17 @@ pub fn get_cache_memory() -> usize {
 pub fn set_memory_limit(bytes: usize) -> usize {
     pool::swap_memory_limit(bytes)
 }
+/// The memory limit in bytes (see [`set_memory_limit`]); by default one
+/// and a half times the machine's memory.
+///
+/// ```
+/// let old = ferrox::set_memory_limit(1 << 30);
+/// assert_eq!(ferrox::get_memory_limit(), 1 << 30);
+/// ferrox::set_memory_limit(old);
+/// ```
+pub fn get_memory_limit() -> usize {
+    pool::memory_limit()
+}
 /// Sets the cache limit and returns the previous one; 0 disables caching.
 ///
 /// ```
@@ -96,4 +107,25 @@ pub fn set_cache_limit(bytes: usize) -> usize {
 /// ```
 pub fn clear_cache() {
     pool::clear_cache();
+}
+
+/// The bytes of the buffers behind `arrays`, each buffer counted once
+/// (views of one buffer share it). Unevaluated arrays are evaluated first.
+///
+/// ```
+/// let a = ferrox::zeros(&[256], ferrox::DType::Float32)?;
+/// let b = a.reshape(&[16, 16])?;
+/// assert_eq!(ferrox::runtime::memory::buffer_size(&[a, b])?, 1024);
+/// # Ok::<(), ferrox::Error>(())
+/// ```
+pub fn buffer_size(arrays: &[crate::graph::array::Array]) -> crate::error::Result<usize> {
+    let mut seen = std::collections::HashSet::with_capacity(arrays.len());
+    let mut total = 0usize;
+    for a in arrays {
+        let data = a.data()?;
+        if seen.insert(std::sync::Arc::as_ptr(&data.storage)) {
+            total += data.storage.len();
+        }
+    }
+    Ok(total)
 }

@@ -1,5 +1,6 @@
 //! Evaluation, pending work per stream, workers and memory.
 
+pub mod devices;
 pub mod eval;
 pub mod memory;
 pub mod pending;

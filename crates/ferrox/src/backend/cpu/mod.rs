@@ -21,6 +21,7 @@ pub mod parallel;
 pub mod reduce;
 pub mod scan;
 pub mod scatter;
+pub mod search;
 pub mod select;
 pub mod softmax;
 pub mod sort;

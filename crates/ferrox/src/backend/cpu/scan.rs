@@ -5,10 +5,11 @@
 use crate::backend::cpu::elementwise::out_storage;
 use crate::backend::cpu::parallel::{MIN_PAR_ELEMS, worth_splitting};
 use crate::backend::cpu::reduce::{
-    AccNum, Cursor, Dim, MaxReducer, MinReducer, Reducer, accumulating_reducer, dispatch, lanes,
-    merge_dims, offset_of,
+    AccNum, Cursor, Dim, LogSumExpReducer, MaxReducer, MinReducer, Reducer, accumulating_reducer,
+    dispatch, lanes, merge_dims, offset_of,
 };
-use crate::dtype::{Complex64, Element};
+use crate::backend::cpu::softmax::with_float;
+use crate::dtype::{Complex64, DType, Element};
 use crate::error::{Error, Result};
 use crate::graph::layout::Data;
 use crate::graph::primitive::{Operand, OutSpec};
@@ -29,6 +30,8 @@ pub enum ScanOp {
     Max,
     /// Running minimum.
     Min,
+    /// Running `log(sum(exp(x)))` (floating point inputs only).
+    LogAddExp,
 }
 
 impl ScanOp {
@@ -39,6 +42,7 @@ impl ScanOp {
             ScanOp::Prod => "cumprod",
             ScanOp::Max => "cummax",
             ScanOp::Min => "cummin",
+            ScanOp::LogAddExp => "logcumsumexp",
         }
     }
 }
@@ -53,12 +57,23 @@ pub fn eval(
     out: OutSpec<'_>,
 ) -> Result<Data> {
     let mut st = out_storage(out)?;
-    with_dtype!(x.dtype, T => match op {
-        ScanOp::Sum => run::<T, _>(op, axis, dir, x, &CumSum, &mut st, out),
-        ScanOp::Prod => run::<T, _>(op, axis, dir, x, &CumProd, &mut st, out),
-        ScanOp::Max => run::<T, _>(op, axis, dir, x, &MaxReducer, &mut st, out),
-        ScanOp::Min => run::<T, _>(op, axis, dir, x, &MinReducer, &mut st, out),
-    })?;
+    match op {
+        ScanOp::LogAddExp => with_float!(op.name(), x.dtype, T => {
+            run::<T, _>(op, axis, dir, x, &LogSumExpReducer, &mut st, out)
+        }),
+        ScanOp::Sum => {
+            with_dtype!(x.dtype, T => run::<T, _>(op, axis, dir, x, &CumSum, &mut st, out))
+        }
+        ScanOp::Prod => {
+            with_dtype!(x.dtype, T => run::<T, _>(op, axis, dir, x, &CumProd, &mut st, out))
+        }
+        ScanOp::Max => {
+            with_dtype!(x.dtype, T => run::<T, _>(op, axis, dir, x, &MaxReducer, &mut st, out))
+        }
+        ScanOp::Min => {
+            with_dtype!(x.dtype, T => run::<T, _>(op, axis, dir, x, &MinReducer, &mut st, out))
+        }
+    }?;
     Ok(Data::contiguous(st, out.shape))
 }
 

@@ -46,6 +46,7 @@ macro_rules! with_float {
         }
     };
 }
+pub(crate) use with_float;
 
 /// `log(sum(exp(x)))` over `axes` (sorted, distinct) of a float input.
 pub fn logsumexp(x: &Operand<'_>, axes: &[usize], out: OutSpec<'_>) -> Result<Data> {

@@ -59,6 +59,8 @@ pub enum UnaryOp {
     ErfInv,
     Floor,
     Ceil,
+    /// Round towards zero.
+    Trunc,
     /// Round half to even to this many decimal places (negative: tens,
     /// hundreds, ...).
     Round(i32),
@@ -111,6 +113,7 @@ impl UnaryOp {
             ErfInv => "erfinv",
             Floor => "floor",
             Ceil => "ceil",
+            Trunc => "trunc",
             Round(_) => "round",
             LogicalNot => "logical_not",
             BitwiseInvert => "bitwise_invert",
@@ -237,6 +240,7 @@ fn float<T: FloatElement>(op: UnaryOp, x: &Operand<'_>, out: OutSpec<'_>) -> Res
         ErfInv => map(x, out, T::erfinv),
         Floor => map(x, out, T::floor),
         Ceil => map(x, out, T::ceil),
+        Trunc => map(x, out, T::trunc),
         Round(0) => map(x, out, T::rint),
         Round(d) => map(x, out, move |v: T| round_decimals(v, d)),
         LogicalNot => map(x, out, |v: T| v.is_zero()),
@@ -260,7 +264,7 @@ fn integer<T: IntElement>(op: UnaryOp, x: &Operand<'_>, out: OutSpec<'_>) -> Res
         LogicalNot => map(x, out, |v: T| v.is_zero()),
         Round(d) if d < 0 => map(x, out, move |v: T| round_int_decimals(v, d)),
         // Identities and constants (the builders normally short-cut these).
-        Floor | Ceil | Round(_) | Real | Conjugate => map(x, out, |v: T| v),
+        Floor | Ceil | Trunc | Round(_) | Real | Conjugate => map(x, out, |v: T| v),
         Imag => map(x, out, |_: T| T::from_i128(0)),
         IsNan | IsInf => map(x, out, |_: T| false),
         IsFinite => map(x, out, |_: T| true),
@@ -272,7 +276,7 @@ fn boolean(op: UnaryOp, x: &Operand<'_>, out: OutSpec<'_>) -> Result<Data> {
     use UnaryOp::*;
     match op {
         LogicalNot | BitwiseInvert => map(x, out, |v: bool| !v),
-        Abs | Sign | Square | Floor | Ceil | Round(_) | Real | Conjugate => {
+        Abs | Sign | Square | Floor | Ceil | Trunc | Round(_) | Real | Conjugate => {
             map(x, out, |v: bool| v)
         }
         Imag | IsNan | IsInf => map(x, out, |_: bool| false),
@@ -324,8 +328,7 @@ fn complex(op: UnaryOp, x: &Operand<'_>, out: OutSpec<'_>) -> Result<Data> {
         Real => map(x, out, |z: C| z.re),
         Imag => map(x, out, |z: C| z.im),
         Conjugate => map(x, out, |z: C| z.conj()),
-        Expm1 | Log1p | Sigmoid | Erf | ErfInv | Floor | Ceil | Round(_) | BitwiseInvert => {
-            Err(unsupported(op, x.dtype))
-        }
+        Expm1 | Log1p | Sigmoid | Erf | ErfInv | Floor | Ceil | Trunc | Round(_)
+        | BitwiseInvert => Err(unsupported(op, x.dtype)),
     }
 }

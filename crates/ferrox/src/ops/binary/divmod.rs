@@ -28,12 +28,14 @@ use crate::ops::shape_rules::broadcast_shapes;
 pub fn divmod(a: &Array, b: &Array) -> Result<(Array, Array)> {
     let op = BinaryOp::FloorDivide;
     let shape = broadcast_shapes("divmod", a.shape(), b.shape())?;
-    let (compute, output) = op.dtypes(super::result_dtype(a, b)).map_err(|e| {
-        Error::dtype(
-            "divmod",
-            format!("{} (inputs {} and {})", e.message(), a.dtype(), b.dtype()),
-        )
-    })?;
+    let (compute, output) = op
+        .dtypes(super::checked_result_dtype("divmod", a, b)?)
+        .map_err(|e| {
+            Error::dtype(
+                "divmod",
+                format!("{} (inputs {} and {})", e.message(), a.dtype(), b.dtype()),
+            )
+        })?;
     let inputs = vec![a.astype(compute)?, b.astype(compute)?];
     let spec = (shape, output);
     let mut outs = Array::from_op_multi(vec![spec.clone(), spec], DivMod, inputs).into_iter();

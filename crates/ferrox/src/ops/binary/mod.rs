@@ -23,6 +23,7 @@
 //!   the sign fill for `right_shift` of a negative value; bool shifts
 //!   compute in uint8 (MLX).
 
+pub mod diff;
 pub mod divmod;
 mod grad;
 use super::shape_rules::broadcast_shapes;
@@ -160,6 +161,47 @@ pub fn result_dtype(a: &Array, b: &Array) -> DType {
     }
 }
 
+/// [`result_dtype`], after checking that a weak Python-int scalar fits the
+/// integer dtype it adopts (`int8_array + 300` is an error, as in numpy 2
+/// and MLX, rather than a silent wrap).
+///
+/// ```
+/// use ferrox::{Array, DType, ops::binary::checked_result_dtype};
+/// let a = ferrox::ones(&[2], DType::Int8)?;
+/// assert_eq!(checked_result_dtype("add", &a, &Array::from(100))?, DType::Int8);
+/// assert!(checked_result_dtype("add", &a, &Array::from(300)).is_err());
+/// # Ok::<(), ferrox::Error>(())
+/// ```
+pub fn checked_result_dtype(op: &str, a: &Array, b: &Array) -> Result<DType> {
+    let dtype = result_dtype(a, b);
+    if dtype.is_integer() {
+        for w in [a, b] {
+            // Only leaf constants: a weak result of two weak scalars is
+            // not evaluated here.
+            let leaf = w.primitive().is_none();
+            if !leaf || w.weak_kind() != Some(crate::dtype::ScalarKind::Int) || w.dtype() == dtype {
+                continue;
+            }
+            let v: i128 = match w.dtype() {
+                DType::Int32 => w.item::<i32>()? as i128,
+                DType::Int64 => w.item::<i64>()? as i128,
+                _ => continue,
+            };
+            let info = crate::dtype::iinfo(dtype)?;
+            if v < info.min || v > info.max {
+                return Err(Error::value(
+                    op,
+                    format!(
+                        "converting the Python integer {v} to {dtype} would overflow (range {}..={})",
+                        info.min, info.max
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(dtype)
+}
+
 /// Promotes and broadcasts `a` and `b`, returning them cast to the common
 /// dtype together with the output shape.
 ///
@@ -173,7 +215,7 @@ pub fn result_dtype(a: &Array, b: &Array) -> DType {
 /// ```
 pub fn prepare(op: &str, a: &Array, b: &Array) -> Result<(Array, Array, Vec<usize>, DType)> {
     let shape = broadcast_shapes(op, a.shape(), b.shape())?;
-    let dtype = result_dtype(a, b);
+    let dtype = checked_result_dtype(op, a, b)?;
     Ok((a.astype(dtype)?, b.astype(dtype)?, shape, dtype))
 }
 
@@ -190,7 +232,7 @@ pub fn prepare(op: &str, a: &Array, b: &Array) -> Result<(Array, Array, Vec<usiz
 /// ```
 pub fn build(op: BinaryOp, a: &Array, b: &Array) -> Result<Array> {
     let shape = broadcast_shapes(op.name(), a.shape(), b.shape())?;
-    let promoted = result_dtype(a, b);
+    let promoted = checked_result_dtype(op.name(), a, b)?;
     let (compute, output) = op.dtypes(promoted).map_err(|e| {
         Error::dtype(
             op.name(),
@@ -453,6 +495,20 @@ pub fn logical_and(a: &Array, b: &Array) -> Result<Array> {
 /// ```
 pub fn logical_or(a: &Array, b: &Array) -> Result<Array> {
     build(BinaryOp::LogicalOr, a, b)
+}
+
+/// Elementwise logical exclusive or; inputs of any dtype are cast to bool
+/// first (non-zero is true).
+///
+/// ```
+/// let a = ferrox::Array::from_slice(&[1i32, 0, 0], &[3])?;
+/// let b = ferrox::Array::from_slice(&[1.0f32, 1.0, 0.0], &[3])?;
+/// assert_eq!(ferrox::logical_xor(&a, &b)?.to_vec::<bool>()?, vec![false, true, false]);
+/// # Ok::<(), ferrox::Error>(())
+/// ```
+pub fn logical_xor(a: &Array, b: &Array) -> Result<Array> {
+    let bool_of = |x: &Array| x.astype(crate::dtype::DType::Bool);
+    not_equal(&bool_of(a)?, &bool_of(b)?)
 }
 
 /// Elementwise bitwise and of integers or bools; other dtypes are a dtype

@@ -1,4 +1,6 @@
-//! Convolution in MLX's channels-last layout: [`conv1d`] and [`conv2d`].
+//! Convolution in MLX's channels-last layout: [`conv1d`], [`conv2d`],
+//! [`conv3d`], the general form [`conv_general`], [`conv_transpose`] and
+//! numpy's [`convolve`].
 //!
 //! Input `[N, spatial..., C_in]`, weight `[C_out, kernel..., C_in / groups]`,
 //! output `[N, out_spatial..., C_out]` with
@@ -8,6 +10,7 @@
 //!
 //! The kernel (im2col + gemm) is in [`crate::backend::cpu::conv`].
 
+mod general;
 mod grad;
 use crate::backend::cpu::conv::{self as kernels, ConvGeometry, ConvParams};
 use crate::dtype::DType;
@@ -15,6 +18,9 @@ use crate::error::{Error, Result};
 use crate::graph::array::Array;
 use crate::graph::layout::Data;
 use crate::graph::primitive::{Operand, OutSpec, Primitive};
+pub use general::{
+    ConvGeneralParams, ConvolveMode, conv_general, conv_transpose, conv3d, convolve,
+};
 
 // ---------------------------------------------------------------------------
 // Ops
@@ -65,6 +71,7 @@ pub(super) fn convolution_nd(
     let op = match stride.len() {
         1 => "conv1d",
         2 => "conv2d",
+        3 => "conv3d",
         _ => "convolution",
     };
     let params = ConvParams {
@@ -177,6 +184,7 @@ impl Primitive for Convolution {
         match self.stride.len() {
             1 => "conv1d",
             2 => "conv2d",
+            3 => "conv3d",
             _ => "convolution",
         }
     }

@@ -19,6 +19,7 @@
 //! (accumulate for the combining modes, last write wins for `scatter`).
 
 mod at;
+mod dynamic;
 mod gather;
 mod put_along_axis;
 mod scatter;
@@ -26,6 +27,7 @@ mod slice_update;
 mod take;
 
 pub use at::{ArrayAt, IndexArrays};
+pub use dynamic::{dynamic_slice, dynamic_slice_update};
 pub use gather::{Gather, gather};
 pub use put_along_axis::{PutAlongAxis, put_along_axis};
 pub use scatter::{

@@ -21,6 +21,14 @@ impl Primitive for Take {
     fn name(&self) -> &'static str {
         "take"
     }
+    fn output_shape(&self, input_shapes: &[&[usize]]) -> Option<Result<Vec<usize>>> {
+        let [a, idx] = input_shapes else { return None };
+        match self.axis {
+            None => Some(Ok(idx.to_vec())),
+            Some(ax) if ax < a.len() => Some(Ok([&a[..ax], idx, &a[ax + 1..]].concat())),
+            Some(_) => None,
+        }
+    }
     fn eval_cpu(&self, inputs: &[Operand<'_>], out: OutSpec<'_>) -> Result<Data> {
         gather::take(&inputs[0], &inputs[1], self.axis, out)
     }

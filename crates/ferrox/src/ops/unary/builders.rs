@@ -338,6 +338,17 @@ pub fn ceil(a: &Array) -> Result<Array> {
     build(UnaryOp::Ceil, a)
 }
 
+/// Elementwise rounding towards zero. Integer and bool inputs are returned as they are; complex64 is an error.
+///
+/// ```
+/// let a = ferrox::Array::from_slice(&[-1.5f32, 2.5, -0.2], &[3])?;
+/// assert_eq!(ferrox::trunc(&a)?.to_vec::<f32>()?, vec![-1.0, 2.0, -0.0]);
+/// # Ok::<(), ferrox::Error>(())
+/// ```
+pub fn trunc(a: &Array) -> Result<Array> {
+    build(UnaryOp::Trunc, a)
+}
+
 /// Elementwise `a == 0` as bool (NaN counts as true, so gives false).
 ///
 /// ```
@@ -471,4 +482,93 @@ impl std::ops::Neg for Array {
     fn neg(self) -> Result<Array> {
         negative(&self)
     }
+}
+
+/// Elementwise `a == +inf`, as bool (false everywhere for integer and bool
+/// inputs; complex64 tests its real part).
+///
+/// ```
+/// let a = ferrox::Array::from_slice(&[f32::INFINITY, f32::NEG_INFINITY, 1.0], &[3])?;
+/// assert_eq!(ferrox::isposinf(&a)?.to_vec::<bool>()?, vec![true, false, false]);
+/// # Ok::<(), ferrox::Error>(())
+/// ```
+pub fn isposinf(a: &Array) -> Result<Array> {
+    signed_inf("isposinf", a, f64::INFINITY)
+}
+
+/// Elementwise `a == -inf`, as bool (false everywhere for integer and bool
+/// inputs; complex64 tests its real part).
+///
+/// ```
+/// let a = ferrox::Array::from_slice(&[f32::INFINITY, f32::NEG_INFINITY, 1.0], &[3])?;
+/// assert_eq!(ferrox::isneginf(&a)?.to_vec::<bool>()?, vec![false, true, false]);
+/// # Ok::<(), ferrox::Error>(())
+/// ```
+pub fn isneginf(a: &Array) -> Result<Array> {
+    signed_inf("isneginf", a, f64::NEG_INFINITY)
+}
+
+/// `a == inf` for floats, false for integers and bool, and the test of the
+/// real part for complex64 (as MLX).
+fn signed_inf(op: &str, a: &Array, inf: f64) -> Result<Array> {
+    let _ = op;
+    if a.dtype() == crate::dtype::DType::Complex64 {
+        return signed_inf(op, &real(a)?, inf);
+    }
+    if !a.dtype().is_float() {
+        return crate::ops::creation::full(a.shape(), 0.0, crate::dtype::DType::Bool);
+    }
+    crate::ops::binary::equal(a, &Array::weak_f64(inf))
+}
+
+/// Radians to degrees: `a * 180 / pi` (integer and bool inputs give float32).
+///
+/// ```
+/// let a = ferrox::Array::from_slice(&[std::f32::consts::PI], &[1])?;
+/// assert!((ferrox::degrees(&a)?.item::<f32>()? - 180.0).abs() < 1e-4);
+/// # Ok::<(), ferrox::Error>(())
+/// ```
+pub fn degrees(a: &Array) -> Result<Array> {
+    crate::ops::binary::multiply(
+        &to_float("degrees", a)?,
+        &Array::weak_f64(180.0 / std::f64::consts::PI),
+    )
+}
+
+/// Degrees to radians: `a * pi / 180` (integer and bool inputs give float32).
+///
+/// ```
+/// let a = ferrox::Array::from_slice(&[180i32], &[1])?;
+/// assert!((ferrox::radians(&a)?.item::<f32>()? - std::f32::consts::PI).abs() < 1e-6);
+/// # Ok::<(), ferrox::Error>(())
+/// ```
+pub fn radians(a: &Array) -> Result<Array> {
+    crate::ops::binary::multiply(
+        &to_float("radians", a)?,
+        &Array::weak_f64(std::f64::consts::PI / 180.0),
+    )
+}
+
+/// `a` itself for float inputs; integer and bool inputs as float32 (the
+/// dtype the angle conversions compute in).
+fn to_float(op: &str, a: &Array) -> Result<Array> {
+    match a.dtype() {
+        crate::dtype::DType::Complex64 => Err(crate::error::Error::dtype(
+            op,
+            "complex64 inputs are not supported".to_string(),
+        )),
+        d if d.is_float() => Ok(a.clone()),
+        _ => a.astype(crate::dtype::DType::Float32),
+    }
+}
+
+/// Unary plus: the input itself (arrays are immutable, so no copy is needed).
+///
+/// ```
+/// let a = ferrox::Array::from_slice(&[-1i32, 2], &[2])?;
+/// assert_eq!(ferrox::positive(&a)?.to_vec::<i32>()?, vec![-1, 2]);
+/// # Ok::<(), ferrox::Error>(())
+/// ```
+pub fn positive(a: &Array) -> Result<Array> {
+    Ok(a.clone())
 }

@@ -80,10 +80,10 @@ pub(super) fn plan(op: UnaryOp, dtype: DType) -> Result<Plan> {
         | ArcCos | ArcTan | Sinh | Cosh | Tanh | ArcSinh | ArcCosh | ArcTanh => float,
         Expm1 | Log1p | Sigmoid | Erf | ErfInv if complex => return Err(not_supported(op, dtype)),
         Expm1 | Log1p | Sigmoid | Erf | ErfInv => float,
-        Floor | Ceil | Round(_) if complex => return Err(not_supported(op, dtype)),
+        Floor | Ceil | Trunc | Round(_) if complex => return Err(not_supported(op, dtype)),
         Round(d) if dtype.is_integer() && d < 0 => same,
-        Floor | Ceil | Round(_) if exact => Plan::Identity,
-        Floor | Ceil | Round(_) => same,
+        Floor | Ceil | Trunc | Round(_) if exact => Plan::Identity,
+        Floor | Ceil | Trunc | Round(_) => same,
         LogicalNot => Plan::Node {
             input: dtype,
             output: Bool,

@@ -98,7 +98,7 @@ pub(super) fn times_derivative(op: UnaryOp, x: &Array, out: &Array, g: &Array) -
             &super::exp(&multiply(out, out)?)?,
             &Array::from(std::f64::consts::PI.sqrt() / 2.0),
         )?,
-        Sign | Floor | Ceil | Round(_) => return crate::ops::creation::zeros_like(g),
+        Sign | Floor | Ceil | Trunc | Round(_) => return crate::ops::creation::zeros_like(g),
         // Handled before this function is reached (zeros, or their own
         // rules in `vjp`/`jvp`); listed so that a new op must say its rule.
         LogicalNot | BitwiseInvert | IsNan | IsInf | IsFinite | Real | Imag | Conjugate => {

@@ -21,7 +21,7 @@ type OpFn = fn(&Array) -> crate::error::Result<Array>;
 type Check<T> = (OpFn, fn(T) -> T);
 type CheckTol = (OpFn, fn(f64) -> f64, f64);
 
-const ALL_OPS: [UnaryOp; 39] = {
+const ALL_OPS: [UnaryOp; 40] = {
     use UnaryOp::*;
     [
         Abs,
@@ -54,6 +54,7 @@ const ALL_OPS: [UnaryOp; 39] = {
         ErfInv,
         Floor,
         Ceil,
+        Trunc,
         Round(2),
         LogicalNot,
         BitwiseInvert,

@@ -1,6 +1,8 @@
 //! Shape ops that are views: reshape, flatten, unflatten, squeeze,
 //! expand_dims, transpose, swapaxes, moveaxis, broadcast_to,
-//! broadcast_arrays, slice (and Python-style [`Array::index`]), diagonal;
+//! broadcast_arrays, slice (and Python-style [`Array::index`]), diagonal,
+//! the rearranging views of `arrange.rs` (flip, atleast_*d, unstack,
+//! as_strided, ...);
 //! plus `contiguous`, which copies into row-major order.
 //!
 //! A view's `eval_cpu` returns a [`Data`] over the *input's* storage (an
@@ -9,6 +11,7 @@
 //! at the view's first element). `reshape` is a view whenever the input's
 //! strides allow it (numpy's rule) and copies otherwise.
 
+mod arrange;
 mod index;
 mod strides;
 #[cfg(test)]
@@ -17,6 +20,9 @@ mod tests;
 // Public paths kept: the copy kernels live in the backend.
 use crate::backend::cpu::copy::copy_to_storage;
 pub use crate::backend::cpu::copy::{copy_to_contiguous, ensure_contiguous};
+pub use arrange::{
+    AsStrided, as_strided, atleast_1d, atleast_2d, atleast_3d, flip, matrix_transpose, unstack,
+};
 pub use index::SliceArg;
 pub(crate) use strides::slice_axis;
 
@@ -75,11 +81,94 @@ fn view_of(
 pub struct Reshape {
     /// The output shape.
     pub shape: Vec<usize>,
+    /// How the shape follows from the input's, for a shapeless compiled
+    /// function replayed on other shapes.
+    pub rule: ReshapeRule,
+}
+
+/// How a [`Reshape`]'s output shape derives from its input's: what the
+/// user asked for, so a shapeless trace can apply it to other shapes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ReshapeRule {
+    /// Exactly [`Reshape::shape`] (input sizes must match).
+    Fixed,
+    /// `reshape` with one dimension possibly `-1`.
+    Infer(Vec<isize>),
+    /// `flatten(start, end)`, axes normalised (a 0-d input gives `[1]`).
+    Flatten(usize, usize),
+    /// `unflatten(axis, parts)`, one part possibly `-1`.
+    Unflatten(usize, Vec<isize>),
+    /// `squeeze` of these (normalised) axes.
+    Squeeze(Vec<usize>),
+    /// `expand_dims` at these (normalised, output) positions.
+    ExpandDims(Vec<usize>),
+}
+
+impl ReshapeRule {
+    /// The output shape for an input of `shape`.
+    fn apply(&self, fixed: &[usize], shape: &[usize]) -> Result<Vec<usize>> {
+        let size: usize = shape.iter().product();
+        match self {
+            ReshapeRule::Fixed => {
+                if fixed.iter().product::<usize>() == size {
+                    Ok(fixed.to_vec())
+                } else {
+                    Err(Error::shape(
+                        "reshape",
+                        format!("cannot reshape array of shape {shape:?} into shape {fixed:?}"),
+                    ))
+                }
+            }
+            ReshapeRule::Infer(spec) => infer_shape("reshape", shape, size, spec),
+            ReshapeRule::Flatten(s, e) if *e < shape.len() => {
+                let mut out = shape[..*s].to_vec();
+                out.push(shape[*s..=*e].iter().product());
+                out.extend_from_slice(&shape[e + 1..]);
+                Ok(out)
+            }
+            ReshapeRule::Flatten(..) if shape.is_empty() => Ok(vec![1]),
+            ReshapeRule::Unflatten(ax, parts) if *ax < shape.len() => {
+                let dim = shape[*ax];
+                let mut out = shape[..*ax].to_vec();
+                out.extend(infer_shape("unflatten", &[dim], dim, parts)?);
+                out.extend_from_slice(&shape[ax + 1..]);
+                Ok(out)
+            }
+            ReshapeRule::Squeeze(axes) if axes.iter().all(|&a| shape.get(a) == Some(&1)) => Ok((0
+                ..shape.len())
+                .filter(|i| !axes.contains(i))
+                .map(|i| shape[i])
+                .collect()),
+            ReshapeRule::ExpandDims(axes) => {
+                let nd = shape.len() + axes.len();
+                let mut rest = shape.iter();
+                Ok((0..nd)
+                    .map(|i| {
+                        if axes.contains(&i) {
+                            1
+                        } else {
+                            rest.next().copied().unwrap_or(1)
+                        }
+                    })
+                    .collect())
+            }
+            _ => Err(Error::shape(
+                "reshape",
+                format!(
+                    "the traced reshape {self:?} does not apply to an input of shape {shape:?}"
+                ),
+            )),
+        }
+    }
 }
 
 impl Primitive for Reshape {
     fn name(&self) -> &'static str {
         "reshape"
+    }
+    fn output_shape(&self, input_shapes: &[&[usize]]) -> Option<Result<Vec<usize>>> {
+        let shape = input_shapes.first()?;
+        Some(self.rule.apply(&self.shape, shape))
     }
     fn eval_cpu(&self, inputs: &[Operand<'_>], out: OutSpec<'_>) -> Result<Data> {
         let x = &inputs[0];
@@ -111,7 +200,17 @@ impl Primitive for Reshape {
 
 /// Builds a reshape node; `shape` must hold as many elements as `a`.
 pub(crate) fn reshape_to(a: &Array, shape: Vec<usize>) -> Array {
-    Array::from_op(shape.clone(), a.dtype(), Reshape { shape }, vec![a.clone()])
+    reshape_by(a, shape, ReshapeRule::Fixed)
+}
+
+/// A reshape node that records how its shape was asked for.
+fn reshape_by(a: &Array, shape: Vec<usize>, rule: ReshapeRule) -> Array {
+    Array::from_op(
+        shape.clone(),
+        a.dtype(),
+        Reshape { shape, rule },
+        vec![a.clone()],
+    )
 }
 
 /// Resolves a requested shape with at most one `-1` against `size` elements.
@@ -172,7 +271,7 @@ fn infer_shape(op: &str, from: &[usize], size: usize, shape: &[isize]) -> Result
 /// ```
 pub fn reshape(a: &Array, shape: &[isize]) -> Result<Array> {
     let out = infer_shape("reshape", a.shape(), a.size(), shape)?;
-    Ok(reshape_to(a, out))
+    Ok(reshape_by(a, out, ReshapeRule::Infer(shape.to_vec())))
 }
 
 /// Merges axes `start_axis..=end_axis` (negative values count from the end)
@@ -186,7 +285,7 @@ pub fn reshape(a: &Array, shape: &[isize]) -> Result<Array> {
 /// ```
 pub fn flatten(a: &Array, start_axis: isize, end_axis: isize) -> Result<Array> {
     if a.ndim() == 0 {
-        return Ok(reshape_to(a, vec![1]));
+        return Ok(reshape_by(a, vec![1], ReshapeRule::Flatten(0, 0)));
     }
     let s = normalize_axis("flatten", start_axis, a.ndim())?;
     let e = normalize_axis("flatten", end_axis, a.ndim())?;
@@ -203,7 +302,7 @@ pub fn flatten(a: &Array, start_axis: isize, end_axis: isize) -> Result<Array> {
     let mut out = sh[..s].to_vec();
     out.push(sh[s..=e].iter().product());
     out.extend_from_slice(&sh[e + 1..]);
-    Ok(reshape_to(a, out))
+    Ok(reshape_by(a, out, ReshapeRule::Flatten(s, e)))
 }
 
 /// Splits axis `axis` into `shape` (one entry may be `-1`).
@@ -224,7 +323,11 @@ pub fn unflatten(a: &Array, axis: isize, shape: &[isize]) -> Result<Array> {
     let mut out = a.shape()[..ax].to_vec();
     out.extend(parts);
     out.extend_from_slice(&a.shape()[ax + 1..]);
-    Ok(reshape_to(a, out))
+    Ok(reshape_by(
+        a,
+        out,
+        ReshapeRule::Unflatten(ax, shape.to_vec()),
+    ))
 }
 
 /// Removes size-1 axes: the given ones (an error if one is not of size 1),
@@ -259,7 +362,7 @@ pub fn squeeze(a: &Array, axes: Option<&[isize]>) -> Result<Array> {
         .filter(|i| !drop.contains(i))
         .map(|i| sh[i])
         .collect();
-    Ok(reshape_to(a, out))
+    Ok(reshape_by(a, out, ReshapeRule::Squeeze(drop)))
 }
 
 /// Inserts size-1 axes at `axes`, which index the *result*.
@@ -283,7 +386,7 @@ pub fn expand_dims(a: &Array, axes: &[isize]) -> Result<Array> {
             }
         })
         .collect();
-    Ok(reshape_to(a, out))
+    Ok(reshape_by(a, out, ReshapeRule::ExpandDims(new)))
 }
 
 // -------------------------------------------------------------- transpose
@@ -304,6 +407,10 @@ pub struct Transpose {
 impl Primitive for Transpose {
     fn name(&self) -> &'static str {
         "transpose"
+    }
+    fn output_shape(&self, input_shapes: &[&[usize]]) -> Option<Result<Vec<usize>>> {
+        let shape = input_shapes.first()?;
+        (shape.len() == self.axes.len()).then(|| Ok(self.axes.iter().map(|&i| shape[i]).collect()))
     }
     fn eval_cpu(&self, inputs: &[Operand<'_>], out: OutSpec<'_>) -> Result<Data> {
         let x = &inputs[0];
@@ -640,6 +747,24 @@ pub(crate) fn slice_parts(a: &Array, parts: &[(isize, usize, isize)]) -> Array {
         Slice { start, step, shape },
         vec![a.clone()],
     )
+}
+
+/// `len` elements of `a` from `start` along axis `ax` (whole along the
+/// others), without bounds checks: the callers derive both from the shape.
+pub(crate) fn slice_along(a: &Array, ax: usize, start: usize, len: usize) -> Array {
+    let parts: Vec<(isize, usize, isize)> = a
+        .shape()
+        .iter()
+        .enumerate()
+        .map(|(d, &n)| {
+            if d == ax {
+                (start as isize, len, 1)
+            } else {
+                (0, n, 1)
+            }
+        })
+        .collect();
+    slice_parts(a, &parts)
 }
 
 /// `a[start[0]:stop[0]:strides[0], ...]` with Python semantics per axis

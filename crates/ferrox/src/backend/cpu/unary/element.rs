@@ -48,6 +48,8 @@ pub(crate) trait FloatElement: Element + Pod {
     fn erf(self) -> Self;
     fn erfinv(self) -> Self;
     fn floor(self) -> Self;
+    /// Round towards zero.
+    fn trunc(self) -> Self;
     fn ceil(self) -> Self;
     /// Round half to even.
     fn rint(self) -> Self;
@@ -205,6 +207,10 @@ impl FloatElement for f32 {
     #[inline(always)]
     fn floor(self) -> Self {
         f32::floor(self)
+    }
+    #[inline(always)]
+    fn trunc(self) -> Self {
+        f32::trunc(self)
     }
     #[inline(always)]
     fn ceil(self) -> Self {
@@ -385,6 +391,10 @@ impl FloatElement for f64 {
         f64::floor(self)
     }
     #[inline(always)]
+    fn trunc(self) -> Self {
+        f64::trunc(self)
+    }
+    #[inline(always)]
     fn ceil(self) -> Self {
         f64::ceil(self)
     }
@@ -556,6 +566,10 @@ macro_rules! half_element {
             #[inline(always)]
             fn floor(self) -> Self {
                 $from($to(self).floor())
+            }
+            #[inline(always)]
+            fn trunc(self) -> Self {
+                $from($to(self).trunc())
             }
             #[inline(always)]
             fn ceil(self) -> Self {
