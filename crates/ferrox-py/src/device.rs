@@ -256,6 +256,9 @@ fn new_stream(device: &Bound<'_, PyAny>) -> PyResult<PyStream> {
 }
 
 /// Waits for async work on `stream` (default: the current stream).
+///
+/// Example:
+///     >>> ferrox.core.synchronize()
 #[pyfunction]
 #[pyo3(signature = (stream = None))]
 fn synchronize(py: Python<'_>, stream: Option<&Bound<'_, PyAny>>) -> PyResult<()> {
@@ -268,6 +271,10 @@ fn synchronize(py: Python<'_>, stream: Option<&Bound<'_, PyAny>>) -> PyResult<()
 }
 
 /// True if `device` (a `Device` or `DeviceType`) can run work.
+///
+/// Example:
+///     >>> ferrox.core.is_available(ferrox.core.cpu)
+///     True
 #[pyfunction]
 fn is_available(device: &Bound<'_, PyAny>) -> PyResult<bool> {
     match device_of(device) {
@@ -327,6 +334,9 @@ fn device_info<'py>(
 /// of the calling thread. ferrox has no per-thread streams or stream
 /// resources (a stream is a value), so there is nothing to destroy: a
 /// no-op, safe from any thread at any time.
+///
+/// Example:
+///     >>> ferrox.core.clear_streams()
 #[pyfunction]
 fn clear_streams() {}
 
@@ -348,6 +358,9 @@ fn new_thread_local_stream(device: &Bound<'_, PyAny>) -> PyResult<PyStream> {
 ///
 /// A new stream on ``device``, for source compatibility: every ferrox
 /// stream may be used from any thread, so this is :func:`new_stream`.
+///
+/// Example:
+///     >>> s = ferrox.core.new_thread_unsafe_stream(ferrox.core.cpu)
 #[pyfunction]
 fn new_thread_unsafe_stream(device: &Bound<'_, PyAny>) -> PyResult<PyStream> {
     new_stream(device)
@@ -358,6 +371,9 @@ fn new_thread_unsafe_stream(device: &Bound<'_, PyAny>) -> PyResult<PyStream> {
 /// Makes ``stream`` the default stream of its device, for every thread
 /// (process-wide, like :func:`set_default_device`; MLX keeps it per
 /// thread).
+///
+/// Example:
+///     >>> ferrox.core.set_default_stream(ferrox.core.default_stream(ferrox.core.cpu))
 #[pyfunction]
 fn set_default_stream(stream: &Bound<'_, PyAny>) -> PyResult<()> {
     let s = stream
@@ -369,6 +385,10 @@ fn set_default_stream(stream: &Bound<'_, PyAny>) -> PyResult<()> {
 
 /// `ferrox.core.metal.is_available()` / `ferrox.core.cuda.is_available()`:
 /// False, as on a machine without that GPU back end.
+///
+/// Example:
+///     >>> ferrox.core.metal.is_available()
+///     False
 #[pyfunction]
 #[pyo3(name = "is_available")]
 fn backend_is_available() -> bool {

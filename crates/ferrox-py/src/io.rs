@@ -550,25 +550,7 @@ fn save_gguf<'py>(
     )
 }
 
-/// from_fp8(x, dtype=bfloat16, *, stream=None) -> array
-///
-/// Decodes a uint8 array of E4M3 8-bit floats (how a safetensors `F8_E4M3`
-/// tensor loads) into `dtype`.
-///
-/// Example:
-///     >>> import ferrox.core as mx
-///     >>> mx.from_fp8(mx.array([0x7E, 0x38], mx.uint8), dtype=mx.float32)
-///     array([448, 1], dtype=float32)
-#[pyfunction]
-#[pyo3(signature = (x, dtype = None, *, stream = None))]
-fn from_fp8(x: &Any<'_>, dtype: Option<&Any<'_>>, stream: Option<&Any<'_>>) -> PyResult<PyArr> {
-    let x = to_array(x)?;
-    let d = crate::convert::opt_dtype(dtype)?.unwrap_or(DType::BFloat16);
-    on(stream, || io::from_fp8(&x, d))?.py().map(PyArr::new)
-}
-
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add_function(wrap_pyfunction!(from_fp8, m)?)?;
     m.add_function(wrap_pyfunction!(load, m)?)?;
     m.add_function(wrap_pyfunction!(save, m)?)?;
     m.add_function(wrap_pyfunction!(savez, m)?)?;

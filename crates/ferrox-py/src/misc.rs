@@ -8,6 +8,9 @@ use pyo3::types::PyTuple;
 /// Evaluates every array in the arguments (arrays or trees of arrays).
 /// Small work runs with the GIL held, the rest with it released so other
 /// Python threads keep running (see `gil::keep_or_detach`).
+///
+/// Example:
+///     >>> a = ferrox.core.ones((2,)) * 2; ferrox.core.eval(a)
 #[pyfunction]
 #[pyo3(signature = (*args))]
 fn eval(py: Python<'_>, args: &Bound<'_, PyTuple>) -> PyResult<()> {
@@ -17,6 +20,9 @@ fn eval(py: Python<'_>, args: &Bound<'_, PyTuple>) -> PyResult<()> {
 
 /// Starts evaluating the arrays in the arguments and returns at once. It
 /// only queues work and never waits, so it keeps the GIL.
+///
+/// Example:
+///     >>> a = ferrox.core.ones((2,)) * 2; ferrox.core.async_eval(a)
 #[pyfunction]
 #[pyo3(signature = (*args))]
 fn async_eval(args: &Bound<'_, PyTuple>) -> PyResult<()> {
@@ -68,11 +74,17 @@ fn get_cache_memory() -> usize {
     ferrox::get_cache_memory()
 }
 /// Sets the memory limit in bytes; returns the previous one.
+///
+/// Example:
+///     >>> old = ferrox.core.set_memory_limit(1 << 40); _ = ferrox.core.set_memory_limit(old)
 #[pyfunction]
 fn set_memory_limit(limit: usize) -> usize {
     ferrox::set_memory_limit(limit)
 }
 /// Sets the buffer cache limit in bytes; returns the previous one.
+///
+/// Example:
+///     >>> old = ferrox.core.set_cache_limit(0); _ = ferrox.core.set_cache_limit(old)
 #[pyfunction]
 fn set_cache_limit(limit: usize) -> usize {
     ferrox::set_cache_limit(limit)
@@ -90,6 +102,10 @@ fn clear_cache() {
 /// get_memory_limit() -> int
 ///
 /// The memory limit in bytes (see :func:`set_memory_limit`).
+///
+/// Example:
+///     >>> ferrox.core.get_memory_limit() > 0
+///     True
 #[pyfunction]
 fn get_memory_limit() -> usize {
     ferrox::get_memory_limit()
@@ -98,6 +114,10 @@ fn get_memory_limit() -> usize {
 ///
 /// Kept for source compatibility: wiring memory is a macOS GPU feature
 /// with no meaning here. Records the value and returns the previous one.
+///
+/// Example:
+///     >>> ferrox.core.set_wired_limit(0) >= 0
+///     True
 #[pyfunction]
 fn set_wired_limit(limit: usize) -> usize {
     WIRED_LIMIT.swap(limit, std::sync::atomic::Ordering::Relaxed)

@@ -192,6 +192,10 @@ fn full_like(
 
 /// `arange(stop)`, `arange(start, stop, step=None)`; int32 when every
 /// bound is an int, else float32.
+///
+/// Example:
+///     >>> ferrox.core.arange(0, 6, 2).tolist()
+///     [0, 2, 4]
 #[pyfunction]
 #[pyo3(signature = (start, stop = None, step = None, dtype = None, *, stream = None))]
 fn arange(
@@ -453,6 +457,10 @@ binary! {
 
 /// Element-wise quotient and remainder, `(floor_divide(a, b),
 /// remainder(a, b))`, computed in one pass.
+///
+/// Example:
+///     >>> [v.item() for v in ferrox.core.divmod(ferrox.core.array(7), ferrox.core.array(2))]
+///     [3, 1]
 #[pyfunction]
 #[pyo3(signature = (a, b, /, *, stream = None))]
 pub fn divmod(a: &Any<'_>, b: &Any<'_>, stream: Stream<'_, '_>) -> PyResult<(PyArr, PyArr)> {

@@ -739,7 +739,14 @@ impl CustomFn {
     }
 }
 
-/// `custom_function(fun)` (see [`CustomFn`]).
+/// custom_function(fun) -> custom_function
+///
+/// ``fun`` with rules of its own for the transforms: decorate functions
+/// with ``@f.vjp``, ``@f.jvp`` and ``@f.vmap`` to set them.
+///
+/// Example:
+///     >>> f = ferrox.core.custom_function(lambda x: x * 2); f(ferrox.core.array([1.0])).tolist()
+///     [2.0]
 #[pyfunction(name = "custom_function")]
 fn custom_function_fn(py: Python<'_>, fun: Py<PyAny>) -> PyResult<CustomFn> {
     check_callable(py, &fun)?;

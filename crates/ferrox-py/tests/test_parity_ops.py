@@ -332,6 +332,7 @@ def test_bad_arguments_raise_python_errors():
 
 
 def test_print_precision_is_set_and_restored():
+    fx.set_printoptions()
     x = fx.array([1.123456789])
     assert str(x) == "array([1.12346], dtype=float32)"
     with fx.printoptions(precision=4):
@@ -442,6 +443,6 @@ def test_shapeless_compile_replays_reshapes_matmul_and_take_on_new_shapes():
     mm = fx.compile(lambda c, a, b: fx.addmm(c, a, b.T), shapeless=True)
     assert mm(fx.ones((2, 4)), fx.ones((2, 3)), fx.ones((4, 3))).shape == (2, 4)
     assert mm(fx.ones((3, 2)), fx.ones((3, 5)), fx.ones((2, 5))).tolist() == [[6.0, 6.0]] * 3
-    t = fx.compile(lambda x: x[:, -1, :], shapeless=True)
+    t = fx.compile(lambda x: fx.take(x, fx.array(0), axis=1), shapeless=True)
     assert t(fx.zeros((1, 1, 32))).shape == (1, 32)
     assert t(fx.zeros((2, 3, 8))).shape == (2, 8)

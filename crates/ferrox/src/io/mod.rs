@@ -34,7 +34,6 @@
 //! ```
 
 mod atomic;
-mod fp8;
 pub mod gguf;
 pub mod npy;
 pub mod npz;
@@ -46,8 +45,8 @@ use crate::graph::array::Array;
 use std::collections::BTreeMap;
 use std::path::Path;
 
+pub use crate::ops::fp8::from_fp8;
 pub use atomic::write_atomic;
-pub use fp8::from_fp8;
 pub use gguf::{GgufType, GgufValue};
 
 /// Named arrays, as `savez`, `save_safetensors` and `save_gguf` take them and

@@ -1,15 +1,15 @@
 //! fp8 (e4m3, the "fn" variant: no infinities, one NaN pattern per sign)
-//! stored in uint8: [`to_fp8`] and [`from_fp8`], composed of integer and
-//! comparison ops (the encoder searches the table of the 127 non-negative
-//! finite codes).
+//! stored in uint8: [`to_fp8`] and [`from_fp8`] (safetensors' `F8_E4M3`
+//! tensors load as these codes). The encoder searches the table of the 127
+//! non-negative finite codes; the decoder gathers from the table of all
+//! 256.
 
 use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::graph::array::Array;
 use crate::ops::binary::{
-    add, bitwise_and, bitwise_or, equal, less, logical_and, multiply, right_shift, subtract,
+    bitwise_and, bitwise_or, equal, less, logical_and, right_shift, subtract,
 };
-use crate::ops::creation::full_like;
 use crate::ops::select::r#where;
 
 /// The value of the non-negative e4m3 code `c` (0..=126).
@@ -75,7 +75,8 @@ pub fn to_fp8(x: &Array) -> Result<Array> {
 }
 
 /// The values of e4m3 codes (`x`, uint8) in the float `dtype` (MLX's
-/// default is bfloat16).
+/// default is bfloat16): a gather from the table of all 256 codes (exact:
+/// every e4m3 value is a float32, a float16 and a bfloat16).
 ///
 /// ```
 /// use ferrox::{from_fp8, Array, DType};
@@ -97,30 +98,19 @@ pub fn from_fp8(x: &Array, dtype: DType) -> Result<Array> {
             format!("the result must be a floating point dtype, got {dtype}"),
         ));
     }
-    let c = x.astype(DType::Int32)?;
-    let e = bitwise_and(&right_shift(&c, &Array::from(3i32))?, &Array::from(15i32))?;
-    let m = bitwise_and(&c, &Array::from(7i32))?.astype(DType::Float32)?;
-    let e_f = e.astype(DType::Float32)?;
-    // 2^(e - 7) without a pow op: exp2 via exp(ln 2 * (e - 7)) is inexact,
-    // so scale an exact power table instead.
-    let powers: Vec<f32> = (0..16).map(|k| 2f32.powi(k - 7)).collect();
-    let scale = crate::ops::indexing::take(&Array::from_slice(&powers, &[16])?, &e, None)?;
-    let normal = multiply(
-        &add(
-            &multiply(&m, &Array::weak_f64(0.125))?,
-            &Array::weak_f64(1.0),
-        )?,
-        &scale,
-    )?;
-    let subnormal = multiply(&m, &Array::weak_f64(2f64.powi(-9)))?;
-    let zero_exp = equal(&e_f, &Array::weak_f64(0.0))?;
-    let mag = r#where(&zero_exp, &subnormal, &normal)?;
-    let nan = equal(
-        &bitwise_and(&c, &Array::from(0x7fi32))?,
-        &Array::from(0x7fi32),
-    )?;
-    let mag = r#where(&nan, &full_like(&mag, f64::NAN)?, &mag)?;
-    let negative = crate::ops::binary::greater_equal(&c, &Array::from(0x80i32))?;
-    let v = r#where(&negative, &crate::ops::unary::negative(&mag)?, &mag)?;
+    static TABLE: std::sync::OnceLock<[f32; 256]> = std::sync::OnceLock::new();
+    let table = TABLE.get_or_init(|| {
+        std::array::from_fn(|i| {
+            let c = i as u8;
+            let mag = if c & 0x7f == 0x7f {
+                f64::NAN
+            } else {
+                code_value(c & 0x7f)
+            };
+            (if c & 0x80 != 0 { -mag } else { mag }) as f32
+        })
+    });
+    let t = Array::from_slice(table, &[256])?;
+    let v = crate::ops::indexing::take(&t, &x.astype(DType::Int32)?, None)?;
     v.astype(dtype)
 }
