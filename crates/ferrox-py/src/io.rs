@@ -97,7 +97,7 @@ fn dict_of(py: Python<'_>, arrays: Arrays) -> PyResult<Bound<'_, PyDict>> {
     Ok(d)
 }
 
-/// `load(file, /, format=None, return_metadata=False, *, stream=None)`
+/// load(file, /, format=None, return_metadata=False, *, stream=None) -> Union[array, dict[str, array], tuple[dict[str, array], dict]]
 ///
 /// Loads arrays from a `.npy`, `.npz`, `.safetensors` or `.gguf` file.
 /// `format` defaults to the file's extension (a file object's `name`).
@@ -348,7 +348,7 @@ fn path_with<'py>(t: Target<'py>, ext: &str) -> Target<'py> {
     }
 }
 
-/// `save(file, arr)`
+/// save(file, arr) -> None
 ///
 /// Saves `arr` as a `.npy` file (`.npy` is appended to a path that lacks
 /// it). numpy reads it with `numpy.load`; bfloat16 is written as `<V2`, as
@@ -412,7 +412,7 @@ fn savez_impl<'py>(
     )
 }
 
-/// `savez(file, *args, **kwargs)`
+/// savez(file, *args, **kwargs) -> None
 ///
 /// Saves several arrays in an uncompressed `.npz` archive (`.npz` is
 /// appended to a path that lacks it). Positional arrays are named `arr_0`,
@@ -434,7 +434,7 @@ fn savez<'py>(
     savez_impl(py, "savez", file, args, kwargs, false)
 }
 
-/// `savez_compressed(file, *args, **kwargs)`
+/// savez_compressed(file, *args, **kwargs) -> None
 ///
 /// Like `savez`, with the members deflated.
 ///
@@ -454,7 +454,7 @@ fn savez_compressed<'py>(
     savez_impl(py, "savez_compressed", file, args, kwargs, true)
 }
 
-/// `save_safetensors(file, arrays, metadata=None)`
+/// save_safetensors(file, arrays, metadata=None) -> None
 ///
 /// Saves a dict of arrays, and optional `str` → `str` metadata, as a
 /// `.safetensors` file (`.safetensors` is appended to a path that lacks
@@ -502,7 +502,7 @@ fn save_safetensors<'py>(
     )
 }
 
-/// `save_gguf(file, arrays, metadata=None)`
+/// save_gguf(file, arrays, metadata=None) -> None
 ///
 /// Saves a dict of arrays (float32, float16, bfloat16, float64, int8,
 /// int16, int32, int64) and optional metadata as a `.gguf` file (`.gguf` is
