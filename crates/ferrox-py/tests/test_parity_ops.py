@@ -84,6 +84,13 @@ def test_shape_helpers_match_numpy():
         fx.as_strided(fx.arange(6), (4, 3), (2, 1))
     v1, v2 = RNG.standard_normal((2, 3, 4)).astype(np.float32)
     close(fx.vecdot(fx.array(v1), fx.array(v2)), np.sum(v1 * v2, axis=-1))
+    with pytest.raises(ValueError):
+        fx.vecdot(fx.array(1.0), fx.array([1.0]))
+    assert fx.hadamard_transform(fx.array(5.0)).item() == 5.0
+    with pytest.raises(ValueError):
+        fx.kron(fx.array([]), fx.array([1, 2]))
+    with pytest.raises(ValueError):
+        fx.take(fx.zeros((4, 0)), fx.array([[1]]), axis=1)
     assert a.view(fx.uint8).shape == (2, 3, 32)
 
 

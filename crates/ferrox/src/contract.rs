@@ -228,7 +228,8 @@ pub fn inner(a: &Array, b: &Array) -> Result<Array> {
 
 /// The dot product of vectors along `axis` after broadcasting `a` and
 /// `b` together: `sum(conj(a) * b, axis)` (the first operand is
-/// conjugated, as numpy and the array API do).
+/// conjugated, as numpy and the array API do). `axis` must be an axis of
+/// both operands.
 ///
 /// ```
 /// use ferrox::{vecdot, Array};
@@ -240,6 +241,10 @@ pub fn inner(a: &Array, b: &Array) -> Result<Array> {
 /// ```
 pub fn vecdot(a: &Array, b: &Array, axis: isize) -> Result<Array> {
     let shape = crate::ops::shape_rules::broadcast_shapes("vecdot", a.shape(), b.shape())?;
+    // The axis must exist in both operands (as MLX checks), then it is
+    // taken in the broadcast shape.
+    normalize_axis("vecdot", axis, a.ndim())?;
+    normalize_axis("vecdot", axis, b.ndim())?;
     let ax = normalize_axis("vecdot", axis, shape.len())?;
     let prod = multiply(&crate::ops::unary::conjugate(a)?, b)?;
     crate::ops::reduce::sum(&prod, Some(&[ax as isize]), false)
@@ -276,6 +281,12 @@ pub fn outer(a: &Array, b: &Array) -> Result<Array> {
 /// # Ok::<(), ferrox::Error>(())
 /// ```
 pub fn kron(a: &Array, b: &Array) -> Result<Array> {
+    if a.size() == 0 || b.size() == 0 {
+        return Err(Error::value(
+            "kron",
+            format!("inputs cannot be empty, got shapes {:?} and {:?}", a.shape(), b.shape()),
+        ));
+    }
     let nd = a.ndim().max(b.ndim());
     let lead = |x: &Array| -> Vec<usize> {
         let mut s = vec![1; nd - x.ndim()];

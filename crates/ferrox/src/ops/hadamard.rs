@@ -23,9 +23,8 @@ use crate::ops::views::reshape;
 /// ```
 pub fn hadamard_transform(a: &Array, scale: Option<f64>) -> Result<Array> {
     let op = "hadamard_transform";
-    let n = *a.shape().last().ok_or_else(|| {
-        Error::value(op, "needs at least one dimension, got a scalar".to_string())
-    })?;
+    // A scalar is a transform of length 1 (the identity times `scale`).
+    let n = a.shape().last().copied().unwrap_or(1);
     if !n.is_power_of_two() {
         return Err(Error::value(
             op,
@@ -42,7 +41,7 @@ pub fn hadamard_transform(a: &Array, scale: Option<f64>) -> Result<Array> {
         d if d.is_float() => a.clone(),
         _ => a.astype(DType::Float32)?,
     };
-    let batch: Vec<isize> = x.shape()[..x.ndim() - 1]
+    let batch: Vec<isize> = x.shape()[..x.ndim().saturating_sub(1)]
         .iter()
         .map(|&d| d as isize)
         .collect();

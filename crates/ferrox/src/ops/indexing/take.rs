@@ -214,6 +214,12 @@ pub fn take(a: &Array, indices: &Array, axis: Option<isize>) -> Result<Array> {
         None => (indices.shape().to_vec(), None),
         Some(ax) => {
             let ax = normalize_axis("take", ax, a.ndim())?;
+            if a.shape()[ax] == 0 && indices.size() > 0 {
+                return Err(Error::value(
+                    "take",
+                    format!("cannot take {} indices from axis {ax} of size 0 (shape {:?})", indices.size(), a.shape()),
+                ));
+            }
             let s = a.shape();
             ([&s[..ax], indices.shape(), &s[ax + 1..]].concat(), Some(ax))
         }
