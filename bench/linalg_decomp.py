@@ -4,6 +4,7 @@ beside numpy (LAPACK) and MLX (CPU, LAPACK), in one run, as ratios.
 
     python3 bench/linalg_decomp.py                 # builds and runs the Rust side
     python3 bench/linalg_decomp.py --n 256 --reps 5
+    python3 bench/linalg_decomp.py --ferrox-bin target/release/examples/decomp_bench
     python3 bench/linalg_decomp.py --ferrox-json timings.jsonl   # reuse a run
 
 The ferrox side is `cargo run --release -p ferrox --example decomp_bench`
@@ -110,9 +111,12 @@ def mlx_times(n, reps):
     return out
 
 
-def ferrox_times(n, reps, json_path):
+def ferrox_times(n, reps, json_path, binary):
     if json_path:
         lines = open(json_path).read().splitlines()
+    elif binary:
+        lines = subprocess.run([binary, str(n), str(reps)], check=True,
+                               capture_output=True, text=True).stdout.splitlines()
     else:
         env = dict(os.environ)
         env.setdefault("CARGO_BUILD_JOBS", "1")
@@ -133,8 +137,9 @@ def main():
     p.add_argument("--n", type=int, default=512)
     p.add_argument("--reps", type=int, default=7)
     p.add_argument("--ferrox-json", help="ferrox timings from an earlier decomp_bench run")
+    p.add_argument("--ferrox-bin", help="a built decomp_bench to run instead of cargo run")
     args = p.parse_args()
-    fx = ferrox_times(args.n, args.reps, args.ferrox_json)
+    fx = ferrox_times(args.n, args.reps, args.ferrox_json, args.ferrox_bin)
     npt = numpy_times(args.n, args.reps)
     mxt = mlx_times(args.n, args.reps)
     print(f"{args.n} x {args.n}, median of {args.reps} runs, ms "
