@@ -284,7 +284,11 @@ pub fn kron(a: &Array, b: &Array) -> Result<Array> {
     if a.size() == 0 || b.size() == 0 {
         return Err(Error::value(
             "kron",
-            format!("inputs cannot be empty, got shapes {:?} and {:?}", a.shape(), b.shape()),
+            format!(
+                "inputs cannot be empty, got shapes {:?} and {:?}",
+                a.shape(),
+                b.shape()
+            ),
         ));
     }
     let nd = a.ndim().max(b.ndim());

@@ -217,7 +217,11 @@ pub fn take(a: &Array, indices: &Array, axis: Option<isize>) -> Result<Array> {
             if a.shape()[ax] == 0 && indices.size() > 0 {
                 return Err(Error::value(
                     "take",
-                    format!("cannot take {} indices from axis {ax} of size 0 (shape {:?})", indices.size(), a.shape()),
+                    format!(
+                        "cannot take {} indices from axis {ax} of size 0 (shape {:?})",
+                        indices.size(),
+                        a.shape()
+                    ),
                 ));
             }
             let s = a.shape();
