@@ -850,7 +850,9 @@ mod tests {
         let r = (&u + 1).unwrap();
         assert_eq!(r.dtype(), DType::UInt8);
         assert_eq!(r.to_vec::<u8>().unwrap(), vec![0]);
-        assert_eq!(less(&u, &Array::from(300)).unwrap().dtype(), DType::Bool);
+        // A Python int the dtype cannot hold is an error, not a wrap.
+        assert!(less(&u, &Array::from(300)).is_err());
+        assert_eq!(less(&u, &Array::from(200)).unwrap().dtype(), DType::Bool);
     }
 
     #[test]

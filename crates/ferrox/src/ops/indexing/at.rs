@@ -6,7 +6,6 @@ use crate::backend::cpu::strided::broadcasts_to;
 use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::graph::array::Array;
-use crate::ops::binary::multiply;
 
 /// Index arrays for [`Array::at`]: one array, or several (one per leading
 /// axis).
@@ -212,7 +211,7 @@ impl ArrayAt {
             ));
         }
         // Negating in a's dtype (integers wrap) keeps `a - v` exact.
-        let negated = multiply(&values.into().astype(dtype)?, &Array::weak_i64(-1))?;
+        let negated = crate::ops::unary::negative(&values.into().astype(dtype)?)?;
         self.apply(ScatterMode::Add, &negated)
     }
 
