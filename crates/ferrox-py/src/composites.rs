@@ -43,9 +43,8 @@ fn one_or_list<'py>(
         xs.iter().map(f).collect::<ferrox::Result<Vec<_>>>()
     })?
     .py()?;
-    if ys.len() == 1 {
-        let y = ys.into_iter().next().expect("one element");
-        return Ok(Bound::new(py, PyArr::new(y))?.into_any());
+    if let [y] = ys.as_slice() {
+        return Ok(Bound::new(py, PyArr::new(y.clone()))?.into_any());
     }
     Ok(list(py, ys)?.into_any())
 }

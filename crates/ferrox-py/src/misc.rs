@@ -263,9 +263,8 @@ fn depends<'py>(
     let (xs, single) = one_or_many(inputs)?;
     let (deps, _) = one_or_many(dependencies)?;
     let outs = ferrox::depends(&xs, &deps).py()?;
-    if single {
-        let y = outs.into_iter().next().expect("one output per input");
-        return Ok(Bound::new(py, crate::array::PyArr::new(y))?.into_any());
+    if let (true, [y]) = (single, outs.as_slice()) {
+        return Ok(Bound::new(py, crate::array::PyArr::new(y.clone()))?.into_any());
     }
     Ok(crate::ops::list(py, outs)?.into_any())
 }

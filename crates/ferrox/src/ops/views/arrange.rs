@@ -49,7 +49,12 @@ fn atleast(a: &Array, n: usize) -> Result<Array> {
         (1, 2) => vec![1, s[0]],
         (1, 3) => vec![1, s[0], 1],
         (2, 3) => vec![s[0], s[1], 1],
-        _ => unreachable!("atleast_{n}d of a {}-d array", s.len()),
+        (d, n) => {
+            return Err(Error::runtime(
+                "atleast_nd",
+                format!("internal error: atleast_{n}d of a {d}-d array"),
+            ));
+        }
     };
     Ok(reshape_to(a, shape))
 }
