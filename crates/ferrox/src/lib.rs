@@ -21,6 +21,7 @@ pub mod compile;
 pub mod contract;
 pub mod dtype;
 mod error;
+pub use ops::fast;
 pub use ops::fft;
 pub mod graph;
 pub mod io;

@@ -11,6 +11,7 @@ pub mod conv;
 pub mod creation;
 pub mod decomp;
 pub mod depends;
+pub mod fast;
 pub mod fft;
 pub mod fp8;
 pub mod grad_helpers;

@@ -8,6 +8,7 @@ pub mod copy;
 pub mod decomp;
 pub mod elementwise;
 pub mod factor;
+pub mod fast;
 pub mod fft;
 pub mod fill;
 pub mod fused;

@@ -1,0 +1,207 @@
+//! RMS and layer normalisation over the last axis: one read of each row
+//! from memory (the second sweep hits the row in cache) and one write.
+
+use super::{RowFloat, with_row_float};
+use crate::backend::cpu::copy::ensure_contiguous;
+use crate::backend::cpu::elementwise::out_storage;
+use crate::backend::cpu::parallel::{MIN_PAR_ELEMS, simd};
+use crate::dtype::DType;
+use crate::error::{Error, Result};
+use crate::graph::layout::Data;
+use crate::graph::primitive::{Operand, OutSpec};
+use rayon::prelude::*;
+
+/// Which normalisation a row gets.
+#[derive(Clone, Copy)]
+enum Norm {
+    /// `x / sqrt(mean(x^2) + eps)`.
+    Rms,
+    /// `(x - mean(x)) / sqrt(var(x) + eps)`.
+    Layer,
+}
+
+/// `x * rsqrt(mean(x^2, -1) + eps) * weight` of a float input, the weight
+/// (if any) of length `x.shape[-1]`.
+pub fn rms_norm(
+    x: &Operand<'_>,
+    weight: Option<&Operand<'_>>,
+    eps: f32,
+    out: OutSpec<'_>,
+) -> Result<Data> {
+    normalize("rms_norm", Norm::Rms, x, weight, None, eps, out)
+}
+
+/// `(x - mean) * rsqrt(var + eps) * weight + bias` over the last axis.
+pub fn layer_norm(
+    x: &Operand<'_>,
+    weight: Option<&Operand<'_>>,
+    bias: Option<&Operand<'_>>,
+    eps: f32,
+    out: OutSpec<'_>,
+) -> Result<Data> {
+    normalize("layer_norm", Norm::Layer, x, weight, bias, eps, out)
+}
+
+/// A length-`d` parameter vector as `f32`, or `None`.
+fn param(name: &str, p: Option<&Operand<'_>>, d: usize) -> Result<Option<Vec<f32>>> {
+    let Some(p) = p else { return Ok(None) };
+    let v = super::F32View::of(name, p)?;
+    let n: usize = p.shape.iter().product();
+    if n != d {
+        return Err(Error::shape(
+            name,
+            format!(
+                "internal: a parameter of shape {:?} for rows of {d}",
+                p.shape
+            ),
+        ));
+    }
+    let step = v.strides.last().copied().unwrap_or(1);
+    Ok(Some((0..d).map(|i| v.data[v.offset + i * step]).collect()))
+}
+
+fn normalize(
+    name: &str,
+    norm: Norm,
+    x: &Operand<'_>,
+    weight: Option<&Operand<'_>>,
+    bias: Option<&Operand<'_>>,
+    eps: f32,
+    out: OutSpec<'_>,
+) -> Result<Data> {
+    let d = x.shape.last().copied().unwrap_or(1);
+    let weight = param(name, weight, d)?;
+    let bias = param(name, bias, d)?;
+    let xs = ensure_contiguous(x)?;
+    let mut st = out_storage(out)?;
+    let n: usize = x.shape.iter().product();
+    if n == 0 || d == 0 {
+        return Ok(Data::contiguous(st, out.shape));
+    }
+    let params = Params {
+        norm,
+        eps,
+        weight: weight.as_deref(),
+        bias: bias.as_deref(),
+    };
+    with_row_float!(name, x.dtype, T => {
+        let src = &xs.raw::<T>()[xs.offset..xs.offset + n];
+        rows::<T>(src, st.as_mut_slice::<T>(), d, &params);
+        Ok(())
+    })?;
+    Ok(Data::contiguous(st, out.shape))
+}
+
+struct Params<'a> {
+    norm: Norm,
+    eps: f32,
+    weight: Option<&'a [f32]>,
+    bias: Option<&'a [f32]>,
+}
+
+/// Normalises every row of `d` elements of `src` into `dst`.
+fn rows<T: RowFloat>(src: &[T], dst: &mut [T], d: usize, p: &Params<'_>) {
+    let rows_per_task = (MIN_PAR_ELEMS / d).max(1);
+    let work = |(src, dst): (&[T], &mut [T])| {
+        let mut xs = vec![0f32; d];
+        let mut ys = vec![0f32; d];
+        for (s, o) in src.chunks_exact(d).zip(dst.chunks_exact_mut(d)) {
+            T::load(s, &mut xs);
+            simd(|| row(&xs, &mut ys, p));
+            T::store(&ys, o);
+        }
+    };
+    if src.len() >= 2 * MIN_PAR_ELEMS && rayon::current_num_threads() > 1 {
+        src.par_chunks(rows_per_task * d)
+            .zip(dst.par_chunks_mut(rows_per_task * d))
+            .for_each(work);
+    } else {
+        work((src, dst));
+    }
+}
+
+/// One row: statistics in `f32` with eight partial sums (vectorisable),
+/// then the scaled write.
+#[inline(always)]
+fn row(xs: &[f32], ys: &mut [f32], p: &Params<'_>) {
+    let d = xs.len() as f32;
+    let (shift, inv) = match p.norm {
+        Norm::Rms => {
+            let ss = lanes_sum(xs, |x| x * x);
+            (0.0, 1.0 / (ss / d + p.eps).sqrt())
+        }
+        Norm::Layer => {
+            let mean = lanes_sum(xs, |x| x) / d;
+            let var = lanes_sum(xs, |x| (x - mean) * (x - mean)) / d;
+            (mean, 1.0 / (var + p.eps).sqrt())
+        }
+    };
+    match (p.weight, p.bias) {
+        (Some(w), Some(b)) => {
+            for (((y, &x), &w), &b) in ys.iter_mut().zip(xs).zip(w).zip(b) {
+                *y = (x - shift) * inv * w + b;
+            }
+        }
+        (Some(w), None) => {
+            for ((y, &x), &w) in ys.iter_mut().zip(xs).zip(w) {
+                *y = (x - shift) * inv * w;
+            }
+        }
+        (None, Some(b)) => {
+            for ((y, &x), &b) in ys.iter_mut().zip(xs).zip(b) {
+                *y = (x - shift) * inv + b;
+            }
+        }
+        (None, None) => {
+            for (y, &x) in ys.iter_mut().zip(xs) {
+                *y = (x - shift) * inv;
+            }
+        }
+    }
+}
+
+/// `sum(f(x))` with eight independent accumulators, so the loop
+/// vectorises and the rounding error grows with `len / 8`.
+#[inline(always)]
+fn lanes_sum(xs: &[f32], f: impl Fn(f32) -> f32) -> f32 {
+    let mut acc = [0f32; 8];
+    let mut chunks = xs.chunks_exact(8);
+    for c in &mut chunks {
+        for i in 0..8 {
+            acc[i] += f(c[i]);
+        }
+    }
+    let tail: f32 = chunks.remainder().iter().map(|&x| f(x)).sum();
+    acc.iter().sum::<f32>() + tail
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lanes_sum_matches_a_plain_sum() {
+        let xs: Vec<f32> = (0..37).map(|i| i as f32 * 0.5).collect();
+        let plain: f32 = xs.iter().map(|x| x * x).sum();
+        assert!((lanes_sum(&xs, |x| x * x) - plain).abs() < 1e-3);
+    }
+
+    #[test]
+    fn layer_row_has_zero_mean_and_unit_variance() {
+        let xs: Vec<f32> = (0..16).map(|i| (i * i) as f32).collect();
+        let mut ys = vec![0f32; 16];
+        let p = Params {
+            norm: Norm::Layer,
+            eps: 0.0,
+            weight: None,
+            bias: None,
+        };
+        row(&xs, &mut ys, &p);
+        let mean: f32 = ys.iter().sum::<f32>() / 16.0;
+        let var: f32 = ys.iter().map(|y| y * y).sum::<f32>() / 16.0;
+        assert!(
+            mean.abs() < 1e-5 && (var - 1.0).abs() < 1e-4,
+            "{mean} {var}"
+        );
+    }
+}
