@@ -15,6 +15,7 @@ mod convert;
 mod device;
 mod dtypes;
 mod errors;
+mod fast;
 mod fft;
 mod gil;
 mod implicit;
@@ -48,6 +49,7 @@ fn core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     compiled::register(m)?;
     random::register(m)?;
     fft::register(m)?;
+    fast::register(m)?;
     linalg::register(m)?;
     m.add("matrix_norm", m.getattr("linalg")?.getattr("norm")?)?;
     io::register(m)?;

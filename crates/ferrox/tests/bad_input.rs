@@ -1294,3 +1294,35 @@ fn regressions() {
         fx::conv2d(&x, &w, (1 << 62, 1), (1 << 62, 0), (1, 1), 1)
     });
 }
+
+proptest! {
+    #![proptest_config(cfg(192))]
+
+    /// The fused kernels of `ferrox::fast` with random shapes, dtypes,
+    /// masks, dims and offsets: an error naming the op, or a value.
+    #[test]
+    fn sweep_fast(
+        qs in spec(),
+        ks in spec(),
+        vs in spec(),
+        ms in spec(),
+        dims in prop_oneof![4 => 0usize..9, 1 => size()],
+        offset in prop_oneof![4 => -3i64..5, 1 => Just(i64::MAX), 1 => Just(i64::MIN)],
+        flags in (any::<bool>(), any::<bool>()),
+    ) {
+        let (q, k, v, m) = (build(&qs)?, build(&ks)?, build(&vs)?, build(&ms)?);
+        for mask in [fx::fast::AttentionMask::None, fx::fast::AttentionMask::Causal, fx::fast::AttentionMask::Array(&m)] {
+            check("scaled_dot_product_attention", || fx::fast::scaled_dot_product_attention(&q, &k, &v, 0.5, mask, None))?;
+            check("scaled_dot_product_attention", || fx::fast::scaled_dot_product_attention(&q, &q, &q, 0.5, mask, Some(&k)))?;
+        }
+        check("rms_norm", || fx::fast::rms_norm(&q, Some(&k), 1e-5))?;
+        check("rms_norm", || fx::fast::rms_norm(&q, None, 1e-5))?;
+        check("layer_norm", || fx::fast::layer_norm(&q, flags.0.then_some(&k), flags.1.then_some(&v), 1e-5))?;
+        let base = flags.0.then_some(10000.0);
+        let freqs = (!flags.0).then_some(&k);
+        check("rope", || fx::fast::rope(&q, dims, flags.1, base, 1.0, fx::fast::RopeOffset::Scalar(offset), freqs))?;
+        check("rope", || fx::fast::rope(&q, dims, flags.1, Some(10000.0), 1.0, fx::fast::RopeOffset::Array(&m), None))?;
+        // A composite: a target out of range is take_along_axis's index error.
+        check_as("cross_entropy", &["cross_entropy", "take_along_axis"], || fx::fast::cross_entropy(&q, &m))?;
+    }
+}

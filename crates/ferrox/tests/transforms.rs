@@ -1647,6 +1647,40 @@ fn every_differentiable_op_has_rules() {
         &add(&a[0], &eye(3, None, 0, DType::Float64)?)?,
         false
     )?);
+    // Fused kernels (float32: float64 inputs take the composed path).
+    fn f32(a: &Array) -> Result<Array> {
+        a.astype(DType::Float32)
+    }
+    case!("rms_norm", [x, v], |a| ferrox::fast::rms_norm(
+        &f32(&a[0])?,
+        Some(&f32(&a[1])?),
+        1e-5
+    )?);
+    case!("layer_norm", [x, v, v], |a| ferrox::fast::layer_norm(
+        &f32(&a[0])?,
+        Some(&f32(&a[1])?),
+        Some(&f32(&a[2])?),
+        1e-5
+    )?);
+    case!("rope", [x1], |a| ferrox::fast::rope(
+        &f32(&a[0])?,
+        4,
+        false,
+        Some(10000.0),
+        1.0,
+        ferrox::fast::RopeOffset::Scalar(3),
+        None
+    )?);
+    case!("scaled_dot_product_attention", [x2, x2, x2], |a| {
+        ferrox::fast::scaled_dot_product_attention(
+            &f32(&a[0])?,
+            &f32(&a[1])?,
+            &f32(&a[2])?,
+            0.5,
+            ferrox::fast::AttentionMask::Causal,
+            None,
+        )?
+    });
 
     let mut missing = vec![];
     for (name, f, args) in &cases {

@@ -13,7 +13,8 @@ use crate::ops::views::{expand_dims, squeeze};
 /// Cross entropy with class indices: `logsumexp(logits, -1) -
 /// logits[..., targets]`, in float32, with the shape of `targets`, as
 /// `mlx.core.fast.cross_entropy`. `targets` are integers in
-/// `[0, logits.shape[-1])`; its shape is `logits.shape[:-1]`.
+/// `[0, logits.shape[-1])`; its shape is `logits.shape[:-1]`. A target
+/// out of range is an index error (from `take_along_axis`) at evaluation.
 ///
 /// ```
 /// use ferrox::*;

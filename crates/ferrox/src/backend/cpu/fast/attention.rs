@@ -10,7 +10,7 @@
 //! replaces them by the dtype's minimum): a row with every key masked
 //! averages the values uniformly instead of giving NaN.
 
-use super::F32View;
+use super::{F32View, lanes_max, lanes_sum};
 use crate::backend::cpu::math::exp_f32;
 use crate::backend::cpu::matmul::{Epilogue, MatMut, MatRef, gemm_product};
 use crate::backend::cpu::parallel::simd;
@@ -413,7 +413,7 @@ fn forward_block(
             .zip(m.iter_mut().zip(l.iter_mut()))
             .zip(acc.chunks_exact_mut(g.dv))
         {
-            let bmax = row.iter().fold(f32::NEG_INFINITY, |a, &x| a.max(x));
+            let bmax = lanes_max(row);
             let m_new = m.max(bmax);
             // All scores -inf so far: keep the state empty (no NaN from
             // -inf - -inf); the row stays 0 / 0 = NaN, as softmax gives.
@@ -423,11 +423,10 @@ fn forward_block(
                 m_new
             };
             let alpha = exp_f32(*m - shift);
-            let mut sum = 0f32;
             for x in row.iter_mut() {
                 *x = exp_f32(*x - shift);
-                sum += *x;
             }
+            let sum = lanes_sum(row, |x| x);
             *l = *l * alpha + sum;
             *m = m_new;
             if alpha != 1.0 {

@@ -142,3 +142,37 @@ pub(crate) fn write_f32(kernel: &str, vals: &[f32], out: OutSpec<'_>) -> Result<
     }
     Ok(Data::contiguous(st, out.shape))
 }
+
+/// `sum(f(x))` with eight independent accumulators, so the loop
+/// vectorises and the rounding error grows with `len / 8`.
+#[inline(always)]
+pub(crate) fn lanes_sum(xs: &[f32], f: impl Fn(f32) -> f32) -> f32 {
+    let mut acc = [0f32; 8];
+    let mut chunks = xs.chunks_exact(8);
+    for c in &mut chunks {
+        for i in 0..8 {
+            acc[i] += f(c[i]);
+        }
+    }
+    let tail: f32 = chunks.remainder().iter().map(|&x| f(x)).sum();
+    acc.iter().sum::<f32>() + tail
+}
+
+/// `max(xs)` with eight independent lanes (`-inf` for no elements; NaN is
+/// not propagated, as the scores it is used on are never NaN unless an
+/// input is, and then the row's result is NaN anyway).
+#[inline(always)]
+pub(crate) fn lanes_max(xs: &[f32]) -> f32 {
+    let mut acc = [f32::NEG_INFINITY; 8];
+    let mut chunks = xs.chunks_exact(8);
+    for c in &mut chunks {
+        for i in 0..8 {
+            acc[i] = if c[i] > acc[i] { c[i] } else { acc[i] };
+        }
+    }
+    let tail = chunks
+        .remainder()
+        .iter()
+        .fold(f32::NEG_INFINITY, |a, &x| if x > a { x } else { a });
+    acc.iter().fold(tail, |a, &x| if x > a { x } else { a })
+}

@@ -1,7 +1,7 @@
 //! RMS and layer normalisation over the last axis: one read of each row
 //! from memory (the second sweep hits the row in cache) and one write.
 
-use super::{RowFloat, with_row_float};
+use super::{RowFloat, lanes_sum, with_row_float};
 use crate::backend::cpu::copy::ensure_contiguous;
 use crate::backend::cpu::elementwise::out_storage;
 use crate::backend::cpu::parallel::{MIN_PAR_ELEMS, simd};
@@ -158,21 +158,6 @@ fn row(xs: &[f32], ys: &mut [f32], p: &Params<'_>) {
             }
         }
     }
-}
-
-/// `sum(f(x))` with eight independent accumulators, so the loop
-/// vectorises and the rounding error grows with `len / 8`.
-#[inline(always)]
-fn lanes_sum(xs: &[f32], f: impl Fn(f32) -> f32) -> f32 {
-    let mut acc = [0f32; 8];
-    let mut chunks = xs.chunks_exact(8);
-    for c in &mut chunks {
-        for i in 0..8 {
-            acc[i] += f(c[i]);
-        }
-    }
-    let tail: f32 = chunks.remainder().iter().map(|&x| f(x)).sum();
-    acc.iter().sum::<f32>() + tail
 }
 
 #[cfg(test)]
