@@ -13,7 +13,8 @@
 use super::{F32View, lanes_max, lanes_sum};
 use crate::backend::cpu::math::exp_f32;
 use crate::backend::cpu::matmul::{Epilogue, MatMut, MatRef, gemm_product};
-use crate::backend::cpu::parallel::simd;
+use crate::backend::cpu::reduce::dispatch;
+use pulp::{Simd, WithSimd};
 use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::graph::layout::Data;
@@ -335,7 +336,7 @@ pub fn forward(
         .map(|&(b, kvh, qb)| {
             let r0 = qb * BLOCK_ROWS;
             let r1 = (r0 + BLOCK_ROWS).min(rows);
-            simd(|| forward_block(&g, b, kvh, r0, r1))
+            dispatch(ForwardBlock { g: &g, b, kvh, r0, r1 })
         })
         .collect();
     for (&(b, kvh, qb), res) in tasks.iter().zip(results) {
@@ -367,6 +368,26 @@ fn finish(
         )?);
     }
     Ok(outs)
+}
+
+/// [`forward_block`] compiled for the best instruction set: the block's
+/// loops (and the `mul_add`s of `exp_f32`) are inlined into pulp's
+/// target-feature entry point through `with_simd`; through a closure they
+/// were not, and every `mul_add` became a call to `fmaf`.
+struct ForwardBlock<'a> {
+    g: &'a Geometry<'a>,
+    b: usize,
+    kvh: usize,
+    r0: usize,
+    r1: usize,
+}
+
+impl WithSimd for ForwardBlock<'_> {
+    type Output = Result<(Vec<f32>, Vec<f32>)>;
+    #[inline(always)]
+    fn with_simd<S: Simd>(self, _: S) -> Self::Output {
+        forward_block(self.g, self.b, self.kvh, self.r0, self.r1)
+    }
 }
 
 /// One block of group rows `r0..r1`: returns the normalised outputs

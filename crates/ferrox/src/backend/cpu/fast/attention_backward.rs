@@ -15,7 +15,8 @@ use super::attention::{
 };
 use crate::backend::cpu::math::exp_f32;
 use crate::backend::cpu::matmul::{Epilogue, MatMut, MatRef, gemm_product};
-use crate::backend::cpu::parallel::simd;
+use crate::backend::cpu::reduce::dispatch;
+use pulp::{Simd, WithSimd};
 use crate::error::Result;
 use crate::graph::layout::Data;
 use crate::graph::primitive::{Operand, OutSpec};
@@ -52,7 +53,16 @@ pub fn backward(
             .collect();
         let results: Vec<Result<Grads>> = tasks
             .par_iter()
-            .map(|&(b, kvh)| simd(|| group(&g, &o, &stats, &dout, b, kvh)))
+            .map(|&(b, kvh)| {
+                dispatch(Group {
+                    g: &g,
+                    o: &o,
+                    stats: &stats,
+                    dout: &dout,
+                    b,
+                    kvh,
+                })
+            })
             .collect();
         for (&(b, kvh), res) in tasks.iter().zip(results) {
             let gr = res?;
@@ -97,6 +107,25 @@ fn load_rows(
         for (c, v) in row.iter_mut().enumerate() {
             *v = x.data[base + c * x.strides[3]];
         }
+    }
+}
+
+/// [`group`] compiled for the best instruction set (see the forward
+/// kernel's `ForwardBlock`).
+struct Group<'a> {
+    g: &'a Geometry<'a>,
+    o: &'a F32View<'a>,
+    stats: &'a F32View<'a>,
+    dout: &'a F32View<'a>,
+    b: usize,
+    kvh: usize,
+}
+
+impl WithSimd for Group<'_> {
+    type Output = Result<Grads>;
+    #[inline(always)]
+    fn with_simd<S: Simd>(self, _: S) -> Self::Output {
+        group(self.g, self.o, self.stats, self.dout, self.b, self.kvh)
     }
 }
 

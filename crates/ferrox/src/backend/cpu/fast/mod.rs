@@ -76,6 +76,10 @@ pub(crate) trait RowFloat: crate::graph::storage::Pod {
     fn load(src: &[Self], dst: &mut [f32]);
     /// `dst[i] = round(src[i])`.
     fn store(src: &[f32], dst: &mut [Self]);
+    /// The slice itself when it already holds `f32`s (no conversion).
+    fn as_f32(xs: &[Self]) -> Option<&[f32]>;
+    /// The slice itself when it already holds `f32`s.
+    fn as_f32_mut(xs: &mut [Self]) -> Option<&mut [f32]>;
 }
 
 impl RowFloat for f32 {
@@ -84,6 +88,12 @@ impl RowFloat for f32 {
     }
     fn store(src: &[f32], dst: &mut [f32]) {
         dst.copy_from_slice(src)
+    }
+    fn as_f32(xs: &[f32]) -> Option<&[f32]> {
+        Some(xs)
+    }
+    fn as_f32_mut(xs: &mut [f32]) -> Option<&mut [f32]> {
+        Some(xs)
     }
 }
 
@@ -94,6 +104,12 @@ macro_rules! row_float_half {($($t:ty),*) => {$(
         }
         fn store(src: &[f32], dst: &mut [$t]) {
             <$t as HalfBlock>::narrow(src, dst)
+        }
+        fn as_f32(_: &[$t]) -> Option<&[f32]> {
+            None
+        }
+        fn as_f32_mut(_: &mut [$t]) -> Option<&mut [f32]> {
+            None
         }
     }
 )*}}

@@ -4,7 +4,9 @@
 use super::{RowFloat, lanes_sum, with_row_float};
 use crate::backend::cpu::copy::ensure_contiguous;
 use crate::backend::cpu::elementwise::out_storage;
-use crate::backend::cpu::parallel::{MIN_PAR_ELEMS, simd};
+use crate::backend::cpu::parallel::MIN_PAR_ELEMS;
+use crate::backend::cpu::reduce::dispatch;
+use pulp::{Simd, WithSimd};
 use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::graph::layout::Data;
@@ -99,24 +101,51 @@ struct Params<'a> {
     bias: Option<&'a [f32]>,
 }
 
-/// Normalises every row of `d` elements of `src` into `dst`.
+/// Normalises every row of `d` elements of `src` into `dst`, in tasks of
+/// at least `MIN_PAR_ELEMS` elements.
 fn rows<T: RowFloat>(src: &[T], dst: &mut [T], d: usize, p: &Params<'_>) {
-    let rows_per_task = (MIN_PAR_ELEMS / d).max(1);
-    let work = |(src, dst): (&[T], &mut [T])| {
+    let chunk = (MIN_PAR_ELEMS / d).max(1) * d;
+    let work = |(src, dst): (&[T], &mut [T])| dispatch(Rows { src, dst, d, p });
+    if src.len() >= 2 * MIN_PAR_ELEMS && rayon::current_num_threads() > 1 {
+        src.par_chunks(chunk)
+            .zip(dst.par_chunks_mut(chunk))
+            .for_each(work);
+    } else {
+        work((src, dst));
+    }
+}
+
+/// One task's rows, compiled for the best instruction set (the loops are
+/// inlined into pulp's target-feature entry point through `with_simd`).
+/// `f32` rows are read and written in place; half floats go through
+/// `f32` scratch rows.
+struct Rows<'a, T> {
+    src: &'a [T],
+    dst: &'a mut [T],
+    d: usize,
+    p: &'a Params<'a>,
+}
+
+impl<T: RowFloat> WithSimd for Rows<'_, T> {
+    type Output = ();
+    #[inline(always)]
+    fn with_simd<S: Simd>(self, _: S) {
+        let (src, dst, d, p) = (self.src, self.dst, self.d, self.p);
+        if let Some(s) = T::as_f32(src)
+            && let Some(o) = T::as_f32_mut(dst)
+        {
+            for (x, y) in s.chunks_exact(d).zip(o.chunks_exact_mut(d)) {
+                row(x, y, p);
+            }
+            return;
+        }
         let mut xs = vec![0f32; d];
         let mut ys = vec![0f32; d];
         for (s, o) in src.chunks_exact(d).zip(dst.chunks_exact_mut(d)) {
             T::load(s, &mut xs);
-            simd(|| row(&xs, &mut ys, p));
+            row(&xs, &mut ys, p);
             T::store(&ys, o);
         }
-    };
-    if src.len() >= 2 * MIN_PAR_ELEMS && rayon::current_num_threads() > 1 {
-        src.par_chunks(rows_per_task * d)
-            .zip(dst.par_chunks_mut(rows_per_task * d))
-            .for_each(work);
-    } else {
-        work((src, dst));
     }
 }
 
