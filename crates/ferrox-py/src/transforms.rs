@@ -337,7 +337,11 @@ fn argnums_of(argnums: Option<Argnums>) -> PyResult<(Vec<usize>, bool)> {
     let (v, single) = match argnums {
         None => (vec![0], true),
         Some(Argnums::One(i)) => (vec![i], true),
-        Some(Argnums::Many(v)) => (v, false),
+        // As MLX: a sequence of one index also gives a bare gradient.
+        Some(Argnums::Many(v)) => {
+            let single = v.len() == 1;
+            (v, single)
+        }
     };
     if let Some((_, &i)) = v.iter().enumerate().find(|(k, i)| v[..*k].contains(i)) {
         return Err(PyValueError::new_err(format!(

@@ -403,3 +403,14 @@ def test_custom_function_rule_errors_are_value_errors():
         fx.grad(lambda x: f(x).sum())(fx.array([1.0]))
     with pytest.raises(TypeError):
         f.jvp(3)
+
+
+def test_grad_with_one_argnum_in_a_sequence_returns_the_bare_gradient():
+    # As MLX: argnums=(0,) or [0] gives an array, not a 1-tuple.
+    f = lambda x, y: (x * y).sum()  # noqa: E731
+    for argnums in ((0,), [0]):
+        g = fx.grad(f, argnums=argnums)(fx.array(2.0), fx.array(3.0))
+        assert isinstance(g, fx.array) and g.item() == 3.0
+        _, g = fx.value_and_grad(f, argnums=argnums)(fx.array(2.0), fx.array(3.0))
+        assert isinstance(g, fx.array)
+    assert len(fx.grad(f, argnums=(0, 1))(fx.array(2.0), fx.array(3.0))) == 2

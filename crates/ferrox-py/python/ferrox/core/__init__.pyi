@@ -7,6 +7,7 @@ scalar = Union[bool, int, float, complex]
 ArrayLike = Union["array", scalar, Sequence[Any], numpy.ndarray]
 StreamOrDevice = Union["Stream", "Device", "DeviceType", None]
 from . import cuda as cuda
+from . import fast as fast
 from . import fft as fft
 from . import linalg as linalg
 from . import metal as metal

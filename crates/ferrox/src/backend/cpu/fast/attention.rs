@@ -14,11 +14,11 @@ use super::{F32View, lanes_max, lanes_sum};
 use crate::backend::cpu::math::exp_f32;
 use crate::backend::cpu::matmul::{Epilogue, MatMut, MatRef, gemm_product};
 use crate::backend::cpu::reduce::dispatch;
-use pulp::{Simd, WithSimd};
 use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::graph::layout::Data;
 use crate::graph::primitive::{Operand, OutSpec};
+use pulp::{Simd, WithSimd};
 use rayon::prelude::*;
 
 /// The score of a masked position.
@@ -336,7 +336,13 @@ pub fn forward(
         .map(|&(b, kvh, qb)| {
             let r0 = qb * BLOCK_ROWS;
             let r1 = (r0 + BLOCK_ROWS).min(rows);
-            dispatch(ForwardBlock { g: &g, b, kvh, r0, r1 })
+            dispatch(ForwardBlock {
+                g: &g,
+                b,
+                kvh,
+                r0,
+                r1,
+            })
         })
         .collect();
     for (&(b, kvh, qb), res) in tasks.iter().zip(results) {

@@ -16,10 +16,10 @@ use super::attention::{
 use crate::backend::cpu::math::exp_f32;
 use crate::backend::cpu::matmul::{Epilogue, MatMut, MatRef, gemm_product};
 use crate::backend::cpu::reduce::dispatch;
-use pulp::{Simd, WithSimd};
 use crate::error::Result;
 use crate::graph::layout::Data;
 use crate::graph::primitive::{Operand, OutSpec};
+use pulp::{Simd, WithSimd};
 use rayon::prelude::*;
 
 /// The forward results and the output cotangent the backward pass reads.

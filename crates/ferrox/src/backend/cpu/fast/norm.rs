@@ -6,11 +6,11 @@ use crate::backend::cpu::copy::ensure_contiguous;
 use crate::backend::cpu::elementwise::out_storage;
 use crate::backend::cpu::parallel::MIN_PAR_ELEMS;
 use crate::backend::cpu::reduce::dispatch;
-use pulp::{Simd, WithSimd};
 use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::graph::layout::Data;
 use crate::graph::primitive::{Operand, OutSpec};
+use pulp::{Simd, WithSimd};
 use rayon::prelude::*;
 
 /// Which normalisation a row gets.
