@@ -20,6 +20,7 @@ pub mod join;
 pub mod lu;
 pub mod matmul;
 pub mod matmul_forms;
+pub mod quantized;
 pub mod nan_to_num;
 pub mod reduce;
 pub mod reductions;

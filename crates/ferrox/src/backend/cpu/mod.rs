@@ -17,6 +17,7 @@ pub mod index;
 pub mod join;
 pub mod math;
 pub mod matmul;
+pub mod quantized;
 pub mod nan_to_num;
 pub mod parallel;
 pub mod reduce;
