@@ -24,6 +24,7 @@ mod linalg;
 mod methods;
 mod misc;
 mod ops;
+mod quantized;
 mod random;
 mod transforms;
 mod tree;
@@ -46,6 +47,7 @@ fn core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     misc::register(m)?;
     transforms::register(m)?;
     compiled::register(m)?;
+    quantized::register(m)?;
     random::register(m)?;
     fft::register(m)?;
     linalg::register(m)?;

@@ -15,6 +15,18 @@ use crate::ops::matmul::matmul;
 use crate::ops::reduce::sum;
 use crate::ops::views::{broadcast_to, expand_dims, flatten, reshape, swapaxes};
 
+/// The floating point modes' scales are uint8 codes: no derivative (a
+/// value error, as MLX).
+fn no_scale_gradient(op: &str, mode: QuantMode) -> Error {
+    Error::value(
+        op,
+        format!(
+            "no derivative with respect to the scales of '{}' quantization (uint8 codes)",
+            mode.name()
+        ),
+    )
+}
+
 fn no_gradient(op: &str, what: &str) -> Error {
     Error::new(
         ErrorKind::Unsupported,
@@ -91,10 +103,7 @@ pub(super) fn qmm_vjp(
         return Err(no_gradient(op, "the packed matrix w"));
     }
     if wants_sb && p.mode != QuantMode::Affine {
-        return Err(no_gradient(
-            op,
-            &format!("the scales of '{}' quantization", p.mode.name()),
-        ));
+        return Err(no_scale_gradient(op, p.mode));
     }
     let (mut gs_, mut gb_) = (None, None);
     if wants_sb {
@@ -176,10 +185,7 @@ pub(super) fn qmm_jvp(
     let tb = tangents.get(3).cloned().flatten();
     let from_sb = if ts.is_some() || tb.is_some() {
         if p.mode != QuantMode::Affine {
-            return Err(no_gradient(
-                op,
-                &format!("the scales of '{}' quantization", p.mode.name()),
-            ));
+            return Err(no_scale_gradient(op, p.mode));
         }
         let ts = match ts {
             Some(t) => t,
@@ -274,10 +280,7 @@ pub(super) fn dequantize_vjp(
         return Err(no_gradient(op, "the packed matrix w"));
     }
     if p.mode != QuantMode::Affine {
-        return Err(no_gradient(
-            op,
-            &format!("the scales of '{}' quantization", p.mode.name()),
-        ));
+        return Err(no_scale_gradient(op, p.mode));
     }
     let (w, s) = (&primals[0], &primals[1]);
     let (gs, gb) = scale_bias_cotangents(
@@ -309,10 +312,7 @@ pub(super) fn dequantize_jvp(
         return Err(no_gradient(op, "the packed matrix w"));
     }
     if p.mode != QuantMode::Affine {
-        return Err(no_gradient(
-            op,
-            &format!("the scales of '{}' quantization", p.mode.name()),
-        ));
+        return Err(no_scale_gradient(op, p.mode));
     }
     let s = &primals[1];
     let ts = match &tangents[1] {

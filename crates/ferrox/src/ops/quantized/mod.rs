@@ -343,9 +343,9 @@ pub fn quantize(
 /// group's scale (the floating point modes).
 ///
 /// The result has `w`'s shape with the last dimension `words * 32 / bits`;
-/// its dtype is `dtype`, or the scales' and biases' dtype (affine) or
-/// bfloat16 (the other modes). Affine values are computed in the scales'
-/// dtype, as MLX does.
+/// its dtype is `dtype`, or the scales' and biases' dtype (affine), or
+/// bfloat16 (the other modes; float32 for nvfp4 with a `global_scale`, as
+/// MLX). Affine values are computed in the scales' dtype, as MLX does.
 ///
 /// ```
 /// use ferrox::{dequantize, Array};
@@ -407,7 +407,13 @@ pub fn dequantize(
             if let Some(g) = global_scale {
                 inputs.push(g.clone());
             }
-            let dtype = dtype.unwrap_or(DType::BFloat16);
+            // MLX's default is bfloat16, and float32 with a global scale
+            // (its float32 scale promotes the product).
+            let dtype = dtype.unwrap_or(if global_scale.is_some() {
+                DType::Float32
+            } else {
+                DType::BFloat16
+            });
             let prim = Dequantize {
                 mode,
                 group_size: gs,
