@@ -1312,7 +1312,10 @@ fn opt_param() -> BoxedStrategy<Option<usize>> {
     .boxed()
 }
 fn quant_mode() -> BoxedStrategy<&'static str> {
-    prop::sample::select(vec!["affine", "affine", "mxfp4", "mxfp8", "nvfp4", "int4", ""]).boxed()
+    prop::sample::select(vec![
+        "affine", "affine", "mxfp4", "mxfp8", "nvfp4", "int4", "",
+    ])
+    .boxed()
 }
 
 proptest! {
@@ -1375,13 +1378,55 @@ proptest! {
 fn quantization_rejects_what_mlx_rejects() {
     let w = fx::ones(&[4, 64], DType::Float32).unwrap();
     let cases: Vec<(&str, Result<Vec<Array>>)> = vec![
-        ("group size 48", fx::quantize(&w, Some(48), Some(4), "affine", None).map(|r| vec![r.0])),
-        ("7 bits", fx::quantize(&w, Some(64), Some(7), "affine", None).map(|r| vec![r.0])),
-        ("rank 1", fx::quantize(&fx::ones(&[64], DType::Float32).unwrap(), None, None, "affine", None).map(|r| vec![r.0])),
-        ("not divisible", fx::quantize(&fx::ones(&[2, 96], DType::Float32).unwrap(), Some(64), None, "affine", None).map(|r| vec![r.0])),
-        ("int weights", fx::quantize(&fx::ones(&[2, 64], DType::Int32).unwrap(), None, None, "affine", None).map(|r| vec![r.0])),
-        ("mode", fx::quantize(&w, None, None, "int4", None).map(|r| vec![r.0])),
-        ("mxfp4 group", fx::quantize(&w, Some(64), None, "mxfp4", None).map(|r| vec![r.0])),
+        (
+            "group size 48",
+            fx::quantize(&w, Some(48), Some(4), "affine", None).map(|r| vec![r.0]),
+        ),
+        (
+            "7 bits",
+            fx::quantize(&w, Some(64), Some(7), "affine", None).map(|r| vec![r.0]),
+        ),
+        (
+            "rank 1",
+            fx::quantize(
+                &fx::ones(&[64], DType::Float32).unwrap(),
+                None,
+                None,
+                "affine",
+                None,
+            )
+            .map(|r| vec![r.0]),
+        ),
+        (
+            "not divisible",
+            fx::quantize(
+                &fx::ones(&[2, 96], DType::Float32).unwrap(),
+                Some(64),
+                None,
+                "affine",
+                None,
+            )
+            .map(|r| vec![r.0]),
+        ),
+        (
+            "int weights",
+            fx::quantize(
+                &fx::ones(&[2, 64], DType::Int32).unwrap(),
+                None,
+                None,
+                "affine",
+                None,
+            )
+            .map(|r| vec![r.0]),
+        ),
+        (
+            "mode",
+            fx::quantize(&w, None, None, "int4", None).map(|r| vec![r.0]),
+        ),
+        (
+            "mxfp4 group",
+            fx::quantize(&w, Some(64), None, "mxfp4", None).map(|r| vec![r.0]),
+        ),
     ];
     for (what, r) in cases {
         let e = r.err().unwrap_or_else(|| panic!("{what}: accepted"));
@@ -1390,12 +1435,47 @@ fn quantization_rejects_what_mlx_rejects() {
     let (wq, s, b) = fx::quantize(&w, Some(32), Some(4), "affine", None).unwrap();
     let b = b.unwrap();
     let x = fx::ones(&[2, 32], DType::Float32).unwrap();
-    let e = fx::quantized_matmul(&x, &wq, &s, Some(&b), true, Some(32), Some(4), "affine").unwrap_err();
-    assert!(e.to_string().starts_with("quantized_matmul: x has shape [2, 32]"), "{e}");
-    let e = fx::quantized_matmul(&fx::ones(&[2, 64], DType::Int32).unwrap(), &wq, &s.astype(DType::Int32).unwrap(), Some(&b.astype(DType::Int32).unwrap()), true, Some(32), Some(4), "affine").unwrap_err();
+    let e =
+        fx::quantized_matmul(&x, &wq, &s, Some(&b), true, Some(32), Some(4), "affine").unwrap_err();
+    assert!(
+        e.to_string()
+            .starts_with("quantized_matmul: x has shape [2, 32]"),
+        "{e}"
+    );
+    let e = fx::quantized_matmul(
+        &fx::ones(&[2, 64], DType::Int32).unwrap(),
+        &wq,
+        &s.astype(DType::Int32).unwrap(),
+        Some(&b.astype(DType::Int32).unwrap()),
+        true,
+        Some(32),
+        Some(4),
+        "affine",
+    )
+    .unwrap_err();
     assert_eq!(e.kind(), ErrorKind::Dtype, "{e}");
-    let e = fx::dequantize(&wq, &s.reshape(&[8]).unwrap(), Some(&b.reshape(&[8]).unwrap()), Some(32), Some(4), "affine", None, None).unwrap_err();
+    let e = fx::dequantize(
+        &wq,
+        &s.reshape(&[8]).unwrap(),
+        Some(&b.reshape(&[8]).unwrap()),
+        Some(32),
+        Some(4),
+        "affine",
+        None,
+        None,
+    )
+    .unwrap_err();
     assert!(e.to_string().starts_with("dequantize: "), "{e}");
-    let e = fx::dequantize(&wq.astype(DType::Float32).unwrap(), &s, Some(&b), Some(32), Some(4), "affine", None, None).unwrap_err();
+    let e = fx::dequantize(
+        &wq.astype(DType::Float32).unwrap(),
+        &s,
+        Some(&b),
+        Some(32),
+        Some(4),
+        "affine",
+        None,
+        None,
+    )
+    .unwrap_err();
     assert!(e.to_string().contains("uint32"), "{e}");
 }

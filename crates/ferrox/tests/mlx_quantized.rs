@@ -56,7 +56,11 @@ fn quantize_matches_mlx_bit_for_bit() {
     let cases = load("quantized.json");
     let mut n = 0;
     for c in cases.iter().filter(|c| c.op == "quantize") {
-        let (gs, bits, m) = (param_usize(c, "group_size"), param_usize(c, "bits"), mode(c));
+        let (gs, bits, m) = (
+            param_usize(c, "group_size"),
+            param_usize(c, "bits"),
+            mode(c),
+        );
         let w = array(&c.inputs[0]);
         let (wq, s, b) = quantize(&w, Some(gs), Some(bits), &m, None).expect(&c.name);
         let want_q = array(&c.inputs[1]);
@@ -74,7 +78,11 @@ fn quantize_matches_mlx_bit_for_bit() {
             assert!(b.is_none(), "{}", c.name);
             assert_eq!(
                 s.to_vec::<u8>().expect("scales"),
-                c.inputs[2].data.iter().map(|&v| v as u8).collect::<Vec<_>>(),
+                c.inputs[2]
+                    .data
+                    .iter()
+                    .map(|&v| v as u8)
+                    .collect::<Vec<_>>(),
                 "{}: scales",
                 c.name
             );
@@ -87,13 +95,26 @@ fn quantize_matches_mlx_bit_for_bit() {
 #[test]
 fn dequantize_of_mlx_weights_matches_mlx() {
     for c in load("quantized.json").iter().filter(|c| c.op == "quantize") {
-        let (gs, bits, m) = (param_usize(c, "group_size"), param_usize(c, "bits"), mode(c));
+        let (gs, bits, m) = (
+            param_usize(c, "group_size"),
+            param_usize(c, "bits"),
+            mode(c),
+        );
         let wq = array(&c.inputs[1]);
         let s = array(&c.inputs[2]);
         let b = (m == "affine").then(|| array(&c.inputs[3]));
         let dtype = c.output.dtype;
-        let got = dequantize(&wq, &s, b.as_ref(), Some(gs), Some(bits), &m, None, Some(dtype))
-            .expect(&c.name);
+        let got = dequantize(
+            &wq,
+            &s,
+            b.as_ref(),
+            Some(gs),
+            Some(bits),
+            &m,
+            None,
+            Some(dtype),
+        )
+        .expect(&c.name);
         // Exact: the tolerance only absorbs the JSON parser's last f64 bit.
         assert_matches(&c.name, &got, &c.output, 1e-12, 0.0);
     }
@@ -103,8 +124,15 @@ fn dequantize_of_mlx_weights_matches_mlx() {
 fn quantized_matmul_of_mlx_weights_matches_mlx() {
     let cases = load("quantized.json");
     let mut n = 0;
-    for c in cases.iter().filter(|c| c.op == "qmm" || c.op == "gather_qmm") {
-        let (gs, bits, m) = (param_usize(c, "group_size"), param_usize(c, "bits"), mode(c));
+    for c in cases
+        .iter()
+        .filter(|c| c.op == "qmm" || c.op == "gather_qmm")
+    {
+        let (gs, bits, m) = (
+            param_usize(c, "group_size"),
+            param_usize(c, "bits"),
+            mode(c),
+        );
         let transpose = c.params["transpose"].as_bool().expect("transpose");
         let x = array(&c.inputs[0]);
         let wq = array(&c.inputs[1]);
@@ -133,7 +161,12 @@ fn quantized_matmul_of_mlx_weights_matches_mlx() {
         .expect(&c.name);
         // mlx sums in the input's dtype in places where ferrox sums in
         // float32: half precision results may differ by a few of their ulps.
-        let scale = c.output.data.iter().fold(0f64, |a, &v| a.max(v.abs())).max(1.0);
+        let scale = c
+            .output
+            .data
+            .iter()
+            .fold(0f64, |a, &v| a.max(v.abs()))
+            .max(1.0);
         let atol = match c.output.dtype {
             DType::Float32 => 2e-5 * scale,
             DType::Float16 => 4e-3 * scale,

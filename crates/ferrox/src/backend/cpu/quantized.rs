@@ -319,9 +319,12 @@ pub fn quantize(
         .map(|o| out_storage(*o))
         .collect::<Result<Vec<_>>>()?;
     let gscale = match global_scale {
-        Some(g) => Some(contiguous::<f32>(g).first().copied().ok_or_else(|| {
-            Error::value(op, "global_scale is empty")
-        })?),
+        Some(g) => Some(
+            contiguous::<f32>(g)
+                .first()
+                .copied()
+                .ok_or_else(|| Error::value(op, "global_scale is empty"))?,
+        ),
         None => None,
     };
     with_qfloat!(op, w.dtype, T => {
@@ -461,13 +464,18 @@ fn fp_group<T: QFloat>(w: &[T], mode: QuantMode, gscale: Option<f32>, out: &mut 
             *c = nearest_fp4(q, |d| d);
         }
     } else {
+        let l = r::<T>(scale_t.log2()).ceil();
         let e = if scale_t == 0.0 {
             0i32
+        } else if l.is_finite() {
+            l as i32
         } else {
-            r::<T>(scale_t.log2()).ceil() as i32
+            // An infinite or NaN group: the x86 conversion's integer.
+            i32::MIN
         };
         let p = r::<T>(2f32.powi(e));
-        code = (e + 127) as u8;
+        // int32 to uint8 wraps, as MLX's cast.
+        code = e.wrapping_add(127) as u8;
         for (c, &v) in codes.iter_mut().zip(w) {
             let q = r::<T>(v.to_f32() / p);
             *c = if mode == QuantMode::Mxfp8 {
@@ -639,7 +647,15 @@ const DIRECT_COLS: usize = 64;
 /// `out[m, n] = sum_k x[m, k] * W[n, k]` (transposed, `W` stored as
 /// `[N, K]`) or `sum_k x[m, k] * W[k, n]` (`W` stored as `[K, N]`), for
 /// a contiguous f32 `x` (`[M, K]`) and output (`[M, N]`).
-fn qmm_f32(x: &[f32], q: &QMat<'_>, m: usize, k: usize, n: usize, transpose: bool, out: &mut [f32]) -> Result<()> {
+fn qmm_f32(
+    x: &[f32],
+    q: &QMat<'_>,
+    m: usize,
+    k: usize,
+    n: usize,
+    transpose: bool,
+    out: &mut [f32],
+) -> Result<()> {
     if m == 0 || n == 0 {
         return Ok(());
     }
@@ -676,9 +692,15 @@ fn qmm_f32(x: &[f32], q: &QMat<'_>, m: usize, k: usize, n: usize, transpose: boo
             })
         };
         if parallel {
-            out_t.par_chunks_mut(DIRECT_COLS * m).enumerate().for_each(|(t, c)| task(t, c));
+            out_t
+                .par_chunks_mut(DIRECT_COLS * m)
+                .enumerate()
+                .for_each(|(t, c)| task(t, c));
         } else {
-            out_t.chunks_mut(DIRECT_COLS * m).enumerate().for_each(|(t, c)| task(t, c));
+            out_t
+                .chunks_mut(DIRECT_COLS * m)
+                .enumerate()
+                .for_each(|(t, c)| task(t, c));
         }
         for (j, col) in out_t.chunks_exact(m).enumerate() {
             for (i, &v) in col.iter().enumerate() {
@@ -709,9 +731,15 @@ fn qmm_f32(x: &[f32], q: &QMat<'_>, m: usize, k: usize, n: usize, transpose: boo
             })
         };
         if parallel {
-            local.par_chunks_mut(m * cols).enumerate().for_each(|(b, c)| task(b, c));
+            local
+                .par_chunks_mut(m * cols)
+                .enumerate()
+                .for_each(|(b, c)| task(b, c));
         } else {
-            local.chunks_mut(m * cols).enumerate().for_each(|(b, c)| task(b, c));
+            local
+                .chunks_mut(m * cols)
+                .enumerate()
+                .for_each(|(b, c)| task(b, c));
         }
         for (blk, c) in local.chunks_exact(m * cols).enumerate() {
             let c0 = blk * cols;
@@ -742,7 +770,11 @@ fn qmm_tiled(
 ) -> Result<()> {
     let gs = q.gs;
     // Non-transposed tiles are whole groups wide.
-    let cols = if transpose { TILE_COLS } else { TILE_COLS.div_ceil(gs) * gs };
+    let cols = if transpose {
+        TILE_COLS
+    } else {
+        TILE_COLS.div_ceil(gs) * gs
+    };
     let blocks = n.div_ceil(cols);
     let lhs = MatRef::row_major(x, m, k)?;
     let one = |blk: usize, inner_parallel: bool| -> Result<Vec<f32>> {
@@ -769,13 +801,24 @@ fn qmm_tiled(
             MatRef::row_major(&tile, k, w)?
         };
         let mut res = vec![0f32; m * w];
-        gemm_product(MatMut::new(&mut res, m, w, w)?, lhs, rhs, Epilogue::Store, inner_parallel)?;
+        gemm_product(
+            MatMut::new(&mut res, m, w, w)?,
+            lhs,
+            rhs,
+            Epilogue::Store,
+            inner_parallel,
+        )?;
         Ok(res)
     };
     let results: Vec<Vec<f32>> = if parallel && blocks > 1 {
-        (0..blocks).into_par_iter().map(|b| one(b, false)).collect::<Result<_>>()?
+        (0..blocks)
+            .into_par_iter()
+            .map(|b| one(b, false))
+            .collect::<Result<_>>()?
     } else {
-        (0..blocks).map(|b| one(b, parallel)).collect::<Result<_>>()?
+        (0..blocks)
+            .map(|b| one(b, parallel))
+            .collect::<Result<_>>()?
     };
     for (blk, res) in results.iter().enumerate() {
         let c0 = blk * cols;
@@ -793,7 +836,10 @@ fn qmm_tiled(
 fn stack<'a, T: Pod>(x: &Operand<'a>, batch: &[usize]) -> Result<(Cow<'a, [T]>, Vec<usize>)> {
     let nd = x.shape.len();
     if nd < 2 {
-        return Err(internal("quantized_matmul", "an operand has fewer than 2 dimensions"));
+        return Err(internal(
+            "quantized_matmul",
+            "an operand has fewer than 2 dimensions",
+        ));
     }
     let (rows, cols) = (x.shape[nd - 2], x.shape[nd - 1]);
     let st = &x.data.strides;
@@ -801,7 +847,11 @@ fn stack<'a, T: Pod>(x: &Operand<'a>, batch: &[usize]) -> Result<(Cow<'a, [T]>, 
     let (data, strides, offset): (Cow<'a, [T]>, Vec<isize>, usize) = if rowwise {
         (Cow::Borrowed(x.data.raw::<T>()), st.clone(), x.data.offset)
     } else {
-        (Cow::Owned(x.data.to_vec::<T>(x.shape)), row_major_strides(x.shape), 0)
+        (
+            Cow::Owned(x.data.to_vec::<T>(x.shape)),
+            row_major_strides(x.shape),
+            0,
+        )
     };
     let own = &x.shape[..nd - 2];
     if own.len() > batch.len() {
@@ -819,10 +869,15 @@ fn stack<'a, T: Pod>(x: &Operand<'a>, batch: &[usize]) -> Result<(Cow<'a, [T]>, 
         .collect();
     let mut offsets = Vec::with_capacity(batch.iter().product());
     let mut bad = false;
-    walk(batch, &bstrides, [offset as isize], |[o]| match usize::try_from(o) {
-        Ok(o) => offsets.push(o),
-        Err(_) => bad = true,
-    });
+    walk(
+        batch,
+        &bstrides,
+        [offset as isize],
+        |[o]| match usize::try_from(o) {
+            Ok(o) => offsets.push(o),
+            Err(_) => bad = true,
+        },
+    );
     if bad {
         return Err(internal("quantized_matmul", "negative offset"));
     }
@@ -863,7 +918,11 @@ pub fn qmm(
     if wr != rows_expected || wpr * 32 != vals_per_row * bits || gpr * group_size != vals_per_row {
         return Err(internal(op, "packed matrix shape"));
     }
-    let table = if mode == QuantMode::Affine { None } else { Some(code_table(mode)) };
+    let table = if mode == QuantMode::Affine {
+        None
+    } else {
+        Some(code_table(mode))
+    };
     let mut storage = out_storage(out)?;
     with_qfloat!(op, out.dtype, T => {
         let xs = contiguous::<T>(x);

@@ -6,7 +6,7 @@
 //! integers and have no derivative. `dequantize` is likewise linear in the
 //! scales and biases.
 
-use super::{Dequantize, QuantMode, Quantize, QuantizedMatmul, dequantize, quantize, qmm_checked};
+use super::{Dequantize, QuantMode, Quantize, QuantizedMatmul, dequantize, qmm_checked, quantize};
 use crate::error::{Error, ErrorKind, Result};
 use crate::graph::array::Array;
 use crate::ops::creation::{ones_like, zeros_like};
@@ -78,7 +78,10 @@ fn scale_bias_cotangents(
     };
     let gsc = if want_scales {
         let q = codes(w, scales, gs, bits)?.astype(g.dtype())?;
-        Some(sum(&crate::ops::binary::multiply(&g, &q)?, Some(&[-1]), false)?.astype(scales.dtype())?)
+        Some(
+            sum(&crate::ops::binary::multiply(&g, &q)?, Some(&[-1]), false)?
+                .astype(scales.dtype())?,
+        )
     } else {
         None
     };
@@ -245,7 +248,10 @@ pub(super) fn qmm_vmap(
         )
     };
     let Some(n) = batch_size(inputs, axes) else {
-        return Ok((call(&inputs[0], &inputs[1], &inputs[2], inputs.get(3))?, None));
+        return Ok((
+            call(&inputs[0], &inputs[1], &inputs[2], inputs.get(3))?,
+            None,
+        ));
     };
     if axes[1..].iter().all(|a| a.is_none()) {
         // Only x is batched: its batch axis is one more batch dimension.
@@ -342,7 +348,10 @@ pub(super) fn dequantize_vmap(
 ) -> Result<(Array, Option<usize>)> {
     let op = "dequantize";
     if axes.get(2).is_some_and(|a| a.is_some()) && p.mode != QuantMode::Affine {
-        return Err(crate::graph::primitive::no_rule(op, "vmap over the global scale"));
+        return Err(crate::graph::primitive::no_rule(
+            op,
+            "vmap over the global scale",
+        ));
     }
     let n = batch_size(inputs, axes);
     let all: Vec<Array> = match n {

@@ -226,7 +226,7 @@ fn packed_row_len(op: &str, w: &Array, scales: &Array, gs: usize, bits: usize) -
     let (ws, ss) = (w.shape(), scales.shape());
     let nd = ws.len();
     let words = ws[nd - 1];
-    let bits_per_row = words.checked_mul(32).unwrap_or(usize::MAX);
+    let bits_per_row = words.saturating_mul(32);
     let fits = ss.len() == nd
         && ws[..nd - 1] == ss[..nd - 1]
         && bits_per_row % bits == 0
@@ -284,7 +284,10 @@ pub fn quantize(
     if !w.dtype().is_float() {
         return Err(Error::dtype(
             op,
-            format!("only floating point arrays can be quantized, got {}", w.dtype()),
+            format!(
+                "only floating point arrays can be quantized, got {}",
+                w.dtype()
+            ),
         ));
     }
     require_float(op, "w", w.dtype())?;
@@ -606,9 +609,7 @@ pub fn gather_qmm(
     let _ = sorted_indices;
     let mode = QuantMode::parse(op, mode)?;
     if lhs_indices.is_none() && rhs_indices.is_none() {
-        return qmm_checked(
-            op, x, w, scales, biases, transpose, group_size, bits, mode,
-        );
+        return qmm_checked(op, x, w, scales, biases, transpose, group_size, bits, mode);
     }
     scales_dtype(op, mode, scales, biases)?;
     let (gs, b) = mode.params(op, group_size, bits)?;

@@ -8,10 +8,14 @@ use crate::ops::views::swapaxes;
 use proptest::prelude::*;
 
 fn values(n: usize, seed: u64) -> Vec<f32> {
-    let mut s = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+    let mut s = seed
+        .wrapping_mul(6364136223846793005)
+        .wrapping_add(1442695040888963407);
     (0..n)
         .map(|_| {
-            s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            s = s
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
             ((s >> 40) as f32 / (1u64 << 24) as f32) * 2.0 - 1.0
         })
         .collect()
@@ -23,7 +27,17 @@ fn arr(shape: &[usize], seed: u64) -> Array {
 }
 
 fn deq(wq: &Array, s: &Array, b: Option<&Array>, gs: usize, bits: usize, mode: &str) -> Array {
-    dequantize(wq, s, b, Some(gs), Some(bits), mode, None, Some(DType::Float32)).unwrap()
+    dequantize(
+        wq,
+        s,
+        b,
+        Some(gs),
+        Some(bits),
+        mode,
+        None,
+        Some(DType::Float32),
+    )
+    .unwrap()
 }
 
 fn max_abs_diff(a: &Array, b: &Array) -> f32 {
@@ -32,7 +46,10 @@ fn max_abs_diff(a: &Array, b: &Array) -> f32 {
         b.astype(DType::Float32).unwrap().to_vec::<f32>().unwrap(),
     );
     assert_eq!(a.len(), b.len());
-    a.iter().zip(&b).map(|(x, y)| (x - y).abs()).fold(0.0, f32::max)
+    a.iter()
+        .zip(&b)
+        .map(|(x, y)| (x - y).abs())
+        .fold(0.0, f32::max)
 }
 
 #[test]
@@ -46,7 +63,9 @@ fn round_trip_error_is_within_a_step() {
             assert_eq!(wq.dtype(), DType::UInt32);
             assert_eq!(s.shape(), &[8, 256 / gs]);
             let b = b.unwrap();
-            let back = deq(&wq, &s, Some(&b), gs, bits, "affine").to_vec::<f32>().unwrap();
+            let back = deq(&wq, &s, Some(&b), gs, bits, "affine")
+                .to_vec::<f32>()
+                .unwrap();
             let sv = s.to_vec::<f32>().unwrap();
             for (i, (&x, &y)) in wv.iter().zip(&back).enumerate() {
                 // Half a step, except near the edge opposite the one the
@@ -114,8 +133,17 @@ fn check_qmm(m: usize, k: usize, n: usize, gs: usize, bits: usize, transpose: bo
     let b = b.unwrap();
     let wd = deq(&wq, &s, Some(&b), gs, bits, "affine");
     let x = arr(&[m, k], seed + 1);
-    let y = quantized_matmul(&x, &wq, &s, Some(&b), transpose, Some(gs), Some(bits), "affine")
-        .unwrap();
+    let y = quantized_matmul(
+        &x,
+        &wq,
+        &s,
+        Some(&b),
+        transpose,
+        Some(gs),
+        Some(bits),
+        "affine",
+    )
+    .unwrap();
     let want = if transpose {
         matmul(&x, &swapaxes(&wd, -1, -2).unwrap()).unwrap()
     } else {
@@ -124,7 +152,10 @@ fn check_qmm(m: usize, k: usize, n: usize, gs: usize, bits: usize, transpose: bo
     assert_eq!(y.shape(), want.shape());
     let scale = (k as f32).sqrt();
     let d = max_abs_diff(&y, &want);
-    assert!(d <= 2e-5 * scale * 4.0, "m {m} k {k} n {n} gs {gs} bits {bits} t {transpose}: {d}");
+    assert!(
+        d <= 2e-5 * scale * 4.0,
+        "m {m} k {k} n {n} gs {gs} bits {bits} t {transpose}: {d}"
+    );
 }
 
 #[test]
@@ -133,7 +164,15 @@ fn product_matches_dequantize_then_matmul() {
         for transpose in [true, false] {
             check_qmm(3, 128, 64, 64, bits, transpose, bits as u64);
             // Enough rows for the tiled path.
-            check_qmm(crate::backend::cpu::quantized::TILE_ROWS + 3, 64, 160, 32, bits, transpose, 7);
+            check_qmm(
+                crate::backend::cpu::quantized::TILE_ROWS + 3,
+                64,
+                160,
+                32,
+                bits,
+                transpose,
+                7,
+            );
         }
     }
 }
@@ -210,8 +249,20 @@ fn gather_qmm_matches_gathered_products() {
     let x = arr(&[4, 2, 64], 21);
     let li = Array::from_slice(&[0u32, 3, 1], &[3]).unwrap();
     let ri = Array::from_slice(&[2u32, 0, 1], &[3]).unwrap();
-    let y = gather_qmm(&x, &wq, &s, Some(&b), Some(&li), Some(&ri), true, Some(64), Some(4), "affine", false)
-        .unwrap();
+    let y = gather_qmm(
+        &x,
+        &wq,
+        &s,
+        Some(&b),
+        Some(&li),
+        Some(&ri),
+        true,
+        Some(64),
+        Some(4),
+        "affine",
+        false,
+    )
+    .unwrap();
     assert_eq!(y.shape(), &[3, 2, 8]);
     let wd = deq(&wq, &s, Some(&b), 64, 4, "affine");
     let want = crate::ops::matmul_forms::gather_mm(
@@ -235,7 +286,12 @@ fn bad_arguments_are_errors_naming_the_op() {
     assert!(quantize(&arr(&[64], 1), Some(64), Some(4), "affine", None).is_err());
     assert!(quantize(&arr(&[2, 48], 1), Some(32), Some(4), "affine", None).is_err());
     let wi = Array::from_slice(&[1i32; 64], &[1, 64]).unwrap();
-    assert_eq!(quantize(&wi, None, None, "affine", None).unwrap_err().kind(), ErrorKind::Dtype);
+    assert_eq!(
+        quantize(&wi, None, None, "affine", None)
+            .unwrap_err()
+            .kind(),
+        ErrorKind::Dtype
+    );
     assert!(quantize(&w, Some(64), None, "mxfp4", None).is_err());
     let (wq, s, b) = quantize(&w, Some(32), Some(4), "affine", None).unwrap();
     let b = b.unwrap();
@@ -243,17 +299,63 @@ fn bad_arguments_are_errors_naming_the_op() {
     let e = quantized_matmul(&x, &wq, &s, Some(&b), true, Some(32), Some(4), "affine").unwrap_err();
     assert!(e.to_string().contains("[2, 32]"), "{e}");
     // Wrong group size for these scales.
-    assert!(quantized_matmul(&arr(&[2, 64], 1), &wq, &s, Some(&b), true, Some(64), Some(4), "affine").is_err());
+    assert!(
+        quantized_matmul(
+            &arr(&[2, 64], 1),
+            &wq,
+            &s,
+            Some(&b),
+            true,
+            Some(64),
+            Some(4),
+            "affine"
+        )
+        .is_err()
+    );
     // Missing biases for affine, biases for mxfp4.
-    assert!(quantized_matmul(&arr(&[2, 64], 1), &wq, &s, None, true, Some(32), Some(4), "affine").is_err());
+    assert!(
+        quantized_matmul(
+            &arr(&[2, 64], 1),
+            &wq,
+            &s,
+            None,
+            true,
+            Some(32),
+            Some(4),
+            "affine"
+        )
+        .is_err()
+    );
     assert!(dequantize(&wq, &s, Some(&b), None, None, "mxfp4", None, None).is_err());
     // A float w where packed codes are expected.
     assert!(dequantize(&w, &s, Some(&b), Some(32), Some(4), "affine", None, None).is_err());
     // Scales of the wrong shape.
     let s_bad = arr(&[4, 3], 2);
-    assert!(dequantize(&wq, &s_bad, Some(&s_bad), Some(32), Some(4), "affine", None, None).is_err());
     assert!(
-        dequantize(&wq, &s, Some(&b), Some(32), Some(4), "affine", None, Some(DType::Int32)).is_err()
+        dequantize(
+            &wq,
+            &s_bad,
+            Some(&s_bad),
+            Some(32),
+            Some(4),
+            "affine",
+            None,
+            None
+        )
+        .is_err()
+    );
+    assert!(
+        dequantize(
+            &wq,
+            &s,
+            Some(&b),
+            Some(32),
+            Some(4),
+            "affine",
+            None,
+            Some(DType::Int32)
+        )
+        .is_err()
     );
     let gsc = Array::from_slice(&[1.0f32], &[1]).unwrap();
     assert!(quantize(&w, Some(32), Some(4), "affine", Some(&gsc)).is_err());
