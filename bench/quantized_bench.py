@@ -64,7 +64,10 @@ def run_side(lib, k, n, reps, bits, group_size):
 
 
 def importable(py, module):
-    r = subprocess.run([py, "-c", f"import {module}"], capture_output=True)
+    try:
+        r = subprocess.run([py, "-c", f"import {module}"], capture_output=True)
+    except OSError:
+        return False
     return r.returncode == 0
 
 
@@ -75,6 +78,7 @@ def main():
     p.add_argument("--bits", type=int, default=4)
     p.add_argument("--group-size", type=int, default=64)
     p.add_argument("--reps", type=int, default=10)
+    p.add_argument("--only", choices=["ferrox", "mlx"], help="run one library only")
     p.add_argument("--ferrox-python", default=sys.executable)
     p.add_argument("--mlx-python", default=sys.executable)
     p.add_argument("--side", choices=["ferrox", "mlx"], help=argparse.SUPPRESS)
@@ -87,6 +91,8 @@ def main():
         ("ferrox", a.ferrox_python, "ferrox.core"),
         ("mlx", a.mlx_python, "mlx.core"),
     ]:
+        if a.only and lib != a.only:
+            continue
         if not importable(py, module):
             print(f"({module} not importable by {py})", file=sys.stderr)
             continue

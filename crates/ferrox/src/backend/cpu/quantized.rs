@@ -610,6 +610,7 @@ impl QMat<'_> {
         (self.scales[i], self.biases.map_or(0.0, |b| b[i]))
     }
     /// Elements `[g0 * gs, g1 * gs)` of row `row` dequantized into `out`.
+    #[inline(always)]
     fn dequant(&self, row: usize, g0: usize, g1: usize, out: &mut [f32]) {
         for (g, o) in (g0..g1).zip(out.chunks_exact_mut(self.gs)) {
             self.values(row, g, o);
@@ -753,7 +754,7 @@ fn qmm_f32(
 }
 
 /// Output columns per dequantized tile of the tiled kernel.
-const TILE_COLS: usize = 128;
+const TILE_COLS: usize = 256;
 
 /// The tiled product: each task dequantizes `TILE_COLS` columns of `W`
 /// into an f32 tile and multiplies `x` with it through gemm.
