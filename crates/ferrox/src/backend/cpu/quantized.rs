@@ -255,7 +255,9 @@ fn unpack_pow2<const B: usize>(words: &[u32], out: &mut [f32]) {
     let mask = (1u32 << B) - 1;
     for (chunk, &w) in out.chunks_exact_mut(32 / B).zip(words) {
         for (k, o) in chunk.iter_mut().enumerate() {
-            *o = ((w >> (k * B)) & mask) as f32;
+            // Codes are below 2^8: the signed conversion is exact (and one
+            // instruction, where the unsigned one is several).
+            *o = ((w >> (k * B)) & mask) as i32 as f32;
         }
     }
 }
@@ -270,7 +272,7 @@ fn unpack_group(words: &[u32], bits: usize, out: &mut [f32]) {
         8 => unpack_pow2::<8>(words, out),
         _ => {
             for (i, o) in out.iter_mut().enumerate() {
-                *o = code_at(words, i, bits) as f32;
+                *o = code_at(words, i, bits) as i32 as f32;
             }
         }
     }
@@ -622,6 +624,36 @@ impl QMat<'_> {
     }
 }
 
+/// `x . codes` for one group of 1-, 2- or 4-bit codes (`words`), without
+/// unpacking to memory: eight codes at a time are shifted out of their
+/// word into eight lanes.
+#[inline(always)]
+fn dot_codes<const B: usize>(words: &[u32], x: &[f32]) -> f32 {
+    let mask = (1u32 << B) - 1;
+    let mut acc = [0f32; 8];
+    for (c, xc) in x.chunks_exact(8).enumerate() {
+        let base = c * 8 * B;
+        let w = words[base / 32] >> (base % 32);
+        for k in 0..8 {
+            acc[k] += xc[k] * ((w >> (k * B)) & mask) as i32 as f32;
+        }
+    }
+    acc.iter().sum()
+}
+
+/// [`dot_codes`] for 8-bit codes (eight codes span two words).
+#[inline(always)]
+fn dot_codes8(words: &[u32], x: &[f32]) -> f32 {
+    let mut acc = [0f32; 8];
+    for (w2, xc) in words.chunks_exact(2).zip(x.chunks_exact(8)) {
+        for k in 0..8 {
+            let w = w2[k / 4];
+            acc[k] += xc[k] * ((w >> ((k % 4) * 8)) & 0xff) as i32 as f32;
+        }
+    }
+    acc.iter().sum()
+}
+
 #[inline(always)]
 fn dot(a: &[f32], b: &[f32]) -> f32 {
     let mut acc = [0f32; 8];
@@ -679,8 +711,29 @@ fn qmm_f32(
             simd(|| {
                 let mut buf = [0f32; 128];
                 let vals = &mut buf[..gs];
+                let fused = m == 1 && q.table.is_none() && matches!(q.bits, 1 | 2 | 4 | 8);
+                let wpg = q.wpr / q.gpr.max(1);
                 for (j, o) in chunk.chunks_exact_mut(m).enumerate() {
                     let row = t * DIRECT_COLS + j;
+                    if fused {
+                        // One row of x: shift the codes straight into lanes.
+                        let mut sum = 0f32;
+                        for g in 0..groups {
+                            let start = row * q.wpr + g * wpg;
+                            let ws = &q.words[start..start + wpg];
+                            let xg = &x[g * gs..(g + 1) * gs];
+                            let d = match q.bits {
+                                1 => dot_codes::<1>(ws, xg),
+                                2 => dot_codes::<2>(ws, xg),
+                                4 => dot_codes::<4>(ws, xg),
+                                _ => dot_codes8(ws, xg),
+                            };
+                            let (s, b) = q.scale_bias(row, g);
+                            sum += s * d + b * xs[g];
+                        }
+                        o[0] = sum;
+                        continue;
+                    }
                     for g in 0..groups {
                         q.values(row, g, vals);
                         let (s, b) = q.scale_bias(row, g);

@@ -160,6 +160,12 @@ fn check_qmm(m: usize, k: usize, n: usize, gs: usize, bits: usize, transpose: bo
 
 #[test]
 fn product_matches_dequantize_then_matmul() {
+    // One row (the fused decode kernel), every width and group size.
+    for bits in [1usize, 2, 3, 4, 5, 6, 8] {
+        for gs in [32usize, 64, 128] {
+            check_qmm(1, 256, 40, gs, bits, true, 11 + bits as u64);
+        }
+    }
     for bits in [2usize, 3, 4, 8] {
         for transpose in [true, false] {
             check_qmm(3, 128, 64, 64, bits, transpose, bits as u64);
