@@ -432,6 +432,24 @@ fn dynamic_slice_update(
     })?)
 }
 
+/// contiguous(a, /, allow_col_major=False, *, stream=None) -> array
+///
+/// ``a`` laid out row-major and contiguous (a copy of a view that is not;
+/// ``allow_col_major`` is accepted for compatibility, the result is always
+/// row-major).
+///
+/// Example:
+///     >>> a = ferrox.core.array([[1, 2], [3, 4]])
+///     >>> ferrox.core.contiguous(a.T).tolist()
+///     [[1, 3], [2, 4]]
+#[pyfunction]
+#[pyo3(signature = (a, /, allow_col_major = false, *, stream = None))]
+fn contiguous(a: &Any<'_>, allow_col_major: bool, stream: Stream<'_, '_>) -> PyResult<PyArr> {
+    let _ = allow_col_major;
+    let a = to_array(a)?;
+    ok(on(stream, || ferrox::contiguous(&a))?)
+}
+
 /// gather_mm(a, b, /, lhs_indices=None, rhs_indices=None, *, sorted_indices=False, stream=None) -> array
 ///
 /// ``matmul(a[lhs_indices], b[rhs_indices])`` where the indices pick
@@ -599,6 +617,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     }
     add!(
         flip,
+        contiguous,
         atleast_1d,
         atleast_2d,
         atleast_3d,

@@ -25,6 +25,7 @@ mod linalg;
 mod methods;
 mod misc;
 mod ops;
+mod quantized;
 mod random;
 mod transforms;
 mod tree;
@@ -47,6 +48,7 @@ fn core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     misc::register(m)?;
     transforms::register(m)?;
     compiled::register(m)?;
+    quantized::register(m)?;
     random::register(m)?;
     fft::register(m)?;
     fast::register(m)?;

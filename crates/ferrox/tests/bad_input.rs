@@ -1326,3 +1326,188 @@ proptest! {
         check_as("cross_entropy", &["cross_entropy", "take_along_axis"], || fx::fast::cross_entropy(&q, &m))?;
     }
 }
+
+// ------------------------------------------------------------ quantization
+
+fn quant_dim() -> BoxedStrategy<usize> {
+    prop::sample::select(vec![0usize, 1, 2, 3, 4, 8, 16, 32, 48, 64, 128]).boxed()
+}
+fn quant_shape() -> impl Strategy<Value = Vec<usize>> {
+    prop::collection::vec(quant_dim(), 0..=3)
+}
+fn opt_param() -> BoxedStrategy<Option<usize>> {
+    prop_oneof![
+        2 => Just(None),
+        3 => prop::sample::select(vec![1usize, 2, 3, 4, 5, 6, 7, 8, 16, 32, 64, 128]).prop_map(Some),
+        1 => prop::sample::select(vec![0usize, 9, 33, 1 << 20, usize::MAX]).prop_map(Some),
+    ]
+    .boxed()
+}
+fn quant_mode() -> BoxedStrategy<&'static str> {
+    prop::sample::select(vec![
+        "affine", "affine", "mxfp4", "mxfp8", "nvfp4", "int4", "",
+    ])
+    .boxed()
+}
+
+proptest! {
+    #![proptest_config(cfg(256))]
+
+    /// quantize, dequantize, quantized_matmul and gather_qmm with random
+    /// shapes, dtypes, group sizes, bits and modes; the packed operands
+    /// are either quantize's own outputs or random arrays.
+    #[test]
+    fn sweep_quantized(
+        sw in spec_of(quant_shape()),
+        sx in spec_of(quant_shape()),
+        sq in spec_of(quant_shape()),
+        ss in spec_of(quant_shape()),
+        gs in opt_param(),
+        bits in opt_param(),
+        mode in quant_mode(),
+        transpose in any::<bool>(),
+        own in any::<bool>(),
+        si in ispec(),
+    ) {
+        let w = build(&sw)?;
+        let x = build(&sx)?;
+        check("quantize", || fx::quantize(&w, gs, bits, mode, None).map(|(a, b, c)| {
+            let mut v = vec![a, b];
+            v.extend(c);
+            v
+        }))?;
+        let packed = if own {
+            fx::quantize(&w, gs, bits, mode, None).ok()
+        } else {
+            None
+        };
+        let (wq, s, b) = match packed {
+            Some((wq, s, b)) => (wq, s, b),
+            None => {
+                let s = build(&ss)?;
+                (build(&sq)?, s.clone(), Some(s))
+            }
+        };
+        let idx = build_idx(&si)?;
+        check("dequantize", || fx::dequantize(&wq, &s, b.as_ref(), gs, bits, mode, None, None))?;
+        check("dequantize", || fx::dequantize(&wq, &s, None, gs, bits, mode, None, Some(DType::Float16)))?;
+        check("quantized_matmul", || {
+            fx::quantized_matmul(&x, &wq, &s, b.as_ref(), transpose, gs, bits, mode)
+        })?;
+        check("quantized_matmul", || {
+            fx::quantized_matmul(&w, &wq, &s, b.as_ref(), !transpose, gs, bits, mode)
+        })?;
+        check_as("gather_qmm", &["gather_qmm", "take"], || {
+            fx::gather_qmm(&x, &wq, &s, b.as_ref(), None, Some(&idx), transpose, gs, bits, mode, false)
+        })?;
+        check_as("gather_qmm", &["gather_qmm", "take"], || {
+            fx::gather_qmm(&x, &wq, &s, b.as_ref(), Some(&idx), None, transpose, gs, bits, mode, true)
+        })?;
+    }
+}
+
+#[test]
+fn quantization_rejects_what_mlx_rejects() {
+    let w = fx::ones(&[4, 64], DType::Float32).unwrap();
+    let cases: Vec<(&str, Result<Vec<Array>>)> = vec![
+        (
+            "group size 48",
+            fx::quantize(&w, Some(48), Some(4), "affine", None).map(|r| vec![r.0]),
+        ),
+        (
+            "7 bits",
+            fx::quantize(&w, Some(64), Some(7), "affine", None).map(|r| vec![r.0]),
+        ),
+        (
+            "rank 1",
+            fx::quantize(
+                &fx::ones(&[64], DType::Float32).unwrap(),
+                None,
+                None,
+                "affine",
+                None,
+            )
+            .map(|r| vec![r.0]),
+        ),
+        (
+            "not divisible",
+            fx::quantize(
+                &fx::ones(&[2, 96], DType::Float32).unwrap(),
+                Some(64),
+                None,
+                "affine",
+                None,
+            )
+            .map(|r| vec![r.0]),
+        ),
+        (
+            "int weights",
+            fx::quantize(
+                &fx::ones(&[2, 64], DType::Int32).unwrap(),
+                None,
+                None,
+                "affine",
+                None,
+            )
+            .map(|r| vec![r.0]),
+        ),
+        (
+            "mode",
+            fx::quantize(&w, None, None, "int4", None).map(|r| vec![r.0]),
+        ),
+        (
+            "mxfp4 group",
+            fx::quantize(&w, Some(64), None, "mxfp4", None).map(|r| vec![r.0]),
+        ),
+    ];
+    for (what, r) in cases {
+        let e = r.err().unwrap_or_else(|| panic!("{what}: accepted"));
+        assert!(e.to_string().starts_with("quantize: "), "{what}: {e}");
+    }
+    let (wq, s, b) = fx::quantize(&w, Some(32), Some(4), "affine", None).unwrap();
+    let b = b.unwrap();
+    let x = fx::ones(&[2, 32], DType::Float32).unwrap();
+    let e =
+        fx::quantized_matmul(&x, &wq, &s, Some(&b), true, Some(32), Some(4), "affine").unwrap_err();
+    assert!(
+        e.to_string()
+            .starts_with("quantized_matmul: x has shape [2, 32]"),
+        "{e}"
+    );
+    let e = fx::quantized_matmul(
+        &fx::ones(&[2, 64], DType::Int32).unwrap(),
+        &wq,
+        &s.astype(DType::Int32).unwrap(),
+        Some(&b.astype(DType::Int32).unwrap()),
+        true,
+        Some(32),
+        Some(4),
+        "affine",
+    )
+    .unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Dtype, "{e}");
+    let e = fx::dequantize(
+        &wq,
+        &s.reshape(&[8]).unwrap(),
+        Some(&b.reshape(&[8]).unwrap()),
+        Some(32),
+        Some(4),
+        "affine",
+        None,
+        None,
+    )
+    .unwrap_err();
+    assert!(e.to_string().starts_with("dequantize: "), "{e}");
+    let e = fx::dequantize(
+        &wq.astype(DType::Float32).unwrap(),
+        &s,
+        Some(&b),
+        Some(32),
+        Some(4),
+        "affine",
+        None,
+        None,
+    )
+    .unwrap_err();
+    assert!(e.to_string().contains("uint32"), "{e}");
+}

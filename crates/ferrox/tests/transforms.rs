@@ -1513,6 +1513,21 @@ fn every_differentiable_op_has_rules() {
     case!("addmm", [v, x, m], |a| addmm(
         &a[0], &a[1], &a[2], 0.5, 2.0
     )?);
+    // Quantized products: x (and the affine scales and biases) are
+    // differentiable, the packed codes are not.
+    case!("quantized_matmul", [x1], |a| {
+        let (wq, s, b) = qweights(3, 64)?;
+        let x = reshape(&a[0], &[2, 28])?;
+        let x = concatenate(&[x.clone(), x.clone(), x], 1)?;
+        let x = slice(&x, &[0, 0], &[2, 64], &[1, 1])?.astype(DType::Float32)?;
+        quantized_matmul(&x, &wq, &s, b.as_ref(), true, Some(32), Some(4), "affine")?
+    });
+    case!("dequantize", [x1], |a| {
+        let (wq, s, b) = qweights(3, 64)?;
+        let b = b.ok_or_else(|| Error::new(ErrorKind::Value, "test", "biases"))?;
+        let s2 = &s * &sum(&a[0], None, false)?.astype(DType::Float32)?;
+        dequantize(&wq, &s2?, Some(&b), Some(32), Some(4), "affine", None, None)?
+    });
     // Reductions.
     case!("all", [x], |a| all(&a[0], Some(&[1]), false)?);
     case!("any", [x], |a| ferrox::any(&a[0], Some(&[1]), false)?);
@@ -1819,5 +1834,257 @@ fn vmap_applies_a_single_out_axis_to_every_output() {
     assert_eq!(
         out[1].to_vec::<f32>().unwrap(),
         vec![2.0, 6.0, 10.0, 4.0, 8.0, 12.0]
+    );
+}
+
+/// A fixed `[rows, k]` weight quantized with group size 32 and 4 bits.
+fn qweights(rows: usize, k: usize) -> Result<(Array, Array, Option<Array>)> {
+    let n = (rows * k) as f64;
+    let w = sin(&arange(0.0, n, 1.0, DType::Float32)?)?.reshape(&[rows as isize, k as isize])?;
+    quantize(&w, Some(32), Some(4), "affine", None)
+}
+
+#[test]
+fn quantized_rules() {
+    let (wq, s, b) = qweights(5, 64).unwrap();
+    let b = b.unwrap();
+    let (wqn, sn, bn) = qweights(64, 32).unwrap();
+    let bn = bn.unwrap();
+    let mut rng = Rng::new(77);
+    let f32_ = |a: &Array| a.astype(DType::Float32);
+    // The x-gradient (both layouts); functions of f64 inputs computed in f32.
+    {
+        let (wq, s, b) = (wq.clone(), s.clone(), b.clone());
+        let f = move |a: &[Array]| -> Result<Vec<Array>> {
+            Ok(vec![quantized_matmul(
+                &f32_(&a[0])?,
+                &wq,
+                &s,
+                Some(&b),
+                true,
+                Some(32),
+                Some(4),
+                "affine",
+            )?])
+        };
+        common::checks::check_derivatives_with(
+            "qmm x",
+            &f,
+            &[rng.array(&[3, 64], -1.0, 1.0)],
+            1,
+            1e-2,
+            1e-3,
+        );
+    }
+    {
+        let (wq, s, b) = (wqn.clone(), sn.clone(), bn.clone());
+        let f = move |a: &[Array]| -> Result<Vec<Array>> {
+            Ok(vec![quantized_matmul(
+                &f32_(&a[0])?,
+                &wq,
+                &s,
+                Some(&b),
+                false,
+                Some(32),
+                Some(4),
+                "affine",
+            )?])
+        };
+        common::checks::check_derivatives_with(
+            "qmm x transposed",
+            &f,
+            &[rng.array(&[2, 3, 64], -1.0, 1.0)],
+            2,
+            1e-2,
+            1e-3,
+        );
+    }
+    // Scales and biases (MLX has these rules too).
+    {
+        let (wq, x) = (
+            wq.clone(),
+            rng.array(&[4, 64], -1.0, 1.0)
+                .astype(DType::Float32)
+                .unwrap(),
+        );
+        let f = move |a: &[Array]| -> Result<Vec<Array>> {
+            Ok(vec![quantized_matmul(
+                &x,
+                &wq,
+                &f32_(&a[0])?,
+                Some(&f32_(&a[1])?),
+                true,
+                Some(32),
+                Some(4),
+                "affine",
+            )?])
+        };
+        let s64 = s.astype(DType::Float64).unwrap();
+        let b64 = b.astype(DType::Float64).unwrap();
+        common::checks::check_derivatives_with(
+            "qmm scales biases",
+            &f,
+            &[s64.clone(), b64.clone()],
+            3,
+            1e-2,
+            1e-3,
+        );
+        let wq = wqn.clone();
+        let g = move |a: &[Array]| -> Result<Vec<Array>> {
+            Ok(vec![dequantize(
+                &wq,
+                &f32_(&a[0])?,
+                Some(&f32_(&a[1])?),
+                Some(32),
+                Some(4),
+                "affine",
+                None,
+                None,
+            )?])
+        };
+        let sn64 = sn.astype(DType::Float64).unwrap();
+        let bn64 = bn.astype(DType::Float64).unwrap();
+        common::checks::check_derivatives_with(
+            "dequantize scales biases",
+            &g,
+            &[sn64, bn64],
+            4,
+            1e-2,
+            1e-3,
+        );
+    }
+    // The packed codes have no derivative: a clear Unsupported error.
+    let x = ones(&[2, 64], DType::Float32).unwrap();
+    let (wq2, s2, b2) = (wq.clone(), s.clone(), b.clone());
+    let e = vjp(
+        move |a: &[Array]| {
+            Ok(vec![quantized_matmul(
+                &x,
+                &a[0],
+                &s2,
+                Some(&b2),
+                true,
+                Some(32),
+                Some(4),
+                "affine",
+            )?])
+        },
+        &[wq2],
+        &[ones(&[2, 5], DType::Float32).unwrap()],
+    )
+    .unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Unsupported, "{e}");
+    assert!(e.to_string().starts_with("quantized_matmul: "), "{e}");
+    // vmap over x, over the weights, and over both.
+    let xs = rng
+        .array(&[3, 2, 64], -1.0, 1.0)
+        .astype(DType::Float32)
+        .unwrap();
+    let ws: Vec<Array> = (0..3)
+        .map(|i| {
+            let w = sin(
+                &(arange(0.0, 320.0, 1.0, DType::Float32).unwrap() * (i as f64 + 1.0)).unwrap(),
+            )
+            .unwrap();
+            w.reshape(&[5, 64]).unwrap()
+        })
+        .collect();
+    let wb = stack(&ws, 0).unwrap();
+    let (wqb, sb, bb) = quantize(&wb, Some(32), Some(4), "affine", None).unwrap();
+    let bb = bb.unwrap();
+    let qf = |a: &[Array]| -> Result<Vec<Array>> {
+        Ok(vec![quantized_matmul(
+            &a[0],
+            &a[1],
+            &a[2],
+            Some(&a[3]),
+            true,
+            Some(32),
+            Some(4),
+            "affine",
+        )?])
+    };
+    check_vmap(
+        "qmm vmap x",
+        qf,
+        &[xs.clone(), wq.clone(), s.clone(), b.clone()],
+        &[Some(0), None, None, None],
+    );
+    check_vmap(
+        "qmm vmap w",
+        qf,
+        &[
+            ones(&[2, 64], DType::Float32).unwrap(),
+            wqb.clone(),
+            sb.clone(),
+            bb.clone(),
+        ],
+        &[None, Some(0), Some(0), Some(0)],
+    );
+    check_vmap(
+        "qmm vmap both",
+        qf,
+        &[xs.clone(), wqb.clone(), sb.clone(), bb.clone()],
+        &[Some(0), Some(0), Some(0), Some(0)],
+    );
+    let xs1 = swapaxes(&xs, 0, 1).unwrap();
+    check_vmap(
+        "qmm vmap axis 1",
+        qf,
+        &[xs1, wqb.clone(), sb.clone(), bb.clone()],
+        &[Some(1), Some(0), Some(0), Some(0)],
+    );
+    let df = |a: &[Array]| -> Result<Vec<Array>> {
+        Ok(vec![dequantize(
+            &a[0],
+            &a[1],
+            Some(&a[2]),
+            Some(32),
+            Some(4),
+            "affine",
+            None,
+            None,
+        )?])
+    };
+    check_vmap(
+        "dequantize vmap",
+        df,
+        &[wqb.clone(), sb.clone(), b.clone()],
+        &[Some(0), Some(0), None],
+    );
+    let quf = |a: &[Array]| -> Result<Vec<Array>> {
+        let (q, s, b) = quantize(&a[0], Some(32), Some(4), "affine", None)?;
+        Ok(vec![
+            q,
+            s,
+            b.ok_or_else(|| Error::new(ErrorKind::Value, "test", "biases"))?,
+        ])
+    };
+    check_vmap("quantize vmap", quf, &[wb.clone()], &[Some(0)]);
+    // gather_qmm's x-gradient (through take and the product's rule).
+    let li = Array::from_slice(&[2u32, 0, 1, 1], &[4]).unwrap();
+    let ri = Array::from_slice(&[1u32, 2, 0, 2], &[4]).unwrap();
+    let f = move |a: &[Array]| -> Result<Vec<Array>> {
+        Ok(vec![gather_qmm(
+            &f32_(&a[0])?,
+            &wqb,
+            &sb,
+            Some(&bb),
+            Some(&li),
+            Some(&ri),
+            true,
+            Some(32),
+            Some(4),
+            "affine",
+            false,
+        )?])
+    };
+    common::checks::check_derivatives_with(
+        "gather_qmm x",
+        &f,
+        &[rng.array(&[3, 2, 64], -1.0, 1.0)],
+        5,
+        1e-2,
+        1e-3,
     );
 }

@@ -22,6 +22,7 @@ pub mod lu;
 pub mod matmul;
 pub mod matmul_forms;
 pub mod nan_to_num;
+pub mod quantized;
 pub mod reduce;
 pub mod reductions;
 pub mod scan;

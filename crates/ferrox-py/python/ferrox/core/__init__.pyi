@@ -1605,6 +1605,21 @@ def conjugate(a: ArrayLike, /, *, stream: StreamOrDevice = ...) -> array:
     """
     ...
 
+def contiguous(a: ArrayLike, /, allow_col_major: Any = ..., *, stream: StreamOrDevice = ...) -> array:
+    """
+    contiguous(a, /, allow_col_major=False, *, stream=None) -> array
+
+    ``a`` laid out row-major and contiguous (a copy of a view that is not;
+    ``allow_col_major`` is accepted for compatibility, the result is always
+    row-major).
+
+    Example:
+        >>> a = ferrox.core.array([[1, 2], [3, 4]])
+        >>> ferrox.core.contiguous(a.T).tolist()
+        [[1, 3], [2, 4]]
+    """
+    ...
+
 def conv1d(input: ArrayLike, weight: ArrayLike, /, stride: Any = ..., padding: Any = ..., dilation: Any = ..., groups: Any = ..., *, stream: StreamOrDevice = ...) -> array:
     """
     conv1d(input, weight, /, stride=1, padding=0, dilation=1, groups=1, *, stream=None) -> array
@@ -1854,6 +1869,24 @@ def depends(inputs: Any, dependencies: Any) -> Any:
         >>> x = ferrox.core.array([1.0]); y = ferrox.core.depends(x, ferrox.core.exp(x))
         >>> y.tolist()
         [1.0]
+    """
+    ...
+
+def dequantize(w: Any, /, scales: Any, biases: Any = ..., group_size: Any = ..., bits: Any = ..., mode: str = ..., global_scale: Any = ..., dtype: Optional[Dtype] = ..., *, stream: StreamOrDevice = ...) -> array:
+    """
+    dequantize(w: array, /, scales: array, biases: array | None = None, group_size: int | None = None, bits: int | None = None, mode: str = 'affine', global_scale: array | None = None, dtype: Dtype | None = None, *, stream: StreamOrDevice = None) -> array
+
+    Dequantize the matrix ``w`` (packed by :func:`quantize`) using its
+    quantization parameters: ``w_i = s * q_i + b`` in the affine mode, the
+    code's value times the group's scale in the floating point modes.
+
+    The result dtype is ``dtype``, else that of the scales and biases
+    (affine) or bfloat16.
+
+    Example:
+        >>> w = ferrox.core.ones((2, 64))
+        >>> ferrox.core.dequantize(*ferrox.core.quantize(w)).tolist()[0][:3]
+        [1.0, 1.0, 1.0]
     """
     ...
 
@@ -2276,6 +2309,25 @@ def gather_mm(a: ArrayLike, b: ArrayLike, /, lhs_indices: Optional[ArrayLike] = 
         >>> a = ferrox.core.ones((3, 2, 4)); b = ferrox.core.ones((4, 5))
         >>> ferrox.core.gather_mm(a, b, ferrox.core.array([2, 0])).shape
         (2, 2, 5)
+    """
+    ...
+
+def gather_qmm(x: ArrayLike, w: Any, /, scales: Any, biases: Any = ..., lhs_indices: Optional[ArrayLike] = ..., rhs_indices: Optional[ArrayLike] = ..., transpose: Any = ..., group_size: Any = ..., bits: Any = ..., mode: str = ..., global_scale: Any = ..., *, sorted_indices: Any = ..., stream: StreamOrDevice = ...) -> array:
+    """
+    gather_qmm(x: array, w: array, /, scales: array, biases: array | None = None, lhs_indices: array | None = None, rhs_indices: array | None = None, transpose: bool = True, group_size: int | None = None, bits: int | None = None, mode: str = 'affine', global_scale: array | None = None, *, sorted_indices: bool = False, stream: StreamOrDevice = None) -> array
+
+    Perform quantized matrix multiplication with matrix-level gather, the
+    quantized equivalent of :func:`gather_mm`: ``lhs_indices`` and
+    ``rhs_indices`` are flat indices into the batch dimensions (all but the
+    last two) of ``x`` and of ``w`` (with its ``scales`` and ``biases``).
+    ``global_scale`` is only supported on the GPU in MLX and is rejected
+    here; ``sorted_indices`` is a hint.
+
+    Example:
+        >>> w_q, s, b = ferrox.core.quantize(ferrox.core.ones((4, 3, 64)))
+        >>> x = ferrox.core.ones((1, 1, 64))
+        >>> ferrox.core.gather_qmm(x, w_q, s, b, rhs_indices=ferrox.core.array([3, 0])).shape
+        (2, 1, 3)
     """
     ...
 
@@ -3217,6 +3269,54 @@ def put_along_axis(a: ArrayLike, /, indices: ArrayLike, values: ArrayLike, axis:
     Example:
         >>> ferrox.core.put_along_axis(ferrox.core.zeros((3,), ferrox.core.int32), ferrox.core.array([1]), ferrox.core.array([7]), 0).tolist()
         [0, 7, 0]
+    """
+    ...
+
+def quantize(w: Any, /, group_size: Any = ..., bits: Any = ..., mode: str = ..., *, global_scale: Any = ..., stream: StreamOrDevice = ...) -> Tuple[array, array, array]:
+    """
+    quantize(w: array, /, group_size: int | None = None, bits: int | None = None, mode: str = 'affine', *, global_scale: array | None = None, stream: StreamOrDevice = None) -> tuple[array, array, array]
+
+    Quantize the array ``w``: every ``group_size`` consecutive elements of
+    a row share a scale (and, in the ``"affine"`` mode, a bias), and each
+    element becomes a ``bits``-bit code packed into uint32 words from the
+    lowest bits up.
+
+    Modes: ``"affine"`` (group size 32, 64 (default) or 128; bits 1, 2, 3, 4
+    (default), 5, 6 or 8; scales and biases in ``w``'s dtype), ``"mxfp4"``
+    (group 32, 4 bits, e8m0 scales), ``"mxfp8"`` (group 32, 8 bits, e8m0
+    scales) and ``"nvfp4"`` (group 16, 4 bits, e4m3 scales; optional float32
+    ``global_scale``). The floating point modes have no biases and return
+    two arrays.
+
+    In the affine mode, for a group with maximum ``a`` and minimum ``b``,
+    ``s = (a - b) / (2**bits - 1)`` and ``q_i = round((w_i - b) / s)``, with
+    the larger-magnitude edge represented exactly.
+
+    Returns:
+        tuple: ``(w_q, scales, biases)`` (affine) or ``(w_q, scales)``.
+
+    Example:
+        >>> w = ferrox.core.ones((2, 64))
+        >>> w_q, scales, biases = ferrox.core.quantize(w, group_size=32, bits=4)
+        >>> w_q.shape, scales.shape
+        ((2, 8), (2, 2))
+    """
+    ...
+
+def quantized_matmul(x: ArrayLike, w: Any, /, scales: Any, biases: Any = ..., transpose: Any = ..., group_size: Any = ..., bits: Any = ..., mode: str = ..., *, stream: StreamOrDevice = ...) -> array:
+    """
+    quantized_matmul(x: array, w: array, /, scales: array, biases: array | None = None, transpose: bool = True, group_size: int | None = None, bits: int | None = None, mode: str = 'affine', *, stream: StreamOrDevice = None) -> array
+
+    Perform the matrix multiplication with the quantized matrix ``w``:
+    ``x @ w.T`` (``transpose=True``, ``w`` packed as ``(N, K)``) or
+    ``x @ w``, where ``w`` is given by its packed codes and one scale (and
+    bias) per ``group_size`` elements. The matrix is never unpacked whole;
+    products accumulate in float32.
+
+    Example:
+        >>> w_q, s, b = ferrox.core.quantize(ferrox.core.ones((3, 64)))
+        >>> ferrox.core.quantized_matmul(ferrox.core.ones((1, 64)), w_q, s, b).tolist()
+        [[64.0, 64.0, 64.0]]
     """
     ...
 

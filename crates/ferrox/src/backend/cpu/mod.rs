@@ -20,6 +20,7 @@ pub mod math;
 pub mod matmul;
 pub mod nan_to_num;
 pub mod parallel;
+pub mod quantized;
 pub mod reduce;
 pub mod scan;
 pub mod scatter;
