@@ -103,6 +103,26 @@ impl MaskTable {
     }
 }
 
+/// Rows `j0..j0+n` of head `h` of batch `b` of a `[B, H, T, C]` view, as
+/// an `n x cols` matrix view or (`transposed`) its `cols x n` transpose.
+fn rows_view<'v>(
+    x: &'v F32View<'_>,
+    cols: usize,
+    b: usize,
+    h: usize,
+    j0: usize,
+    n: usize,
+    transposed: bool,
+) -> Result<MatRef<'v, f32>> {
+    let (st, sc) = (x.strides[2], x.strides[3]);
+    let off = x.offset + b * x.strides[0] + h * x.strides[1] + j0 * st;
+    if transposed {
+        MatRef::new(&x.data, off, (cols, n), (sc, st))
+    } else {
+        MatRef::new(&x.data, off, (n, cols), (st, sc))
+    }
+}
+
 /// A float operand as a row-major `f32` vector.
 fn op_to_f32_rowmajor(op: &Operand<'_>) -> Result<Vec<f32>> {
     let v = F32View::of("scaled_dot_product_attention", op)?;
@@ -234,9 +254,7 @@ impl<'a> Geometry<'a> {
         j0: usize,
         n: usize,
     ) -> Result<MatRef<'_, f32>> {
-        let k = &self.k;
-        let off = k.offset + b * k.strides[0] + kvh * k.strides[1] + j0 * k.strides[2];
-        MatRef::new(&k.data, off, (self.d, n), (k.strides[3], k.strides[2]))
+        rows_view(&self.k, self.d, b, kvh, j0, n, true)
     }
 
     /// `K[b, kvh, j0..j0+n]` as an `n x d` matrix view.
@@ -247,9 +265,7 @@ impl<'a> Geometry<'a> {
         j0: usize,
         n: usize,
     ) -> Result<MatRef<'_, f32>> {
-        let k = &self.k;
-        let off = k.offset + b * k.strides[0] + kvh * k.strides[1] + j0 * k.strides[2];
-        MatRef::new(&k.data, off, (n, self.d), (k.strides[2], k.strides[3]))
+        rows_view(&self.k, self.d, b, kvh, j0, n, false)
     }
 
     /// `V[b, kvh, j0..j0+n]` as an `n x d_v` matrix view.
@@ -260,9 +276,7 @@ impl<'a> Geometry<'a> {
         j0: usize,
         n: usize,
     ) -> Result<MatRef<'_, f32>> {
-        let v = &self.v;
-        let off = v.offset + b * v.strides[0] + kvh * v.strides[1] + j0 * v.strides[2];
-        MatRef::new(&v.data, off, (n, self.dv), (v.strides[2], v.strides[3]))
+        rows_view(&self.v, self.dv, b, kvh, j0, n, false)
     }
 
     /// `V[b, kvh, j0..j0+n]^T` as a `d_v x n` matrix view.
@@ -273,9 +287,7 @@ impl<'a> Geometry<'a> {
         j0: usize,
         n: usize,
     ) -> Result<MatRef<'_, f32>> {
-        let v = &self.v;
-        let off = v.offset + b * v.strides[0] + kvh * v.strides[1] + j0 * v.strides[2];
-        MatRef::new(&v.data, off, (self.dv, n), (v.strides[3], v.strides[2]))
+        rows_view(&self.v, self.dv, b, kvh, j0, n, true)
     }
 
     /// Applies the causal and array masks to a `rows x n` score tile of
