@@ -17,9 +17,10 @@ cargo clippy --workspace --all-targets --quiet -- -D warnings
 echo "== the workspace: unit, integration, numpy fixtures, transforms, compile, exit, doc"
 cargo test --workspace
 
-echo "== loom models of the evaluation cell and the compile cache (cfg(loom) builds in target/loom)"
-RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=target/loom \
-    cargo test -p ferrox --test loom_cell --test loom_cache
+echo "== loom models of the evaluation cell and the compile cache (the loom feature)"
+# --workspace keeps the dependencies' features as the step above resolved
+# them, so only ferrox itself is rebuilt (with loom's primitives).
+cargo test --workspace --features ferrox/loom --test loom_cell --test loom_cache
 
 echo "== the Python package: fresh venv, maturin develop, pytest"
 ./scripts/test-python.sh

@@ -1,7 +1,7 @@
 //! Synchronisation primitives used by ferrox, in one place so that model
 //! checkers can swap them in.
 //!
-//! Under `--cfg loom` these are loom's types, and the state machines built on
+//! With the `loom` feature these are loom's types, and the state machines built on
 //! them (see [`crate::graph::cell`]) are explored exhaustively by the loom
 //! tests. Everything else uses the standard library's.
 //!
@@ -12,24 +12,24 @@
 //! assert_eq!(*m.lock().unwrap(), 2);
 //! ```
 
-#[cfg(loom)]
+#[cfg(feature = "loom")]
 pub use loom::sync::{
     Arc, Condvar, Mutex, MutexGuard, RwLock, RwLockReadGuard, RwLockWriteGuard,
     atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering},
 };
 
-#[cfg(not(loom))]
+#[cfg(not(feature = "loom"))]
 pub use std::sync::{
     Arc, Condvar, Mutex, MutexGuard, OnceLock, RwLock, RwLockReadGuard, RwLockWriteGuard,
     atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering},
 };
 
-#[cfg(loom)]
+#[cfg(feature = "loom")]
 pub use loom_once::OnceLock;
 
 /// A model of `std::sync::OnceLock` (the subset ferrox uses) for loom,
 /// which has none: a value written once, then read without locking.
-#[cfg(loom)]
+#[cfg(feature = "loom")]
 mod loom_once {
     use loom::cell::UnsafeCell;
     use loom::sync::atomic::{AtomicBool, Ordering};

@@ -5,9 +5,8 @@
 //! in any interleaving.
 //!
 //! Run with (add `-- --nocapture` to see how many executions each explores):
-//! RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=target/loom \
-//!     cargo test -p ferrox --release --test loom_cache
-#![cfg(loom)]
+//! cargo test --workspace --features ferrox/loom --release --test loom_cache
+#![cfg(feature = "loom")]
 
 use ferrox::compile::cache::{CompileCache, FnIdentity};
 use ferrox::{Error, ErrorKind};

@@ -3,8 +3,8 @@
 //! the published value or error, no lost wake-up, an abandoned claim
 //! still releases its waiters.
 //!
-//! Run with: RUSTFLAGS="--cfg loom" cargo test -p ferrox --test loom_cell --release
-#![cfg(loom)]
+//! Run with: cargo test --workspace --features ferrox/loom --release --test loom_cell
+#![cfg(feature = "loom")]
 
 use ferrox::graph::cell::{Claimed, EvalCell};
 use ferrox::{Error, ErrorKind};

@@ -690,7 +690,7 @@ fn not_registered(fn_id: FnId) -> Error {
     )
 }
 
-#[cfg(all(test, not(loom)))]
+#[cfg(all(test, not(feature = "loom")))]
 mod tests {
     use super::*;
     use crate::error::ErrorKind;

@@ -228,7 +228,7 @@ impl<K: CacheKey, V: Send + Sync + 'static> Drop for Registration<K, V> {
     }
 }
 
-#[cfg(all(test, not(loom)))]
+#[cfg(all(test, not(feature = "loom")))]
 mod tests {
     use super::*;
 

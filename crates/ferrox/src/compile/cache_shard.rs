@@ -136,28 +136,28 @@ impl<V> Flight<V> {
     }
 }
 
-// Thread identity and thread-local state come from loom under `--cfg loom`:
+// Thread identity and thread-local state come from loom with the `loom` feature:
 // loom runs its threads on one OS thread, so std's ids and thread-locals
 // would be shared between them. `crate::sync` has no thread re-exports, so
 // the switch lives here.
-#[cfg(loom)]
+#[cfg(feature = "loom")]
 pub(super) use loom::thread::ThreadId;
-#[cfg(not(loom))]
+#[cfg(not(feature = "loom"))]
 pub(super) use std::thread::ThreadId;
 
 /// The id of the calling thread.
 pub(super) fn current_thread() -> ThreadId {
-    #[cfg(loom)]
+    #[cfg(feature = "loom")]
     return loom::thread::current().id();
-    #[cfg(not(loom))]
+    #[cfg(not(feature = "loom"))]
     return std::thread::current().id();
 }
 
-#[cfg(loom)]
+#[cfg(feature = "loom")]
 loom::thread_local! {
     static TRACE_DEPTH: Cell<usize> = Cell::new(0);
 }
-#[cfg(not(loom))]
+#[cfg(not(feature = "loom"))]
 std::thread_local! {
     static TRACE_DEPTH: Cell<usize> = const { Cell::new(0) };
 }
@@ -192,7 +192,7 @@ impl Drop for TraceScope {
     }
 }
 
-#[cfg(all(test, not(loom)))]
+#[cfg(all(test, not(feature = "loom")))]
 mod tests {
     use super::*;
     use crate::error::{Error, ErrorKind};

@@ -23,10 +23,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 /// # Ok::<(), ferrox::Error>(())
 /// ```
 pub fn tape_cache() -> crate::sync::Arc<CompileCache<Signature, Tape>> {
-    #[cfg(not(loom))]
+    #[cfg(not(feature = "loom"))]
     static TAPES: std::sync::LazyLock<crate::sync::Arc<CompileCache<Signature, Tape>>> =
         std::sync::LazyLock::new(|| crate::sync::Arc::new(CompileCache::new()));
-    #[cfg(loom)]
+    #[cfg(feature = "loom")]
     loom::lazy_static! {
         static ref TAPES: crate::sync::Arc<CompileCache<Signature, Tape>> =
             crate::sync::Arc::new(CompileCache::new());

@@ -102,7 +102,7 @@ impl Primitive for IsolatedOp {
     }
 }
 
-#[cfg(all(test, not(loom)))]
+#[cfg(all(test, not(feature = "loom")))]
 mod tests {
     /// The names of the methods `Primitive` declares, read from its source.
     fn trait_methods() -> Vec<String> {

@@ -115,7 +115,7 @@ impl Drop for Node {
     }
 }
 
-#[cfg(all(test, not(loom)))]
+#[cfg(all(test, not(feature = "loom")))]
 mod tests {
     use super::*;
     use std::collections::HashSet;
