@@ -193,7 +193,7 @@ def orthogonal(gain: float = 1.0, dtype: mx.Dtype = mx.float32) -> Initializer:
     """
     def initializer(a: mx.array) -> mx.array:
         if a.ndim != 2:
-            raise ValueError(f"init.orthogonal: needs a 2-d array, got {a.ndim} dimensions")
+            raise ValueError(f"init.orthogonal: needs a 2D array, got a {a.ndim}D array")
         rows, cols = a.shape
         n = max(rows, cols)
         q, r = mx.linalg.qr(mx.random.normal(shape=(n, n)), stream=mx.cpu)

@@ -7,6 +7,14 @@ inner function writes them (the transform's tracers) into the module with
 ``update`` before calling the user's function. So the user's function reads
 the module as usual and the gradients come back as a tree like
 ``model.trainable_parameters()``.
+
+``value_and_grad`` hands the user's own arguments to the function through
+a closure rather than through ``ferrox.core.value_and_grad``: that
+transform rebuilds dict subclasses in its arguments as plain dicts, which
+would turn a ``Module`` argument (``loss_fn(model, x)``, the usual MLX
+idiom) into a dict. Only the parameters are differentiated, so nothing is
+lost. ``checkpoint`` must pass its arguments through (their gradients
+flow through it), so its arguments should be arrays, not modules.
 """
 
 from __future__ import annotations
@@ -17,15 +25,6 @@ from typing import Any, Callable, Optional, Tuple
 import ferrox.core as mx
 
 from .module import Module
-
-
-def _with_parameters(module: Module, fn: Callable[..., Any]) -> Callable[..., Any]:
-    """``fn`` made a function of ``(parameters, *args, **kwargs)``."""
-    def call(parameters: dict, *args: Any, **kwargs: Any) -> Any:
-        module.update(parameters)
-        return fn(*args, **kwargs)
-
-    return call
 
 
 def value_and_grad(model: Module, fn: Callable[..., Any]) -> Callable[..., Tuple[Any, dict]]:
@@ -43,11 +42,13 @@ def value_and_grad(model: Module, fn: Callable[..., Any]) -> Callable[..., Tuple
         >>> sorted(grads), grads["weight"].shape
         (['bias', 'weight'], (1, 2))
     """
-    transformed = mx.value_and_grad(_with_parameters(model, fn))
-
     @functools.wraps(fn)
     def wrapped(*args: Any, **kwargs: Any) -> Tuple[Any, dict]:
-        return transformed(model.trainable_parameters(), *args, **kwargs)
+        def of_parameters(parameters: dict) -> Any:
+            model.update(parameters)
+            return fn(*args, **kwargs)
+
+        return mx.value_and_grad(of_parameters)(model.trainable_parameters())
 
     return wrapped
 
@@ -65,7 +66,12 @@ def checkpoint(module: Module, fn: Optional[Callable[..., Any]] = None) -> Calla
         (1, 2)
     """
     body = module if fn is None else fn
-    transformed = mx.checkpoint(_with_parameters(module, body))
+
+    def of_parameters(parameters: dict, *args: Any, **kwargs: Any) -> Any:
+        module.update(parameters)
+        return body(*args, **kwargs)
+
+    transformed = mx.checkpoint(of_parameters)
 
     @functools.wraps(body)
     def wrapped(*args: Any, **kwargs: Any) -> Any:

@@ -87,7 +87,7 @@ class RMSprop(_WithLearningRate):
         if alpha < 0.0:
             raise ValueError(f"RMSprop: alpha must be >= 0, got {alpha}")
         if eps <= 0.0:
-            raise ValueError(f"RMSprop: eps must be > 0, got {eps}")
+            raise ValueError(f"RMSprop: eps should be >0, got {eps}")
         self.alpha = alpha
         self.eps = eps
 
@@ -108,7 +108,7 @@ class Adagrad(_WithLearningRate):
     def __init__(self, learning_rate: ScalarOrSchedule, eps: float = 1e-8) -> None:
         super().__init__(learning_rate)
         if eps <= 0.0:
-            raise ValueError(f"Adagrad: eps must be > 0, got {eps}")
+            raise ValueError(f"Adagrad: eps should be >0, got {eps}")
         self.eps = eps
 
     def init_single(self, parameter: mx.array, state: dict) -> None:
@@ -137,7 +137,7 @@ class AdaDelta(_WithLearningRate):
         if rho < 0.0:
             raise ValueError(f"AdaDelta: rho must be >= 0, got {rho}")
         if eps <= 0.0:
-            raise ValueError(f"AdaDelta: eps must be > 0, got {eps}")
+            raise ValueError(f"AdaDelta: eps should be >0, got {eps}")
         self.rho = rho
         self.eps = eps
 
@@ -332,6 +332,14 @@ class Adafactor(Optimizer):
             return mx.maximum(self.eps[1], parameter_rms) * size
         return size
 
+    @staticmethod
+    def _approximate_exp_moving_avg(row: mx.array, col: mx.array) -> mx.array:
+        """The factored estimate of ``1/sqrt(E[g^2])`` from its row and
+        column averages: the outer product of ``rsqrt(row / mean(row))``
+        and ``rsqrt(col)`` (batched over leading axes)."""
+        row_factor = mx.rsqrt(row / mx.mean(row, axis=-1, keepdims=True))
+        return mx.expand_dims(row_factor, -1) * mx.expand_dims(mx.rsqrt(col), -2)
+
     def apply_single(self, gradient: mx.array, parameter: mx.array, state: dict) -> mx.array:
         """One Adafactor step for one parameter."""
         parameter_rms = _rms(parameter)
@@ -342,10 +350,7 @@ class Adafactor(Optimizer):
             row = beta_2 * state["exp_avg_sq_row"] + (1 - beta_2) * mx.mean(squared, axis=-1)
             col = beta_2 * state["exp_avg_sq_col"] + (1 - beta_2) * mx.mean(squared, axis=-2)
             state["exp_avg_sq_row"], state["exp_avg_sq_col"] = row, col
-            # The rank-1 estimate of 1/sqrt(E[g^2]): rows normalised by their mean.
-            row_factor = mx.rsqrt(row / mx.mean(row, axis=-1, keepdims=True))
-            update = (mx.expand_dims(row_factor, -1) * mx.expand_dims(mx.rsqrt(col), -2)
-                      * gradient)
+            update = self._approximate_exp_moving_avg(row, col) * gradient
         else:
             full = beta_2 * state["exp_avg_sq"] + (1 - beta_2) * squared
             state["exp_avg_sq"] = full
