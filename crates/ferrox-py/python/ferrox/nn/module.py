@@ -231,6 +231,10 @@ class Module(dict):
         without it those entries are skipped.
         """
         def replace(dst: Any, src: Any, where: str) -> None:
+            # An empty container stands for "nothing here" (what parameters()
+            # puts at non-parameter positions), whatever dst holds.
+            if isinstance(src, (dict, list)) and not src:
+                return
             if isinstance(src, dict):
                 if not isinstance(dst, dict):
                     if strict:
