@@ -42,9 +42,9 @@ class SGD(_WithLearningRate):
 
     Example:
         >>> import ferrox.core as mx, ferrox.optimizers as optim
-        >>> opt = optim.SGD(0.1, momentum=0.9)
+        >>> opt = optim.SGD(0.5, momentum=0.9)
         >>> opt.apply_gradients({"w": mx.ones((1,))}, {"w": mx.zeros((1,))})["w"].tolist()
-        [-0.1]
+        [-0.5]
     """
 
     def __init__(self, learning_rate: ScalarOrSchedule, momentum: float = 0.0,
