@@ -11,7 +11,7 @@ import pytest
 import ferrox.core as fx
 import ferrox.nn as nn
 import ferrox.optimizers as optim
-from ferrox.utils import tree_flatten, tree_map
+from ferrox.utils import tree_flatten
 from conftest import TIMEOUT, assert_close, run_threads
 
 

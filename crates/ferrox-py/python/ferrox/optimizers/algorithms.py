@@ -8,7 +8,7 @@ keep their dtype. Moment slots are zero at the first step.
 
 from __future__ import annotations
 
-from typing import List, Optional, Sequence, Tuple, Union
+from typing import Optional, Sequence, Tuple, Union
 
 import ferrox.core as mx
 

@@ -36,6 +36,8 @@ def _geometry(value: IntOrTuple, rank: int, layer: str, name: str) -> IntOrTuple
 
 def _conv_weight(in_channels: int, out_channels: int, kernel: Tuple[int, ...],
                  groups: int, layer: str) -> mx.array:
+    """``(out_channels, *kernel, in_channels // groups)``, uniform in
+    ``±1/sqrt(in_channels * prod(kernel))``."""
     if in_channels % groups != 0:
         raise ValueError(f"{layer}: in_channels={in_channels} is not divisible by "
                          f"groups={groups}")
@@ -45,8 +47,8 @@ def _conv_weight(in_channels: int, out_channels: int, kernel: Tuple[int, ...],
 
 
 class _ConvNd(Module):
-    """Shared parts of the three convolutions; ``_rank`` spatial axes,
-    ``_op`` the ``ferrox.core`` function."""
+    """Shared parts of the three convolutions; subclasses set ``_rank``,
+    the number of spatial axes."""
 
     _rank = 0
 
@@ -71,11 +73,9 @@ class _ConvNd(Module):
                 f"kernel_size={kernel}, stride={self.stride}, padding={self.padding}, "
                 f"dilation={self.dilation}, groups={self.groups}, bias={'bias' in self}")
 
-    def _convolve(self, x: mx.array) -> mx.array:
-        raise NotImplementedError
-
     def __call__(self, x: mx.array) -> mx.array:
-        y = self._convolve(x)
+        op = (mx.conv1d, mx.conv2d, mx.conv3d)[self._rank - 1]
+        y = op(x, self.weight, self.stride, self.padding, self.dilation, self.groups)
         return y + self.bias if "bias" in self else y
 
 
@@ -90,18 +90,12 @@ class Conv1d(_ConvNd):
 
     _rank = 1
 
-    def _convolve(self, x: mx.array) -> mx.array:
-        return mx.conv1d(x, self.weight, self.stride, self.padding, self.dilation, self.groups)
-
 
 class Conv2d(_ConvNd):
     """2-d convolution of an ``(N, H, W, C_in)`` input; ``kernel_size``,
     ``stride``, ``padding`` and ``dilation`` are ints or pairs."""
 
     _rank = 2
-
-    def _convolve(self, x: mx.array) -> mx.array:
-        return mx.conv2d(x, self.weight, self.stride, self.padding, self.dilation, self.groups)
 
 
 class Conv3d(_ConvNd):
@@ -115,6 +109,3 @@ class Conv3d(_ConvNd):
                  bias: bool = True) -> None:
         super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation,
                          groups=1, bias=bias)
-
-    def _convolve(self, x: mx.array) -> mx.array:
-        return mx.conv3d(x, self.weight, self.stride, self.padding, self.dilation)

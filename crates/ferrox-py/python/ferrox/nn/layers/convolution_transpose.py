@@ -7,13 +7,12 @@ in ``±1/sqrt(in_channels * prod(kernel_size))``; the bias starts at zero.
 
 from __future__ import annotations
 
-import math
 from typing import Tuple
 
 import ferrox.core as mx
 
 from ..module import Module
-from .convolution import IntOrTuple, _geometry, _ntuple
+from .convolution import IntOrTuple, _conv_weight, _geometry, _ntuple
 
 
 class _ConvTransposeNd(Module):
@@ -27,9 +26,7 @@ class _ConvTransposeNd(Module):
         super().__init__()
         name = type(self).__name__
         kernel = _ntuple(kernel_size, self._rank, name, "kernel_size")
-        bound = math.sqrt(1 / (in_channels * math.prod(kernel)))
-        self.weight = mx.random.uniform(low=-bound, high=bound,
-                                        shape=(out_channels, *kernel, in_channels))
+        self.weight = _conv_weight(in_channels, out_channels, kernel, 1, name)
         if bias:
             self.bias = mx.zeros((out_channels,))
         self.padding = _geometry(padding, self._rank, name, "padding")

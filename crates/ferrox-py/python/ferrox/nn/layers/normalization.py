@@ -7,7 +7,7 @@ the variance before the square root.
 
 from __future__ import annotations
 
-from typing import Optional, Tuple
+from typing import Tuple
 
 import ferrox.core as mx
 

@@ -13,7 +13,7 @@ in the mean) on both sides of each axis.
 from __future__ import annotations
 
 import functools
-from typing import Callable, List, Optional, Sequence, Tuple, Union
+from typing import Callable, List, Optional, Sequence, Union
 
 import ferrox.core as mx
 

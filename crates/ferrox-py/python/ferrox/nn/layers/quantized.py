@@ -33,6 +33,13 @@ def _defaults_for_mode(mode: str, group_size: Optional[int],
     return group_size or default_group, bits or default_bits
 
 
+def _set_mode(layer: Module, mode: str, group_size: Optional[int],
+              bits: Optional[int]) -> None:
+    """Stores the layer's quantization settings, defaults filled in."""
+    layer.group_size, layer.bits = _defaults_for_mode(mode, group_size, bits)
+    layer.mode = mode
+
+
 def _quantize_into(layer: Module, weight: mx.array) -> None:
     """Sets ``layer.weight``/``scales``/``biases`` to ``weight`` quantized
     with the layer's settings (``biases`` is ``None`` outside ``affine``)."""
@@ -91,8 +98,7 @@ class QuantizedEmbedding(Module):
     def __init__(self, num_embeddings: int, dims: int, group_size: Optional[int] = None,
                  bits: Optional[int] = None, mode: str = "affine") -> None:
         super().__init__()
-        self.group_size, self.bits = _defaults_for_mode(mode, group_size, bits)
-        self.mode = mode
+        _set_mode(self, mode, group_size, bits)
         _quantize_into(self, mx.random.normal(shape=(num_embeddings, dims),
                                               scale=math.sqrt(1 / dims)))
         self.num_embeddings = num_embeddings
@@ -135,8 +141,7 @@ class QuantizedLinear(Module):
                  group_size: Optional[int] = None, bits: Optional[int] = None,
                  mode: str = "affine") -> None:
         super().__init__()
-        self.group_size, self.bits = _defaults_for_mode(mode, group_size, bits)
-        self.mode = mode
+        _set_mode(self, mode, group_size, bits)
         bound = math.sqrt(1 / input_dims)
         _quantize_into(self, mx.random.uniform(low=-bound, high=bound,
                                                shape=(output_dims, input_dims)))
@@ -191,8 +196,7 @@ class QQLinear(Module):
     def __init__(self, input_dims: int, output_dims: int, group_size: Optional[int] = None,
                  bits: Optional[int] = None, mode: str = "nvfp4") -> None:
         super().__init__()
-        self.group_size, self.bits = _defaults_for_mode(mode, group_size, bits)
-        self.mode = mode
+        _set_mode(self, mode, group_size, bits)
         bound = math.sqrt(1 / input_dims)
         self.weight = mx.random.uniform(low=-bound, high=bound, shape=(output_dims, input_dims))
         self._quantized = False
