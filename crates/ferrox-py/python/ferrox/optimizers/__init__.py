@@ -12,7 +12,7 @@ Example:
     1
 """
 
-from . import schedulers
+from . import optimizers, schedulers
 from .algorithms import (
     SGD, AdaDelta, Adafactor, Adagrad, Adam, Adamax, AdamW, Lion, Muon, RMSprop,
 )
@@ -24,6 +24,6 @@ from .schedulers import (
 
 __all__ = [
     "AdaDelta", "Adafactor", "Adagrad", "Adam", "AdamW", "Adamax", "Lion", "Muon",
-    "MultiOptimizer", "Optimizer", "RMSprop", "SGD", "clip_grad_norm", "cosine_decay",
+    "MultiOptimizer", "Optimizer", "RMSprop", "optimizers", "SGD", "clip_grad_norm", "cosine_decay",
     "exponential_decay", "join_schedules", "linear_schedule", "schedulers", "step_decay",
 ]

@@ -5,6 +5,7 @@ There is deliberately no ``__all__``: ``from ferrox.nn.layers import *``
 ``nn.activations.relu`` resolves as ``mlx.nn.activations.relu`` does.
 """
 
+from . import base
 from ..module import Module
 from .activations import (
     CELU, ELU, GELU, GLU, SELU, HardShrink, Hardswish, HardTanh, LeakyReLU, LogSigmoid,
