@@ -249,7 +249,7 @@ class Module(dict):
                         continue
                     store(dst, k, new, _path(where, k))
             elif isinstance(src, list):
-                if not isinstance(dst, (list, tuple)):
+                if not isinstance(dst, list):
                     if strict:
                         raise ValueError(f"Module.update: {where} is a {type(dst).__name__}, "
                                          "got a list for it")
@@ -284,7 +284,7 @@ class Module(dict):
         indices and non-modules raise ``ValueError``."""
         def replace(dst: Any, src: Any, where: str) -> None:
             if isinstance(src, dict):
-                entries = [(k, v) for k, v in src.items()]
+                entries = list(src.items())
                 present = lambda k: k in dst  # noqa: E731
             elif isinstance(src, list):
                 entries = list(enumerate(src))
