@@ -167,7 +167,7 @@ def test_pooling(rng, name, reduce, pad):
     layer = getattr(nn, name + "3d")(2, padding=1)
     assert_close(layer(fx.array(x)), pool_reference(x, (2,) * 3, (2,) * 3, (1,) * 3, reduce, pad))
     assert repr(layer) == f"{name}3d(kernel_size=(2, 2, 2), stride=(2, 2, 2), padding=(1, 1, 1))"
-    with pytest.raises(ValueError, match="'stride' must be positive"):
+    with pytest.raises(ValueError, match=r"every stride must be at least 1, got \(0,\)"):
         getattr(nn, name + "1d")(2, stride=0)
 
 
@@ -202,11 +202,11 @@ def test_upsample_cubic_keeps_constants_and_checks_arguments():
         for scale in (2, 0.5):
             y = nn.Upsample(scale, mode="cubic", **kwargs)(ones)
             assert_close(y, np.ones(y.shape), atol=1e-5)
-    with pytest.raises(ValueError, match="unsupported upsampling algorithm"):
+    with pytest.raises(ValueError, match="'nearest', 'linear' or 'cubic', got 'area'"):
         nn.Upsample(2, mode="area")
-    with pytest.raises(ValueError, match="antialias=True with align_corners=True"):
+    with pytest.raises(ValueError, match="antialias needs align_corners=False"):
         nn.Upsample(2, mode="linear", align_corners=True, antialias=True)
-    with pytest.raises(ValueError, match="One scale per spatial dimension"):
+    with pytest.raises(ValueError, match=r"\(2.0, 2.0\) has 2 scales for an input with 1"):
         nn.Upsample((2, 2))(fx.ones((1, 2, 1)))
 
 
@@ -338,7 +338,8 @@ def test_multi_head_attention_with_causal_mask(rng):
     def heads(x):
         return x.reshape(1, 3, 2, 2).transpose(0, 2, 1, 3)
 
-    qh, kh, vh = heads(proj["query_proj"](q)), heads(proj["key_proj"](kv)), heads(proj["value_proj"](kv))
+    qh = heads(proj["query_proj"](q))
+    kh, vh = heads(proj["key_proj"](kv)), heads(proj["value_proj"](kv))
     scores = qh @ kh.transpose(0, 1, 3, 2) / math.sqrt(2) + np.array(mask)
     out = (softmax(scores) @ vh).transpose(0, 2, 1, 3).reshape(1, 3, 4)
     got = attn(fx.array(q), fx.array(kv), fx.array(kv), mask)
@@ -400,7 +401,7 @@ def test_dropout_training_and_eval():
     assert (per_channel.min(1) == per_channel.max(1)).all()   # whole channels
     layer = nn.Dropout3d(0.5).eval()
     assert np.array(layer(fx.ones((1, 2, 2, 2, 2)))).min() == 1.0
-    with pytest.raises(ValueError, match=r"p=1 is not in \[0, 1\)"):
+    with pytest.raises(ValueError, match=r"must be in \[0, 1\), got 1"):
         nn.Dropout(1)
     with pytest.raises(ValueError, match="3 or 4 dimensions, got 2"):
         nn.Dropout2d()(fx.ones((2, 2)))
@@ -464,7 +465,7 @@ def test_quantized_layers_and_quantize(rng):
     emb = model.layers[0]
     assert isinstance(emb, nn.QuantizedEmbedding)
     assert emb(fx.array([1, 2])).shape == (2, 64)
-    with pytest.raises(ValueError, match="Invalid quantization mode 'int3'"):
+    with pytest.raises(ValueError, match="one of affine, mxfp4, nvfp4, mxfp8; got 'int3'"):
         nn.QuantizedLinear(64, 4, mode="int3")
 
 

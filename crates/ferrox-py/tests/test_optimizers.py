@@ -164,7 +164,8 @@ def test_first_steps_match_numpy(rng, name):
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_low_precision_parameters_keep_their_dtype(name):
     opt = CASES[name][0]()
-    out = opt.apply_gradients({"w": fx.ones((4, 4), fx.float16)}, {"w": fx.zeros((4, 4), fx.float16)})
+    half = fx.float16
+    out = opt.apply_gradients({"w": fx.ones((4, 4), half)}, {"w": fx.zeros((4, 4), half)})
     assert out["w"].dtype == fx.float16
 
 

@@ -25,7 +25,8 @@ class _DropoutBase(Module):
     def __init__(self, p: float = 0.5) -> None:
         super().__init__()
         if not 0 <= p < 1:
-            raise ValueError(f"{type(self).__name__}: the drop probability p={p} is not in [0, 1)")
+            raise ValueError(f"{type(self).__name__}: p (the probability of dropping) must be "
+                             f"in [0, 1), got {p}")
         self._p_1 = 1 - p
 
     def _extra_repr(self) -> str:

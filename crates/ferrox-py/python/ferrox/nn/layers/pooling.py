@@ -23,8 +23,7 @@ IntOrTuple = Union[int, Sequence[int]]
 
 
 def _per_axis(value: IntOrTuple, rank: int, layer: str, name: str) -> List[int]:
-    noun = "integer" if rank == 1 else "integers"
-    message = f"[{layer}] '{name}' must be an integer or a tuple containing {rank} {noun}"
+    message = f"{layer}: {name} takes an int or {rank} ints (one per spatial axis)"
     if isinstance(value, (list, tuple)):
         if len(value) != rank:
             raise ValueError(f"{message}, got {tuple(value)}")
@@ -68,10 +67,9 @@ class _Pool(Module):
         self._padding = _per_axis(padding, self._rank, name, "padding")
         for what, values in (("kernel_size", self._kernel_size), ("stride", self._stride)):
             if any(v <= 0 for v in values):
-                raise ValueError(f"[{name}] '{what}' must be positive but got {tuple(values)}.")
+                raise ValueError(f"{name}: every {what} must be at least 1, got {tuple(values)}")
         if any(p < 0 for p in self._padding):
-            raise ValueError(f"[{name}] 'padding' must be non-negative but got "
-                             f"{tuple(self._padding)}.")
+            raise ValueError(f"{name}: padding cannot be negative, got {tuple(self._padding)}")
 
     def _extra_repr(self) -> str:
         return (f"kernel_size={tuple(self._kernel_size)}, stride={tuple(self._stride)}, "

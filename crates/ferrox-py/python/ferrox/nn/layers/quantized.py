@@ -27,8 +27,8 @@ _MODE_DEFAULTS: Dict[str, Tuple[int, int]] = {
 def _defaults_for_mode(mode: str, group_size: Optional[int],
                        bits: Optional[int]) -> Tuple[int, int]:
     if mode not in _MODE_DEFAULTS:
-        raise ValueError(f"Invalid quantization mode {mode!r}; valid modes are: "
-                         f"{', '.join(_MODE_DEFAULTS)}")
+        raise ValueError(f"quantization mode must be one of {', '.join(_MODE_DEFAULTS)}; "
+                         f"got {mode!r}")
     default_group, default_bits = _MODE_DEFAULTS[mode]
     return group_size or default_group, bits or default_bits
 

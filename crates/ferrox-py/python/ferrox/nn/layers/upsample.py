@@ -131,8 +131,8 @@ def _taps_for(mode: str, n: int, scale: float, align_corners: bool, antialias: b
 
 def _check_antialias(align_corners: bool, antialias: bool) -> None:
     if antialias and align_corners:
-        raise ValueError("[Upsample] antialias=True with align_corners=True is not supported; "
-                         "use align_corners=False")
+        raise ValueError("Upsample: antialias needs align_corners=False (the two cannot be "
+                         "combined)")
 
 
 def _upsample(x: mx.array, scale_factor: Tuple[float, ...], mode: str,
@@ -188,10 +188,10 @@ class Upsample(Module):
                  align_corners: bool = False, antialias: bool = False) -> None:
         super().__init__()
         if mode not in ("nearest", "linear", "cubic"):
-            raise ValueError(f"[Upsample] Got unsupported upsampling algorithm: {mode}")
+            raise ValueError(f"Upsample: mode must be 'nearest', 'linear' or 'cubic', got {mode!r}")
         if antialias and mode == "nearest":
-            raise ValueError("[Upsample] Antialiasing is not supported for nearest neighbor "
-                             "upsampling")
+            raise ValueError("Upsample: antialias applies to the linear and cubic modes, not "
+                             "to 'nearest'")
         _check_antialias(align_corners, antialias)
         if isinstance(scale_factor, (list, tuple)):
             self.scale_factor: Union[float, Tuple[float, ...]] = tuple(map(float, scale_factor))
@@ -209,14 +209,13 @@ class Upsample(Module):
     def __call__(self, x: mx.array) -> mx.array:
         dims = x.ndim - 2
         if dims <= 0:
-            raise ValueError("[Upsample] The input should have at least 1 spatial dimension, "
-                             f"so at least 3 dimensions, but it has {x.ndim}")
+            raise ValueError("Upsample: expected (N, spatial..., C) with at least one spatial "
+                             f"axis, got an input with {x.ndim} dimensions")
         scale = self.scale_factor
         if isinstance(scale, tuple):
             if len(scale) != dims:
-                raise ValueError(f"[Upsample] One scale per spatial dimension is required but "
-                                 f"scale_factor={scale} and the input has {dims} spatial "
-                                 "dimensions")
+                raise ValueError(f"Upsample: scale_factor={scale} has {len(scale)} scales for "
+                                 f"an input with {dims} spatial axes")
         else:
             scale = (scale,) * dims
         return _upsample(x, scale, self.mode, self.align_corners, self.antialias)
