@@ -83,8 +83,9 @@ def quantize(model: Module, group_size: Optional[int] = None, bits: Optional[int
             kwargs = {k: v for k, v in choice.items()
                       if not (k == "quantize_input" and not v)}
         else:
-            raise ValueError("quantize: class_predicate must return a bool or a dict of "
-                             f"to_quantized arguments, got {type(choice).__name__}")
+            raise ValueError("quantize: class_predicate answered with a "
+                             f"{type(choice).__name__}; it should give True/False or a dict "
+                             "of to_quantized keyword arguments")
         return module.to_quantized(**kwargs)
 
     leaves = tree_map_with_path(replace, model.leaf_modules(), is_leaf=Module.is_module)
