@@ -63,7 +63,10 @@ def run_one(python, module, tests_dir, shim, logdir, label, per_test, per_file):
     env = dict(os.environ)
     env.pop("DEVICE", None)
     path = ([os.path.join(HERE, "shim")] if shim else []) + [tests_dir]
-    env["PYTHONPATH"] = os.pathsep.join(path)
+    # Keep the caller's PYTHONPATH after ours: it may point at the ferrox
+    # package to test (a source tree that shadows an installed one).
+    inherited = os.environ.get("PYTHONPATH")
+    env["PYTHONPATH"] = os.pathsep.join(path + ([inherited] if inherited else []))
     events_path = os.path.join(logdir, f"{label}-{module}.jsonl")
     log_path = os.path.join(logdir, f"{label}-{module}.log")
     skip_path = os.path.join(logdir, f"{label}-{module}.skip.json")

@@ -82,3 +82,88 @@ def test_every_public_array_method_is_documented():
     missing = [n for n in dir(fx.array) if not n.startswith("_")
                and not (inspect.getdoc(getattr(fx.array, n)) or "").strip()]
     assert not missing, f"array members without a docstring: {missing}"
+
+
+# ---- the pure-Python packages: ferrox.nn, ferrox.optimizers, ferrox.utils ----
+
+import doctest  # noqa: E402
+import importlib  # noqa: E402
+import pkgutil  # noqa: E402
+
+
+def python_modules():
+    """Every module of ferrox.nn, ferrox.optimizers and ferrox.utils."""
+    found = [importlib.import_module("ferrox.utils")]
+    for pkg_name in ("ferrox.nn", "ferrox.optimizers"):
+        pkg = importlib.import_module(pkg_name)
+        found.append(pkg)
+        for info in pkgutil.walk_packages(pkg.__path__, pkg_name + "."):
+            found.append(importlib.import_module(info.name))
+    return found
+
+
+def defined_here(mod):
+    """Public functions and classes defined in ``mod`` itself."""
+    for name in dir(mod):
+        value = getattr(mod, name)
+        if name.startswith("_") or getattr(value, "__module__", None) != mod.__name__:
+            continue
+        if inspect.isclass(value) or inspect.isfunction(value) or hasattr(value, "__wrapped__") \
+                or callable(value):
+            yield name, value
+
+
+def test_every_public_python_name_has_a_docstring():
+    missing = []
+    for mod in python_modules():
+        if not (mod.__doc__ or "").strip():
+            missing.append(mod.__name__)
+        for name, value in defined_here(mod):
+            if not (inspect.getdoc(value) or "").strip():
+                missing.append(f"{mod.__name__}.{name}")
+            if inspect.isclass(value):
+                for attr, member in vars(value).items():
+                    if attr.startswith("_") or not (callable(member) or isinstance(member, property)):
+                        continue
+                    target = member.fget if isinstance(member, property) else member
+                    if not (inspect.getdoc(target) or "").strip():
+                        missing.append(f"{mod.__name__}.{name}.{attr}")
+    assert not missing, f"no docstring: {missing}"
+
+
+def test_nn_exports_what_mlx_nn_exports():
+    import ferrox.nn as nn
+    import ferrox.optimizers as optim
+    layers = ["Linear", "Bilinear", "Identity", "Embedding", "Dropout", "Dropout2d", "Dropout3d",
+              "LayerNorm", "RMSNorm", "GroupNorm", "InstanceNorm", "BatchNorm", "RoPE",
+              "SinusoidalPositionalEncoding", "ALiBi", "MultiHeadAttention", "Transformer",
+              "TransformerEncoder", "TransformerEncoderLayer", "TransformerDecoder",
+              "TransformerDecoderLayer", "RNN", "GRU", "LSTM", "Conv1d", "Conv2d", "Conv3d",
+              "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d", "MaxPool1d", "MaxPool2d",
+              "MaxPool3d", "AvgPool1d", "AvgPool2d", "AvgPool3d", "Upsample", "QuantizedLinear",
+              "QuantizedEmbedding", "QQLinear", "quantize", "Sequential", "Module",
+              "value_and_grad", "average_gradients"]
+    assert [n for n in layers if not hasattr(nn, n)] == []
+    losses = ["binary_cross_entropy", "cosine_similarity_loss", "cross_entropy",
+              "gaussian_nll_loss", "hinge_loss", "huber_loss", "kl_div_loss", "l1_loss",
+              "log_cosh_loss", "margin_ranking_loss", "mse_loss", "nll_loss", "smooth_l1_loss",
+              "triplet_loss"]
+    assert [n for n in losses if not hasattr(nn.losses, n)] == []
+    inits = ["constant", "normal", "uniform", "identity", "glorot_normal", "glorot_uniform",
+             "he_normal", "he_uniform", "sparse", "orthogonal"]
+    assert [n for n in inits if not hasattr(nn.init, n)] == []
+    optimizers = ["SGD", "RMSprop", "Adagrad", "AdaDelta", "Adam", "AdamW", "Adamax", "Lion",
+                  "Adafactor", "Muon", "MultiOptimizer", "exponential_decay", "step_decay",
+                  "cosine_decay", "linear_schedule", "join_schedules", "clip_grad_norm"]
+    assert [n for n in optimizers if not hasattr(optim, n)] == []
+    assert nn.activations.relu is nn.relu and optim.schedulers.cosine_decay is optim.cosine_decay
+
+
+def test_python_examples_run():
+    """The ``>>>`` examples in the docstrings are doctests."""
+    failures = []
+    for mod in python_modules():
+        result = doctest.testmod(mod, optionflags=doctest.ELLIPSIS)
+        if result.failed:
+            failures.append(mod.__name__)
+    assert not failures, f"doctest failures in {failures} (run doctest on them to see)"
