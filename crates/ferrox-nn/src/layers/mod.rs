@@ -1,0 +1,18 @@
+//! Layers: each file one family, each layer a [`Module`](crate::Module)
+//! whose parameter names match MLX's (`weight`, `bias`, `layers.0`, ...),
+//! so weights saved by one load in the other.
+
+mod activations;
+mod containers;
+mod dropout;
+mod embedding;
+mod linear;
+mod norm;
+
+pub use activations::*;
+pub use containers::Sequential;
+pub use dropout::{Dropout, Dropout2d, Dropout3d};
+pub use embedding::Embedding;
+pub(crate) use linear::uniform_init;
+pub use linear::{Bilinear, Identity, Linear};
+pub use norm::{BatchNorm, GroupNorm, InstanceNorm, LayerNorm, RmsNorm};
