@@ -13,6 +13,5 @@ pub use activations::*;
 pub use containers::Sequential;
 pub use dropout::{Dropout, Dropout2d, Dropout3d};
 pub use embedding::Embedding;
-pub(crate) use linear::uniform_init;
 pub use linear::{Bilinear, Identity, Linear};
 pub use norm::{BatchNorm, GroupNorm, InstanceNorm, LayerNorm, RmsNorm};

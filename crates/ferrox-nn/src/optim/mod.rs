@@ -234,8 +234,10 @@ impl<R: PerParam> Optimizer for Base<R> {
 
     fn apply_gradients(&mut self, grads: &Params, params: &Params) -> Result<Params> {
         self.init(grads)?;
-        if let Some(lr) = &self.lr {
-            self.learning_rate = Some(lr.at(&self.step)?);
+        // A schedule's rate is recomputed from the step; a constant rate
+        // is state (so a compiled step reads it as an input).
+        if let Some(LearningRate::Scheduled(s)) = &self.lr {
+            self.learning_rate = Some(s(&self.step)?.astype(DType::Float32)?);
         }
         self.step = (&self.step + Array::scalar(1u64))?;
         let ctx = Ctx {
