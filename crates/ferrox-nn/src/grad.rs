@@ -56,7 +56,8 @@ pub(crate) fn buffer_values<M: Module + ?Sized>(model: &M) -> Vec<Array> {
 /// use ferrox_nn::{Forward, layers::Linear, grad::value_and_grad_of};
 /// let l = Linear::new(2, 1, false)?;
 /// let x = ferrox::ones(&[1, 2], DType::Float32)?;
-/// let g = value_and_grad_of(&|m: &Linear, xs: &[Array]| ferrox::sum(&m.forward(&xs[0])?, None, false), &l, &[x])?;
+/// let f = std::sync::Arc::new(|m: &Linear, xs: &[Array]| ferrox::sum(&m.forward(&xs[0])?, None, false));
+/// let g = value_and_grad_of(&f, &l, &[x])?;
 /// assert_eq!(g.grads.get("weight").unwrap().to_vec::<f32>()?, vec![1.0, 1.0]);
 /// # Ok::<(), ferrox::Error>(())
 /// ```

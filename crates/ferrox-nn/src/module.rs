@@ -294,7 +294,9 @@ impl<T: Module + Forward + Clone + 'static> Layer for T {
 
 impl Clone for Box<dyn Layer> {
     fn clone(&self) -> Self {
-        self.clone_layer()
+        // The inner layer's clone: `self.clone_layer()` would pick the
+        // blanket impl for the box itself and recurse.
+        (**self).clone_layer()
     }
 }
 

@@ -33,7 +33,7 @@ use std::sync::Arc;
 /// use ferrox::{Array, DType};
 /// use ferrox_nn::{Forward, Module, layers::Linear, losses, optim::Sgd, step::compile_step};
 /// let mut model = Linear::new(2, 1, true)?;
-/// let mut opt = Sgd::new(0.1);
+/// let mut opt = Sgd::new(0.01);
 /// let step = compile_step(&model, &mut opt, |m: &Linear, xs: &[Array]| {
 ///     losses::mse_loss(&m.forward(&xs[0])?, &xs[1], losses::Reduction::Mean)
 /// })?;
