@@ -153,6 +153,12 @@ pub trait VisitorMut {
     fn param(&mut self, path: &str, p: &mut Param) -> Result<()>;
     /// Called for each training flag.
     fn training(&mut self, _training: &mut bool) {}
+    /// Called with each module (as `Any`, for passes that change modules
+    /// of a given type, as [`quantize`](crate::layers::quantize)) before
+    /// its fields are visited.
+    fn module(&mut self, _path: &str, _module: &mut dyn std::any::Any) -> Result<()> {
+        Ok(())
+    }
 }
 
 /// Something that holds parameters: a [`Param`], a [`Training`] flag, a
@@ -253,6 +259,7 @@ macro_rules! impl_module {
                 path: &mut $crate::module::Path,
                 v: &mut dyn $crate::module::VisitorMut,
             ) -> $crate::error::Result<()> {
+                v.module(path.as_str(), self)?;
                 $(path.scoped(stringify!($field), |path| {
                     $crate::module::Visit::visit_mut(&mut self.$field, path, v)
                 })?;)*

@@ -1,5 +1,6 @@
 //! [`Embedding`]: a table of vectors looked up by integer index.
 
+use super::quantized::QuantSpec;
 use crate::error::{Result, check_last_dim, check_positive, value};
 use crate::module::{Forward, Param};
 use ferrox::{Array, DType};
@@ -21,8 +22,14 @@ use ferrox::{Array, DType};
 /// ```
 #[derive(Clone, Debug)]
 pub struct Embedding {
-    /// `[num_embeddings, dims]`.
+    /// `[num_embeddings, dims]` (packed when quantized).
     pub weight: Param,
+    /// The quantization scales, when quantized.
+    pub scales: Option<Param>,
+    /// The quantization biases, when quantized in the affine mode.
+    pub biases: Option<Param>,
+    /// How `weight` is quantized (`None`: a float table).
+    pub quant: Option<QuantSpec>,
 }
 
 impl Embedding {
@@ -34,14 +41,29 @@ impl Embedding {
         let w = ferrox::random::normal(&[num_embeddings, dims], DType::Float32, 0.0, scale, None)?;
         Ok(Embedding {
             weight: Param::new(w),
+            scales: None,
+            biases: None,
+            quant: None,
         })
     }
 
     /// `x @ weight^T`: scores against every embedding (a tied output
     /// projection).
     pub fn as_linear(&self, x: &Array) -> Result<Array> {
-        check_last_dim("Embedding", x, self.weight.shape()[1])?;
-        ferrox::matmul(x, &self.weight.t()?)
+        check_last_dim("Embedding", x, self.dims())?;
+        match &self.quant {
+            Some(q) => q.matmul(x, &self.weight, &self.scales, &self.biases, true),
+            None => ferrox::matmul(x, &self.weight.t()?),
+        }
+    }
+
+    /// The features of an embedding.
+    pub fn dims(&self) -> usize {
+        let packed = self.weight.shape()[1];
+        match &self.quant {
+            Some(q) => packed * 32 / q.bits,
+            None => packed,
+        }
     }
 }
 
@@ -53,7 +75,21 @@ impl Forward for Embedding {
                 format!("indices must be integers, got {}", x.dtype()),
             ));
         }
-        ferrox::take(&self.weight, x, Some(0))
+        let rows = |p: &Param| ferrox::take(p, x, Some(0));
+        match &self.quant {
+            None => rows(&self.weight),
+            Some(q) => {
+                let (s, b) = (
+                    self.scales.as_ref().map(rows).transpose()?,
+                    self.biases.as_ref().map(rows).transpose()?,
+                );
+                q.dequantize(&rows(&self.weight)?, s.as_ref(), b.as_ref())
+            }
+        }
     }
 }
-crate::impl_module!(Embedding { weight });
+crate::impl_module!(Embedding {
+    weight,
+    scales,
+    biases
+});

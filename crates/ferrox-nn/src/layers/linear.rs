@@ -1,5 +1,6 @@
 //! [`Linear`], [`Bilinear`] and [`Identity`].
 
+use super::quantized::QuantSpec;
 use crate::error::{Result, check_last_dim, check_positive, shape};
 use crate::module::{Forward, Param};
 use ferrox::{Array, DType};
@@ -29,6 +30,12 @@ pub struct Linear {
     pub weight: Param,
     /// `[output_dims]`, if the layer has a bias.
     pub bias: Option<Param>,
+    /// The quantization scales, when quantized.
+    pub scales: Option<Param>,
+    /// The quantization biases, when quantized in the affine mode.
+    pub biases: Option<Param>,
+    /// How `weight` is quantized (`None`: a float weight).
+    pub quant: Option<QuantSpec>,
 }
 
 impl Linear {
@@ -44,6 +51,9 @@ impl Linear {
             } else {
                 None
             },
+            scales: None,
+            biases: None,
+            quant: None,
         })
     }
 
@@ -81,12 +91,19 @@ impl Linear {
         Ok(Linear {
             weight: Param::new(weight),
             bias: bias.map(Param::new),
+            scales: None,
+            biases: None,
+            quant: None,
         })
     }
 
     /// `input_dims`.
     pub fn input_dims(&self) -> usize {
-        self.weight.shape()[1]
+        let packed = self.weight.shape()[1];
+        match &self.quant {
+            Some(q) => packed * 32 / q.bits,
+            None => packed,
+        }
     }
 
     /// `output_dims`.
@@ -98,6 +115,13 @@ impl Linear {
 impl Forward for Linear {
     fn forward(&self, x: &Array) -> Result<Array> {
         check_last_dim("Linear", x, self.input_dims())?;
+        if let Some(q) = &self.quant {
+            let y = q.matmul(x, &self.weight, &self.scales, &self.biases, true)?;
+            return match &self.bias {
+                Some(b) => y + b.value(),
+                None => Ok(y),
+            };
+        }
         let wt = self.weight.t()?;
         match &self.bias {
             Some(b) => ferrox::addmm(b, x, &wt, 1.0, 1.0),
@@ -105,7 +129,12 @@ impl Forward for Linear {
         }
     }
 }
-crate::impl_module!(Linear { weight, bias });
+crate::impl_module!(Linear {
+    weight,
+    bias,
+    scales,
+    biases
+});
 
 /// `y_i = x1^T W_i x2 + b_i`, with `W` of shape
 /// `[output_dims, input2_dims, input1_dims]`.
