@@ -396,7 +396,8 @@ pub trait Module: Visit + Send + Sync {
 
     /// Every parameter as a tree.
     fn parameters(&self) -> Params {
-        // Names from a walk are unique and well formed.
+        // Names from a walk are unique and well formed, so this cannot
+        // fail for modules built with `impl_module!`.
         Params::from_named(self.named_parameters()).unwrap_or_default()
     }
 

@@ -127,17 +127,12 @@ impl Params {
                 })
                 .collect::<Result<_>>()?;
             items.sort_by_key(|(i, _, _)| *i);
+            // A list element without parameters (a ReLU in a Sequential) has
+            // no names: it becomes an empty map, as in MLX's trees.
             let mut list = Vec::with_capacity(items.len());
-            for (want, (i, k, v)) in items.into_iter().enumerate() {
-                if i != want {
-                    return Err(value(
-                        "Params",
-                        format!(
-                            "list \"{prefix}\" has \"{}\" but no \"{}\"",
-                            join(&k),
-                            join(&want.to_string())
-                        ),
-                    ));
+            for (i, k, v) in items {
+                while list.len() < i {
+                    list.push(Params::new());
                 }
                 list.push(finish(&join(&k), v)?);
             }
