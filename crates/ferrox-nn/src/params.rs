@@ -58,14 +58,15 @@ impl Params {
     }
 
     /// The tree whose leaves are `named` (dotted paths; digit segments are
-    /// list indices). List indices must run 0, 1, ... without gaps, and no
-    /// path may be both a leaf and a subtree.
+    /// list indices). A missing list index is an empty map (a list element
+    /// without parameters, as a ReLU in a Sequential); no path may be both
+    /// a leaf and a subtree.
     ///
     /// ```
     /// use ferrox_nn::Params;
     /// let a = ferrox::zeros(&[1], ferrox::DType::Float32)?;
-    /// let e = Params::from_named([("l.1".to_string(), a.clone())]).unwrap_err();
-    /// assert!(e.to_string().contains("l.0"), "{e}");
+    /// let p = Params::from_named([("l.1".to_string(), a.clone())])?;
+    /// assert!(matches!(p.subtree("l.0"), Some(Params::Map(m)) if m.is_empty()));
     /// let e = Params::from_named([("w".to_string(), a.clone()), ("w.b".to_string(), a)]).unwrap_err();
     /// assert!(e.to_string().contains("\"w\""), "{e}");
     /// # Ok::<(), ferrox::Error>(())

@@ -355,7 +355,7 @@ fn batch_norm_statistics_flow_out_of_grad_and_compiled_steps() {
             .unwrap(),
     );
     let vg = value_and_grad(|m: &Net, xs: &[Array]| m.forward(&xs[0])?.sum(None, false));
-    vg(&mut bn_model, &[x.clone()]).unwrap();
+    vg(&mut bn_model, std::slice::from_ref(&x)).unwrap();
     let after_eager = bn_model
         .parameters()
         .get("norm.running_mean")
