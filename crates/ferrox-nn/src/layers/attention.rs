@@ -135,26 +135,17 @@ impl MultiHeadAttention {
     pub fn create_additive_causal_mask(n: usize, dtype: DType) -> Result<Array> {
         let idx = ferrox::arange(0.0, n as f64, 1.0, DType::Int32)?;
         let above = ferrox::less(&idx.expand_dims(&[1])?, &idx.expand_dims(&[0])?)?;
-        let lowest = ferrox::full(&[], lowest(dtype)?, dtype)?;
+        if !dtype.is_float() {
+            return Err(value(
+                "MultiHeadAttention",
+                format!("a mask needs a float dtype, got {dtype}"),
+            ));
+        }
+        let lowest = ferrox::full(&[], ferrox::dtype::finfo(dtype)?.min, dtype)?;
         ferrox::r#where(&above, &lowest, &ferrox::zeros(&[], dtype)?)
     }
 }
 
-/// The lowest finite value of a float dtype.
-fn lowest(dtype: DType) -> Result<f64> {
-    Ok(match dtype {
-        DType::Float32 => f32::MIN as f64,
-        DType::Float64 => f64::MIN,
-        DType::Float16 => ferrox::half::f16::MIN.to_f64(),
-        DType::BFloat16 => ferrox::half::bf16::MIN.to_f64(),
-        other => {
-            return Err(value(
-                "MultiHeadAttention",
-                format!("a mask needs a float dtype, got {other}"),
-            ));
-        }
-    })
-}
 crate::impl_module!(MultiHeadAttention {
     query_proj,
     key_proj,
