@@ -6,10 +6,10 @@ use crate::errors::{from_py, OrPy};
 use crate::gil;
 use crate::implicit::{self, ImplicitCell};
 use crate::transforms::{check_callable, lock};
-use crate::tree::{count_leaves, decode, encode, flatten, has_other, unflatten, Tree};
+use crate::tree::{count_leaves, decode, encode, flatten, unflatten, Tree};
 use ferrox::compile::Constant;
 use ferrox::{Array, CompiledFn};
-use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::exceptions::PyValueError;
 use pyo3::gc::PyVisit;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyTuple};
@@ -173,12 +173,10 @@ fn body(
             .call(args.cast_into::<PyTuple>()?, kwargs.as_ref())
     })?;
     let mut leaves = vec![];
+    // Values that are not arrays (None, numbers, strings) stay in the
+    // recorded structure as the trace returned them, as in MLX: every replay
+    // of this trace returns them again.
     let tree = flatten(&out, &mut leaves)?;
-    if has_other(&tree) {
-        return Err(PyTypeError::new_err(
-            "compiled functions must return arrays or trees (lists, tuples, dicts) of arrays",
-        ));
-    }
     lock(outs).insert(out_key(consts, xs, shapeless), Arc::new(tree));
     leaves.extend(state_out);
     Ok(leaves)

@@ -5,7 +5,7 @@
 use crate::array::PyArr;
 use crate::errors::{from_py, OrPy};
 use crate::gil;
-use crate::tree::{count_leaves, flatten, has_other, unflatten, Tree};
+use crate::tree::{count_leaves, flatten, has_other, unflatten, unflatten_args, Tree};
 use ferrox::Array;
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::gc::PyVisit;
@@ -51,7 +51,7 @@ impl Call {
         let args = self
             .args
             .iter()
-            .map(|t| unflatten(py, t, &mut it))
+            .map(|t| unflatten_args(py, t, &mut it))
             .collect::<PyResult<Vec<_>>>()?;
         let args = PyTuple::new(py, args)?;
         let kwargs = self.kwargs.as_ref().map(|k| k.bind(py));
@@ -492,6 +492,7 @@ fn leaf_axes(tree: &Tree, spec: &Bound<'_, PyAny>, out: &mut Vec<Option<isize>>)
             }
             Ok(())
         }
+        Tree::DictSubclass(_, items) => leaf_axes(items, spec, out),
         Tree::Dict(v) => {
             for (k, t) in v {
                 leaf_axes(t, &spec.get_item(k.bind(spec.py()))?, out)?;
@@ -586,6 +587,9 @@ fn trees_ref(trees: &[Tree]) -> Vec<Tree> {
                     .map(|(k, t)| (gil::attach(|py| k.clone_ref(py)), copy(t)))
                     .collect(),
             ),
+            Tree::DictSubclass(o, items) => {
+                Tree::DictSubclass(gil::attach(|py| o.clone_ref(py)), Box::new(copy(items)))
+            }
             Tree::Other(o) => Tree::Other(gil::attach(|py| o.clone_ref(py))),
         }
     }

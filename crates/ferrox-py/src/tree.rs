@@ -18,6 +18,9 @@ pub enum Tree {
     List(Vec<Tree>),
     Tuple(Vec<Tree>),
     Dict(Vec<(Py<PyAny>, Tree)>),
+    /// An instance of a dict subclass (an `nn.Module`, say): the object and
+    /// its items as a [`Tree::Dict`].
+    DictSubclass(Py<PyAny>, Box<Tree>),
     /// A value that is not an array, kept as it is.
     Other(Py<PyAny>),
 }
@@ -54,21 +57,51 @@ fn walk<'py>(obj: &Bound<'py, PyAny>, leaf: &mut dyn FnMut(&Bound<'py, PyArr>)) 
         ));
     }
     if let Ok(d) = obj.cast::<PyDict>() {
-        return Ok(Tree::Dict(
+        let items = Tree::Dict(
             d.iter()
                 .map(|(k, v)| Ok((k.unbind(), walk(&v, leaf)?)))
                 .collect::<PyResult<_>>()?,
-        ));
+        );
+        if obj.is_exact_instance_of::<PyDict>() {
+            return Ok(items);
+        }
+        return Ok(Tree::DictSubclass(obj.clone().unbind(), Box::new(items)));
     }
     Ok(Tree::Other(obj.clone().unbind()))
 }
 
-/// Puts arrays from `leaves` back into the structure.
+/// Puts arrays from `leaves` back into the structure. Dict subclasses come
+/// back as plain dicts, as MLX's transforms return them (a gradient with
+/// respect to a module is a dict of gradients).
 pub fn unflatten<'py>(
     py: Python<'py>,
     tree: &Tree,
     leaves: &mut dyn Iterator<Item = Array>,
 ) -> PyResult<Bound<'py, PyAny>> {
+    rebuild(py, tree, leaves, false)
+}
+
+/// Like [`unflatten`], but an instance of a dict subclass comes back as a
+/// shallow copy of itself (`copy.copy`) holding the new leaves: what a
+/// transform passes to the function it traces, so that a module argument is
+/// still a module there (its methods work). The caller's object is never
+/// modified, so other threads using it meanwhile see their own arrays.
+pub fn unflatten_args<'py>(
+    py: Python<'py>,
+    tree: &Tree,
+    leaves: &mut dyn Iterator<Item = Array>,
+) -> PyResult<Bound<'py, PyAny>> {
+    rebuild(py, tree, leaves, true)
+}
+
+fn rebuild<'py>(
+    py: Python<'py>,
+    tree: &Tree,
+    leaves: &mut dyn Iterator<Item = Array>,
+    keep_subclasses: bool,
+) -> PyResult<Bound<'py, PyAny>> {
+    let unflatten =
+        |py, t, leaves: &mut dyn Iterator<Item = Array>| rebuild(py, t, leaves, keep_subclasses);
     Ok(match tree {
         Tree::Leaf => {
             let a = leaves
@@ -91,18 +124,33 @@ pub fn unflatten<'py>(
             PyTuple::new(py, items)?.into_any()
         }
         Tree::Dict(v) => {
-            let d = PyDict::new(py);
+            let d = PyDict::new(py).into_any();
             for (k, t) in v {
                 d.set_item(k.bind(py), unflatten(py, t, leaves)?)?;
             }
-            d.into_any()
+            d
         }
+        Tree::DictSubclass(original, items) if keep_subclasses => {
+            let Tree::Dict(v) = &**items else {
+                return unflatten(py, items, leaves);
+            };
+            let copy = py
+                .import("copy")?
+                .getattr("copy")?
+                .call1((original.bind(py),))?;
+            for (k, t) in v {
+                copy.set_item(k.bind(py), unflatten(py, t, leaves)?)?;
+            }
+            copy
+        }
+        Tree::DictSubclass(_, items) => unflatten(py, items, leaves)?,
         Tree::Other(o) => o.bind(py).clone(),
     })
 }
 
 pub fn count_leaves(t: &Tree) -> usize {
     match t {
+        Tree::DictSubclass(_, items) => count_leaves(items),
         Tree::Leaf => 1,
         Tree::List(v) | Tree::Tuple(v) => v.iter().map(count_leaves).sum(),
         Tree::Dict(v) => v.iter().map(|(_, t)| count_leaves(t)).sum(),
@@ -120,6 +168,7 @@ pub fn tree_arrays(obj: &Bound<'_, PyAny>) -> PyResult<Vec<Array>> {
 /// True when the tree holds a value that is not an array or a container.
 pub fn has_other(t: &Tree) -> bool {
     match t {
+        Tree::DictSubclass(_, items) => has_other(items),
         Tree::Leaf => false,
         Tree::List(v) | Tree::Tuple(v) => v.iter().any(has_other),
         Tree::Dict(v) => v.iter().any(|(_, t)| has_other(t)),
@@ -144,6 +193,8 @@ fn constants(py: Python<'_>, tree: &Tree, out: &mut Vec<Constant>) -> PyResult<(
     let tag = |s: &str| Constant::Str(s.to_string());
     match tree {
         Tree::Leaf => out.push(tag("a")),
+        // Compile rebuilds a dict subclass as a plain dict, as MLX does.
+        Tree::DictSubclass(_, items) => constants(py, items, out)?,
         Tree::List(v) | Tree::Tuple(v) => {
             out.push(tag(if matches!(tree, Tree::List(_)) {
                 "l"
