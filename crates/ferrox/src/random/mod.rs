@@ -42,7 +42,8 @@
 mod bits;
 mod continuous;
 mod discrete;
-mod psd_cholesky;
+mod mlx_math;
+mod psd_sqrt;
 mod state;
 mod support;
 

@@ -1,8 +1,9 @@
-//! The Cholesky factor `multivariate_normal` needs: the lower triangular
-//! `L` with `L L^T = cov` of each matrix in a batch, in f64. Unlike
-//! `linalg::cholesky` it accepts singular (positive semi-definite)
-//! covariances, which describe degenerate distributions; both share one
-//! factorisation kernel.
+//! The matrix square root `multivariate_normal` needs: the symmetric `S`
+//! with `S S = cov` of each matrix in a batch, in f64, as MLX uses it (MLX
+//! forms it from an SVD, `U sqrt(s) V^T`, which is the same matrix for a
+//! symmetric positive semi-definite `cov`). Singular covariances
+//! (degenerate distributions) are accepted; ones that are not positive
+//! semi-definite fail evaluation.
 
 use crate::backend::cpu::factor;
 use crate::dtype::DType;
@@ -12,44 +13,40 @@ use crate::graph::layout::Data;
 use crate::graph::primitive::{Operand, OutSpec, Primitive};
 use crate::ops::grad_helpers;
 
-/// Factors each `[n, n]` matrix of an f64 batch `[..., n, n]`. A matrix
-/// that is not positive semi-definite (within rounding) fails the node;
-/// pivots that vanish within rounding give a zero column, so singular
-/// covariances (degenerate distributions) still factor.
+/// Square roots of each `[n, n]` matrix of an f64 batch `[..., n, n]`.
 #[derive(Debug, Clone, PartialEq)]
-pub(crate) struct PsdCholesky;
+pub(crate) struct PsdSqrt;
 
-/// `L` for a checked f64 batch `a` of square matrices.
-pub(crate) fn psd_cholesky(a: &Array) -> Result<Array> {
+/// `S` for a checked f64 batch `a` of square matrices.
+pub(crate) fn psd_sqrt(a: &Array) -> Result<Array> {
     Ok(Array::from_op(
         a.shape().to_vec(),
         DType::Float64,
-        PsdCholesky,
+        PsdSqrt,
         vec![a.clone()],
     ))
 }
 
-impl Primitive for PsdCholesky {
+impl Primitive for PsdSqrt {
     fn name(&self) -> &'static str {
-        // Not "cholesky": that is linalg's primitive (definite matrices only).
-        "psd_cholesky"
+        "psd_sqrt"
     }
     fn eval_cpu(&self, inputs: &[Operand<'_>], out: OutSpec<'_>) -> Result<Data> {
         let x = &inputs[0];
         let n = x.shape.last().copied().unwrap_or(0);
         if x.dtype != DType::Float64 || x.shape.len() < 2 || x.shape[x.shape.len() - 2] != n {
             return Err(Error::runtime(
-                "psd_cholesky",
+                "psd_sqrt",
                 "the input is not a batch of square f64 matrices",
             ));
         }
-        factor::cholesky_semidefinite("multivariate_normal", x, out)
+        factor::psd_sqrt("multivariate_normal", x, out)
     }
     fn vmap(&self, inputs: &[Array], axes: &[Option<usize>]) -> Result<(Array, Option<usize>)> {
         match axes[0] {
-            None => Ok((psd_cholesky(&inputs[0])?, None)),
+            None => Ok((psd_sqrt(&inputs[0])?, None)),
             Some(ax) => Ok((
-                psd_cholesky(&grad_helpers::batch_front(&inputs[0], Some(ax))?)?,
+                psd_sqrt(&grad_helpers::batch_front(&inputs[0], Some(ax))?)?,
                 Some(0),
             )),
         }
@@ -65,23 +62,29 @@ mod tests {
     use super::*;
 
     #[test]
-    fn factors_definite_and_singular_matrices() -> Result<()> {
+    fn square_roots_of_definite_and_singular_matrices() -> Result<()> {
+        // [[4, 2], [2, 3]] and the singular [[1, 1], [1, 1]].
         let a = Array::from_slice(&[4.0f64, 2.0, 2.0, 3.0, 1.0, 1.0, 1.0, 1.0], &[2, 2, 2])?;
-        let l = psd_cholesky(&a)?.to_vec::<f64>()?;
-        let want = [2.0, 0.0, 1.0, 2f64.sqrt(), 1.0, 0.0, 1.0, 0.0];
-        for (x, y) in l.iter().zip(want) {
-            assert!((x - y).abs() < 1e-12, "{l:?}");
+        let s = psd_sqrt(&a)?;
+        let back = crate::ops::matmul::matmul(&s, &s)?.to_vec::<f64>()?;
+        for (x, y) in back.iter().zip(a.to_vec::<f64>()?) {
+            assert!((x - y).abs() < 1e-12, "{back:?}");
+        }
+        let sv = s.to_vec::<f64>()?;
+        let h = 0.5f64.sqrt();
+        for (x, y) in sv[4..].iter().zip([h, h, h, h]) {
+            assert!((x - y).abs() < 1e-12, "{sv:?}");
         }
         // vmap over the batch, at a batch axis other than the first.
         let at_end = crate::ops::views::moveaxis(&a, 0, 2)?;
         let f = crate::transforms::vmap::vmap(
-            |xs| Ok(vec![psd_cholesky(&xs[0])?]),
+            |xs| Ok(vec![psd_sqrt(&xs[0])?]),
             &[Some(2)],
             &[Some(0)],
         );
-        assert_eq!(f(&[at_end])?[0].to_vec::<f64>()?, l);
+        assert_eq!(f(&[at_end])?[0].to_vec::<f64>()?, sv);
         let bad = Array::from_slice(&[1.0f64, 2.0, 2.0, 1.0], &[2, 2])?;
-        let e = psd_cholesky(&bad)?.eval().unwrap_err().to_string();
+        let e = psd_sqrt(&bad)?.eval().unwrap_err().to_string();
         assert!(e.contains("positive semi-definite"), "{e}");
         Ok(())
     }
