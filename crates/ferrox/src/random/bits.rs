@@ -216,36 +216,52 @@ impl Primitive for RandomBits {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::backend::cpu::threefry::{block, fill_bytes};
+    use crate::backend::cpu::threefry::{key_bytes, threefry2x32};
+
+    /// One key's output bytes, computed on the host.
+    fn host_bytes(key: [u32; 2], len: usize) -> Vec<u8> {
+        let mut v = vec![0u8; len];
+        key_bytes(key, &mut v, false);
+        v
+    }
 
     #[test]
-    fn widths_read_the_stream_little_endian() -> Result<()> {
+    fn widths_read_the_words_little_endian() -> Result<()> {
         let k = key(42)?;
+        // Four words: blocks at [0, 2] and [1, 3].
         let w = bits(&[4], 4, Some(&k))?.to_vec::<u32>()?;
-        let b = block([0, 42], 0);
-        assert_eq!(&w[..2], &b);
+        let (a, b) = (threefry2x32([0, 42], [0, 2]), threefry2x32([0, 42], [1, 3]));
+        assert_eq!(w, [a[0], b[0], a[1], b[1]]);
         let bytes = bits(&[16], 1, Some(&k))?.to_vec::<u8>()?;
         assert_eq!(&bytes[..4], &w[0].to_le_bytes());
         let wide = bits(&[2], 8, Some(&k))?.to_vec::<u64>()?;
         assert_eq!(wide[0], u64::from(w[0]) | (u64::from(w[1]) << 32));
+        // Three u16s are two words: blocks at [0, 1] cut to six bytes.
         let half = bits(&[3], 2, Some(&k))?.to_vec::<u16>()?;
-        assert_eq!(half[2], w[1] as u16);
+        let c = threefry2x32([0, 42], [0, 1]);
+        assert_eq!(half, [c[0] as u16, (c[0] >> 16) as u16, c[1] as u16]);
+        // An odd word count: the middle word is the block at [h, 0].
+        let odd = bits(&[3], 4, Some(&k))?.to_vec::<u32>()?;
+        let (p, m) = (threefry2x32([0, 42], [0, 2]), threefry2x32([0, 42], [1, 0]));
+        assert_eq!(odd, [p[0], m[0], p[1]]);
+        assert_eq!(bits(&[], 4, Some(&k))?.item::<u32>()?, threefry2x32([0, 42], [0, 0])[0]);
+        assert_eq!(bits(&[0, 3], 1, Some(&k))?.shape(), &[0, 3]);
         Ok(())
     }
 
     #[test]
-    fn large_outputs_equal_the_sequential_stream() -> Result<()> {
+    fn large_outputs_equal_the_host_layout() -> Result<()> {
         let k = key(3)?;
-        let n = 1 << 18;
+        let n = (1 << 18) + 1;
         let big = bits(&[n], 4, Some(&k))?.to_vec::<u32>()?;
-        let mut bytes = vec![0u8; n * 4];
-        fill_bytes([0, 3], 0, &mut bytes);
-        let seq: Vec<u32> = bytes
+        let seq: Vec<u32> = host_bytes([0, 3], n * 4)
             .chunks_exact(4)
             .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
             .collect();
         assert_eq!(big, seq);
-        // Many short streams in parallel equal one key at a time.
+        let b8 = bits(&[n], 1, Some(&k))?.to_vec::<u8>()?;
+        assert_eq!(b8, host_bytes([0, 3], n));
+        // Many short outputs in parallel equal one key at a time.
         let keys = split(&k, 20_000)?;
         let many = bits(&[3], 4, Some(&keys))?.to_vec::<u32>()?;
         let kv = keys.to_vec::<u32>()?;

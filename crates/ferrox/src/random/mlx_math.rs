@@ -98,6 +98,39 @@ pub(crate) fn erfinv(x: f32) -> f32 {
     x * p
 }
 
+/// MLX's float32 `exp`: `x log2(e) = i + f` with `i` the nearest integer,
+/// `2^i` built from its exponent bits and `2^f` a degree-6 polynomial;
+/// inf above 88, 0 below -88.
+#[inline]
+pub(crate) fn exp(x: f32) -> f32 {
+    let y = x * 1.442_695;
+    let i = (y + 0.5).floor();
+    let f = y - i;
+    let p = fma_poly(
+        f,
+        &[
+            1.535_336_188_319_500e-4,
+            1.339_887_440_266_574e-3,
+            9.618_437_357_674_640e-3,
+            5.550_332_471_162_809e-2,
+            2.402_264_791_363_012e-1,
+            6.931_472_028_550_421e-1,
+            1.0,
+        ],
+    );
+    if x.is_nan() {
+        return x;
+    }
+    if x > 88.0 {
+        return f32::INFINITY;
+    }
+    if x < -88.0 {
+        return 0.0;
+    }
+    let two_i = f32::from_bits(((i as i32 + 127) << 23) as u32);
+    two_i * p
+}
+
 /// MLX's float32 `erf` (Abramowitz and Stegun 7.1.26, absolute error
 /// below 1.5e-7).
 #[inline]
@@ -113,7 +146,7 @@ pub(crate) fn erf(x: f32) -> f32 {
             0.254_829_592,
         ],
     );
-    let e = -(-x * x).exp();
+    let e = -exp(-x * x);
     let v = (e * t).mul_add(r, 1.0);
     if x > 0.0 { v } else { -v }
 }
@@ -122,7 +155,7 @@ fn scalar32(f: Fun) -> fn(f32) -> f32 {
     match f {
         Fun::Log => f32::ln,
         Fun::Log1p => f32::ln_1p,
-        Fun::Exp => f32::exp,
+        Fun::Exp => exp,
         Fun::Erf => erf,
         Fun::Erfinv => erfinv,
     }
@@ -132,7 +165,7 @@ fn scalar64(f: Fun) -> Option<fn(f64) -> f64> {
     match f {
         Fun::Log => Some(f64::ln),
         Fun::Log1p => Some(f64::ln_1p),
-        Fun::Exp => Some(f64::exp),
+        Fun::Exp => Some(|x| f64::from(exp(x as f32))),
         Fun::Erf | Fun::Erfinv => None,
     }
 }
