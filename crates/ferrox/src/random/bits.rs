@@ -72,16 +72,16 @@ pub fn key(seed: u64) -> Result<Array> {
     Array::from_slice(&super::state::seed_words(seed), &[2])
 }
 
-/// `num` new keys (shape `[num, 2]`) derived from `key`: key `j` is block
-/// `j` of `key`'s stream, so `split(key, n)` is a prefix of
-/// `split(key, n + 1)`.
+/// `num` new keys (shape `[num, 2]`) derived from `key`: the `[num, 2]`
+/// uint32 [`bits`] of `key`, so the same keys as MLX's `split(key, num)`.
 ///
 /// ```
 /// use ferrox::random::{key, split};
 /// let ks = split(&key(0)?, 3)?;
 /// assert_eq!(ks.shape(), &[3, 2]);
 /// let v = ks.to_vec::<u32>()?;
-/// assert_ne!(v[0..2], v[2..4]);
+/// // mlx.core.random.split(mlx.core.random.key(0), 3)
+/// assert_eq!(v, [2_467_461_003, 428_148_500, 3_186_719_485, 3_840_466_878, 2_562_233_961, 1_946_702_221]);
 /// assert!(split(&ferrox::zeros(&[2], ferrox::DType::Float32)?, 2).is_err());
 /// # Ok::<(), ferrox::Error>(())
 /// ```
@@ -91,13 +91,16 @@ pub fn split(key: &Array, num: usize) -> Result<Array> {
 }
 
 /// Random bits: an unsigned integer array (uint8, uint16, uint32 or uint64
-/// for `width` 1, 2, 4 or 8 bytes) filled from the Threefry-2x32 stream of
-/// `key` (or of a key split off the thread's default key when `None`).
+/// for `width` 1, 2, 4 or 8 bytes) filled with Threefry-2x32 blocks of
+/// `key` (or of a key split off the thread's default key when `None`),
+/// laid out as MLX lays them out, so the bits equal MLX's `bits` for the
+/// same key (MLX has no width 8; its layout extends to it).
 ///
-/// The stream of a key is the sequence of 64-bit blocks
-/// `threefry2x32(key, [j_lo, j_hi])` for `j = 0, 1, ...`, each written as
-/// two little-endian words; the output is the first `size * width` bytes
-/// of that stream, read in row-major order as little-endian elements.
+/// The `size * width` bytes are `w = ceil(size * width / 4)` little-endian
+/// 32-bit words (the last one cut short), read in row-major order as
+/// little-endian elements. With `c = w - w / 2`, the block at counter
+/// `[i, i + c]` gives words `i` and `i + c` for each `i < w / 2`; an odd
+/// `w` takes its middle word `w / 2` from the block at `[w / 2, 0]`.
 ///
 /// `key` may be a batch of keys of shape `[..., 2]`: the output then has
 /// shape `key.shape[..-1] ++ shape`, each key filling its own `shape`
@@ -106,7 +109,7 @@ pub fn split(key: &Array, num: usize) -> Result<Array> {
 /// ```
 /// use ferrox::random::{bits, key, threefry2x32};
 /// let b = bits(&[2], 4, Some(&key(0)?))?;
-/// assert_eq!(b.to_vec::<u32>()?, threefry2x32([0, 0], [0, 0]).to_vec());
+/// assert_eq!(b.to_vec::<u32>()?, threefry2x32([0, 0], [0, 1]).to_vec());
 /// let two = ferrox::random::split(&key(1)?, 2)?;
 /// assert_eq!(bits(&[5], 1, Some(&two))?.shape(), &[2, 5]);
 /// assert!(bits(&[2], 3, None).is_err());
@@ -141,7 +144,7 @@ pub(crate) fn bits_of(op: &str, shape: &[usize], width: usize, key: &Array) -> R
     ))
 }
 
-/// Fills each key's `shape` with bits of its Threefry stream. The input is
+/// Fills each key's `shape` with its bits (MLX's layout, see [`bits`]). The input is
 /// a batch of keys (uint32, `[..., 2]`); the output is
 /// `batch ++ shape` of the unsigned type `width` bytes wide.
 ///

@@ -89,7 +89,7 @@ fn half_normal_f32(op: &str, shape: &[usize], key: &Array) -> Result<Array> {
 /// assert!(mean.abs() < 0.05);
 /// // mlx.core.random.normal([3], key=mlx.core.random.key(1))
 /// let z = random::normal(&[3], DType::Float32, 0.0, 1.0, Some(&k))?;
-/// assert_eq!(z.to_vec::<f32>()?, [0.172_690_35, -0.647_655_7, 1.222_971_1]);
+/// assert_eq!(z.to_vec::<f32>()?, [0.172_690_35, -0.647_655_67, 1.222_971_1]);
 /// let y = random::normal(&[2, 3], DType::Float16, 10.0, 0.5, Some(&k))?;
 /// assert_eq!((y.shape(), y.dtype()), (&[2usize, 3][..], DType::Float16));
 /// # Ok::<(), ferrox::Error>(())
