@@ -22,15 +22,21 @@ fn cases(ops: &[&str]) -> Vec<Case> {
 }
 
 fn p_u64(c: &Case, k: &str) -> u64 {
-    c.params[k].as_u64().unwrap_or_else(|| panic!("{}: {k}", c.name))
+    c.params[k]
+        .as_u64()
+        .unwrap_or_else(|| panic!("{}: {k}", c.name))
 }
 
 fn p_i64(c: &Case, k: &str) -> i64 {
-    c.params[k].as_i64().unwrap_or_else(|| panic!("{}: {k}", c.name))
+    c.params[k]
+        .as_i64()
+        .unwrap_or_else(|| panic!("{}: {k}", c.name))
 }
 
 fn p_f64(c: &Case, k: &str) -> f64 {
-    c.params[k].as_f64().unwrap_or_else(|| panic!("{}: {k}", c.name))
+    c.params[k]
+        .as_f64()
+        .unwrap_or_else(|| panic!("{}: {k}", c.name))
 }
 
 fn p_shape(c: &Case, k: &str) -> Option<Vec<usize>> {
@@ -66,7 +72,13 @@ fn draw(c: &Case) -> ferrox::Result<Array> {
         "bits" => random::bits(&shape, p_u64(c, "width") as usize, key),
         "uniform" => random::uniform(scalar(c, "low"), scalar(c, "high"), &shape, p_dtype(c), key),
         "uniform_arrays" => random::uniform(arg(0), arg(1), &shape, p_dtype(c), key),
-        "normal" => random::normal(&shape, p_dtype(c), scalar(c, "loc"), scalar(c, "scale"), key),
+        "normal" => random::normal(
+            &shape,
+            p_dtype(c),
+            scalar(c, "loc"),
+            scalar(c, "scale"),
+            key,
+        ),
         "normal_arrays" => random::normal(&shape, p_dtype(c), arg(0), arg(1), key),
         "truncated_normal" => random::truncated_normal(
             scalar(c, "lower"),
@@ -89,12 +101,21 @@ fn draw(c: &Case) -> ferrox::Result<Array> {
         "bernoulli" => random::bernoulli(scalar(c, "p"), Some(&shape), key),
         "bernoulli_array" => random::bernoulli(arg(0), p_shape(c, "shape").as_deref(), key),
         "gumbel" => random::gumbel(&shape, p_dtype(c), key),
-        "laplace" => random::laplace(&shape, p_dtype(c), scalar(c, "loc"), scalar(c, "scale"), key),
+        "laplace" => random::laplace(
+            &shape,
+            p_dtype(c),
+            scalar(c, "loc"),
+            scalar(c, "scale"),
+            key,
+        ),
         "categorical" => random::categorical(
             &arg(0),
             p_i64(c, "axis") as isize,
             p_shape(c, "shape").as_deref(),
-            c.params.get("num_samples").and_then(|v| v.as_u64()).map(|n| n as usize),
+            c.params
+                .get("num_samples")
+                .and_then(|v| v.as_u64())
+                .map(|n| n as usize),
             key,
         ),
         "permutation" => random::permutation(p_u64(c, "n") as usize, key),
@@ -127,7 +148,10 @@ fn assert_same(name: &str, got: &Array, want: &Tensor) {
         assert!(same(g, w), "{name}: element {i}: got {g}, want {w}");
     }
     for (i, (&g, &w)) in im.iter().zip(&want.imag).enumerate() {
-        assert!(same(g, w), "{name}: element {i} (imaginary): got {g}, want {w}");
+        assert!(
+            same(g, w),
+            "{name}: element {i} (imaginary): got {g}, want {w}"
+        );
     }
 }
 
@@ -151,7 +175,11 @@ fn long_streams_match_mlx() {
     for c in cases(&["bits_sampled"]) {
         let n = p_u64(&c, "n") as usize;
         let b = random::bits(&[n], p_u64(&c, "width") as usize, Some(&key_of(&c))).expect("bits");
-        let b = b.astype(DType::UInt64).expect("u64").to_vec::<u64>().expect("values");
+        let b = b
+            .astype(DType::UInt64)
+            .expect("u64")
+            .to_vec::<u64>()
+            .expect("values");
         let sum: u64 = b.iter().sum();
         assert_eq!(sum, p_u64(&c, "sum"), "{}: sum", c.name);
         let idx = c.params["idx"].as_array().expect("idx");

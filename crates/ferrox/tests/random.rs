@@ -169,6 +169,15 @@ fn same_key_same_bits_and_different_keys_differ() -> Result<()> {
 }
 
 #[test]
+fn seeded_default_draws_are_mlx_draws() -> Result<()> {
+    // mlx: mx.random.seed(42); mx.random.normal((4,)).
+    random::seed(42);
+    let z = random::normal(&[4], DType::Float32, 0.0, 1.0, None)?.to_vec::<f32>()?;
+    assert_eq!(z, [-0.567_550_06, 0.885_630_85, -0.932_060_4, 1.464_116_6]);
+    Ok(())
+}
+
+#[test]
 fn uniform_has_the_moments_and_cdf_of_uniform() -> Result<()> {
     let n = 1 << 20;
     let u = f64s(&random::uniform(

@@ -247,7 +247,10 @@ mod tests {
         let odd = bits(&[3], 4, Some(&k))?.to_vec::<u32>()?;
         let (p, m) = (threefry2x32([0, 42], [0, 2]), threefry2x32([0, 42], [1, 0]));
         assert_eq!(odd, [p[0], m[0], p[1]]);
-        assert_eq!(bits(&[], 4, Some(&k))?.item::<u32>()?, threefry2x32([0, 42], [0, 0])[0]);
+        assert_eq!(
+            bits(&[], 4, Some(&k))?.item::<u32>()?,
+            threefry2x32([0, 42], [0, 0])[0]
+        );
         assert_eq!(bits(&[0, 3], 1, Some(&k))?.shape(), &[0, 3]);
         Ok(())
     }

@@ -227,7 +227,12 @@ pub fn gumbel(shape: &[usize], dtype: DType, key: Option<&Array>) -> Result<Arra
 }
 
 /// [`gumbel`] for a checked key.
-pub(crate) fn gumbel_with_key(op: &str, shape: &[usize], dtype: DType, key: &Array) -> Result<Array> {
+pub(crate) fn gumbel_with_key(
+    op: &str,
+    shape: &[usize],
+    dtype: DType,
+    key: &Array,
+) -> Result<Array> {
     use crate::ops::unary::negative;
     let u = if dtype == DType::Float64 {
         unit_closed_open(op, shape, dtype, key)?

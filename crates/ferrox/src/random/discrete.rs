@@ -6,10 +6,10 @@ use super::bits::{bits_of, key_or_default};
 use super::continuous::gumbel_with_key;
 use super::mlx_math::{self, Fun};
 use super::support::{check_broadcast, constant, host_scalar, mlx_uniform, mlx_unit, to_shape};
-use crate::ops::search::Side;
 use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::graph::array::Array;
+use crate::ops::search::Side;
 use crate::ops::shape_rules::{broadcast_shapes, normalize_axis};
 
 /// The range of an integer dtype, as i128.

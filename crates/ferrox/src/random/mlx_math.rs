@@ -10,6 +10,10 @@
 //! Only float32 (and float64 for `log`, `log1p` and `exp`) have kernels;
 //! the samplers round half-precision inputs through float32, as MLX does.
 
+// The coefficients are written with the digits they are published with
+// (each parses to the float32 the published algorithm uses).
+#![allow(clippy::excessive_precision)]
+
 use crate::backend::cpu::elementwise::out_storage;
 use crate::dtype::DType;
 use crate::error::{Error, Result};
@@ -103,7 +107,8 @@ pub(crate) fn erfinv(x: f32) -> f32 {
 /// inf above 88, 0 below -88.
 #[inline]
 pub(crate) fn exp(x: f32) -> f32 {
-    let y = x * 1.442_695;
+    // MLX writes 1.442695f: the same float32 as log2(e).
+    let y = x * std::f32::consts::LOG2_E;
     let i = (y + 0.5).floor();
     let f = y - i;
     let p = fma_poly(
@@ -262,7 +267,10 @@ mod tests {
             let y = erfinv(x);
             assert!((erf(y) - x).abs() < 4e-7, "{x}: {y}");
             let r = crate::backend::cpu::math::erfinv_f32(x);
-            assert!((y - r).abs() <= 4.0 * f32::EPSILON * r.abs().max(1e-30), "{x}");
+            assert!(
+                (y - r).abs() <= 4.0 * f32::EPSILON * r.abs().max(1e-30),
+                "{x}"
+            );
         }
         assert_eq!(erfinv(0.0), 0.0);
         assert!(erfinv(1.5).is_nan());
@@ -274,16 +282,21 @@ mod tests {
         let x = Array::from_slice(&[0.1f32, 0.5, 0.9], &[3])?;
         for f in [Fun::Log, Fun::Log1p, Fun::Exp, Fun::Erf, Fun::Erfinv] {
             let g = crate::transforms::vjp::grad(
-                move |xs: &[Array]| Ok(vec![crate::ops::reduce::sum(&apply(f, &xs[0])?, None, false)?]),
+                move |xs: &[Array]| {
+                    Ok(vec![crate::ops::reduce::sum(
+                        &apply(f, &xs[0])?,
+                        None,
+                        false,
+                    )?])
+                },
                 &[0],
             )(std::slice::from_ref(&x))?;
             let h = 1e-3f32;
             let v = x.to_vec::<f32>()?;
             let g = g[0].to_vec::<f32>()?;
             for (i, &xi) in v.iter().enumerate() {
-                let at = |d: f32| -> Result<f32> {
-                    apply(f, &Array::scalar(xi + d))?.item::<f32>()
-                };
+                let at =
+                    |d: f32| -> Result<f32> { apply(f, &Array::scalar(xi + d))?.item::<f32>() };
                 let num = (at(h)? - at(-h)?) / (2.0 * h);
                 assert!((num - g[i]).abs() < 2e-2 * num.abs().max(1.0), "{f:?} {xi}");
             }

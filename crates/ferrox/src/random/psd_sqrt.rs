@@ -77,11 +77,8 @@ mod tests {
         }
         // vmap over the batch, at a batch axis other than the first.
         let at_end = crate::ops::views::moveaxis(&a, 0, 2)?;
-        let f = crate::transforms::vmap::vmap(
-            |xs| Ok(vec![psd_sqrt(&xs[0])?]),
-            &[Some(2)],
-            &[Some(0)],
-        );
+        let f =
+            crate::transforms::vmap::vmap(|xs| Ok(vec![psd_sqrt(&xs[0])?]), &[Some(2)], &[Some(0)]);
         assert_eq!(f(&[at_end])?[0].to_vec::<f64>()?, sv);
         let bad = Array::from_slice(&[1.0f64, 2.0, 2.0, 1.0], &[2, 2])?;
         let e = psd_sqrt(&bad)?.eval().unwrap_err().to_string();

@@ -6,8 +6,8 @@
 //! its place in a process-wide count of threads that drew, so threads
 //! never share a stream unless they ask to with [`seed`].
 
-use crate::backend::cpu::threefry::{block, threefry2x32};
 use crate::backend::cpu::threefry::split2;
+use crate::backend::cpu::threefry::{block, threefry2x32};
 use std::cell::Cell;
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU64, Ordering};

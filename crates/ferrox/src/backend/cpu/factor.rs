@@ -171,7 +171,13 @@ pub fn psd_sqrt(op: &str, x: &Operand<'_>, out: OutSpec<'_>) -> Result<Data> {
                     ),
                 )
             })?;
-            let m = faer::Mat::from_fn(n, n, |i, j| if i >= j { src[i * n + j] } else { src[j * n + i] });
+            let m = faer::Mat::from_fn(n, n, |i, j| {
+                if i >= j {
+                    src[i * n + j]
+                } else {
+                    src[j * n + i]
+                }
+            });
             let e = m
                 .as_ref()
                 .self_adjoint_eigen(faer::Side::Lower)
