@@ -1,5 +1,6 @@
 //! `ferrox.core.random`, with mlx.core.random's names, signatures and
-//! keywords. Keys are uint32 arrays of shape `[2]`; `key=None` draws from
+//! keywords, and its numbers: the same key (or seed) draws what MLX draws
+//! on the CPU. Keys are uint32 arrays of shape `[2]`; `key=None` draws from
 //! the calling thread's default key (see `seed`).
 
 use crate::array::PyArr;
@@ -153,8 +154,8 @@ fn bits(
 }
 
 /// `uniform(low=0, high=1, shape=[], dtype=float32, key=None)`: samples on
-/// `[low, high)`; never `high`, for every float dtype. With `shape=[]` the
-/// shape is that of the bounds.
+/// `[low, high)` (MLX's: rounding can give `high` for some bounds, as in
+/// MLX). With `shape=[]` the shape is that of the bounds.
 ///
 /// Example:
 ///     >>> ferrox.core.random.uniform(shape=(2,), key=ferrox.core.random.key(0)).shape
@@ -187,7 +188,7 @@ fn opt_bound(obj: Option<&Any<'_>>, default: f64) -> PyResult<Array> {
 }
 
 /// `normal(shape=[], dtype=float32, loc=0.0, scale=1.0, key=None)`: normal
-/// samples (all finite).
+/// samples (all finite), MLX's for the same key.
 ///
 /// Example:
 ///     >>> ferrox.core.random.normal((2, 3), key=ferrox.core.random.key(0)).shape
@@ -228,7 +229,7 @@ fn loc_scale(
 }
 
 /// `laplace(shape=[], dtype=float32, loc=0.0, scale=1.0, key=None)`:
-/// Laplace samples (all finite).
+/// Laplace samples (all finite), MLX's for the same key.
 ///
 /// Example:
 ///     >>> ferrox.core.random.laplace((3,), key=ferrox.core.random.key(0)).shape
@@ -398,7 +399,7 @@ fn multivariate_normal(
 }
 
 /// `permutation(x, axis=0, key=None)`: a random permutation of `range(x)`
-/// for an int `x`, else `x` shuffled along `axis`.
+/// (uint32, as in MLX) for an int `x`, else `x` shuffled along `axis`.
 ///
 /// Example:
 ///     >>> sorted(ferrox.core.random.permutation(4, key=ferrox.core.random.key(0)).tolist())
@@ -451,7 +452,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     );
     sub.setattr(
         "__doc__",
-        "Random numbers from counter-based Threefry keys (modelled on mlx.core.random).",
+        "Random numbers from counter-based Threefry keys: mlx.core.random's numbers for the same key or seed.",
     )?;
     m.add("random", &sub)?;
     // The qualified name, once the attribute is in place (functions and

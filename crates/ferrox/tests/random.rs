@@ -66,25 +66,37 @@ fn threefry_matches_the_random123_known_answers() {
 }
 
 #[test]
-fn bits_are_the_threefry_stream_of_the_key() -> Result<()> {
+fn bits_pair_words_half_the_output_apart() -> Result<()> {
+    // Six words: the block at counter [j, j + 3] gives words j and j + 3.
     let b = random::bits(&[6], 4, Some(&k(0x1_0000_0002)))?.to_vec::<u32>()?;
     for j in 0..3u32 {
-        let blk = threefry2x32([1, 2], [j, 0]);
-        assert_eq!(&b[2 * j as usize..2 * j as usize + 2], &blk);
+        let [x, y] = threefry2x32([1, 2], [j, j + 3]);
+        assert_eq!([b[j as usize], b[j as usize + 3]], [x, y]);
     }
+    // mlx: split(key(42)).
+    assert_eq!(
+        random::split(&k(42), 2)?.to_vec::<u32>()?,
+        [2_465_931_498, 3_679_230_171, 255_383_827, 267_815_257]
+    );
     Ok(())
 }
 
-/// The key stream of `key` as bytes, one Threefry block at a time.
-fn naive_stream(key: [u32; 2], bytes: usize) -> Vec<u8> {
-    let mut out = vec![];
-    let mut j = 0u64;
-    while out.len() < bytes {
-        for w in threefry2x32(key, [j as u32, (j >> 32) as u32]) {
-            out.extend_from_slice(&w.to_le_bytes());
+/// The bytes of `key`'s output of `bytes` bytes, one word at a time: `w`
+/// words, pairs `[i, i + c]` for `i < w / 2` (`c = w - w / 2`), the middle
+/// word of an odd count from the counter `[w / 2, 0]`.
+fn naive_bytes(key: [u32; 2], bytes: usize) -> Vec<u8> {
+    let w = bytes.div_ceil(4);
+    let (h, c) = (w / 2, w - w / 2);
+    let word = |i: usize| -> u32 {
+        if i < h {
+            threefry2x32(key, [i as u32, (i + c) as u32])[0]
+        } else if i >= c {
+            threefry2x32(key, [(i - c) as u32, i as u32])[1]
+        } else {
+            threefry2x32(key, [h as u32, 0])[0]
         }
-        j += 1;
-    }
+    };
+    let mut out: Vec<u8> = (0..w).flat_map(|i| word(i).to_le_bytes()).collect();
     out.truncate(bytes);
     out
 }
@@ -92,14 +104,14 @@ fn naive_stream(key: [u32; 2], bytes: usize) -> Vec<u8> {
 proptest::proptest! {
     #![proptest_config(proptest::prelude::ProptestConfig::with_cases(64))]
     #[test]
-    fn bits_equal_a_naive_byte_stream(
+    fn bits_equal_the_naive_word_layout(
         seed in proptest::prelude::any::<u64>(),
         shape in proptest::collection::vec(0usize..7, 0..4),
         width in proptest::sample::select(vec![1usize, 2, 4, 8]),
     ) {
         let b = random::bits(&shape, width, Some(&k(seed))).unwrap();
         let n: usize = shape.iter().product();
-        let want = naive_stream([(seed >> 32) as u32, seed as u32], n * width);
+        let want = naive_bytes([(seed >> 32) as u32, seed as u32], n * width);
         let got: Vec<u8> = match width {
             1 => b.to_vec::<u8>().unwrap(),
             2 => b.to_vec::<u16>().unwrap().iter().flat_map(|v| v.to_le_bytes()).collect(),
@@ -119,8 +131,8 @@ fn empty_draws_have_empty_shapes() -> Result<()> {
         Vec::<f32>::new()
     );
     assert_eq!(
-        random::permutation(0, Some(&key))?.to_vec::<i32>()?,
-        Vec::<i32>::new()
+        random::permutation(0, Some(&key))?.to_vec::<u32>()?,
+        Vec::<u32>::new()
     );
     assert_eq!(random::split(&key, 0)?.shape(), &[0, 2]);
     assert_eq!(
@@ -150,8 +162,18 @@ fn same_key_same_bits_and_different_keys_differ() -> Result<()> {
             assert_ne!(draws[i], draws[j], "draws {i} and {j}");
         }
     }
-    // split(key, n) is a prefix of split(key, n + 1).
-    assert_eq!(random::split(&k(1), 3)?.to_vec::<u32>()?, kv[..6]);
+    // As in MLX, split(key, n) is not a prefix of split(key, n + 1): the
+    // layout of the words depends on how many there are.
+    assert_ne!(random::split(&k(1), 3)?.to_vec::<u32>()?, kv[..6]);
+    Ok(())
+}
+
+#[test]
+fn seeded_default_draws_are_mlx_draws() -> Result<()> {
+    // mlx: mx.random.seed(42); mx.random.normal((4,)).
+    random::seed(42);
+    let z = random::normal(&[4], DType::Float32, 0.0, 1.0, None)?.to_vec::<f32>()?;
+    assert_eq!(z, [-0.567_550_06, 0.885_630_85, -0.932_060_4, 1.464_116_6]);
     Ok(())
 }
 
@@ -185,19 +207,20 @@ fn uniform_has_the_moments_and_cdf_of_uniform() -> Result<()> {
 
 #[test]
 fn uniform_stays_in_low_high_for_every_float_dtype() -> Result<()> {
-    // Bounds where low + (high - low) * u rounds up to high unless clamped.
-    let cases: &[(f64, f64, DType)] = &[
-        (1000.0, 1001.0, DType::Float16),
-        (1.0, 2.0, DType::Float16),
-        (-1.0, 0.0, DType::Float16),
-        (250.0, 251.0, DType::BFloat16),
-        (-2.0, 3.0, DType::BFloat16),
-        (1.0, 2.0, DType::Float32),
-        (16_777_216.0, 16_777_218.0, DType::Float32),
-        (1.0, 2.0, DType::Float64),
-        (0.0, 1.0, DType::Float64),
+    // As in MLX, `(high - low) * u + low` is not clamped: bounds where it
+    // rounds up to `high` (the `true` cases) reach `high`.
+    let cases: &[(f64, f64, DType, bool)] = &[
+        (1000.0, 1001.0, DType::Float16, true),
+        (1.0, 2.0, DType::Float16, true),
+        (-1.0, 0.0, DType::Float16, false),
+        (250.0, 251.0, DType::BFloat16, true),
+        (-2.0, 3.0, DType::BFloat16, false),
+        (1.0, 2.0, DType::Float32, false),
+        (16_777_216.0, 16_777_218.0, DType::Float32, true),
+        (1.0, 2.0, DType::Float64, false),
+        (0.0, 1.0, DType::Float64, false),
     ];
-    for &(lo, hi, dt) in cases {
+    for &(lo, hi, dt, reaches_high) in cases {
         let lo_a = Array::scalar(lo).astype(dt)?;
         let hi_a = Array::scalar(hi).astype(dt)?;
         let u = random::uniform(&lo_a, &hi_a, &[1 << 16], dt, Some(&k(13)))?;
@@ -207,7 +230,7 @@ fn uniform_stays_in_low_high_for_every_float_dtype() -> Result<()> {
             .iter()
             .fold((f64::MAX, f64::MIN), |(a, b), &x| (a.min(x), b.max(x)));
         assert!(
-            min >= lo && max < hi,
+            min >= lo && (max < hi || (reaches_high && max == hi)),
             "{dt}: [{min}, {max}] not in [{lo}, {hi})"
         );
     }
@@ -273,7 +296,8 @@ fn randint_covers_its_range_and_stays_inside() -> Result<()> {
     let mut seen = [false; 256];
     b.iter().for_each(|&x| seen[x as usize] = true);
     assert!(seen.iter().all(|&s| s));
-    // The whole int64 range is reachable without overflow.
+    // The whole int64 range is reachable without overflow (to float32's
+    // resolution, as in MLX).
     let lo = Array::scalar(i64::MIN);
     let hi = Array::scalar(i64::MAX);
     let w = random::randint(&lo, &hi, &[1000], DType::Int64, Some(&k(33)))?.to_vec::<i64>()?;
@@ -444,7 +468,7 @@ fn gumbel_has_the_mean_of_a_gumbel() -> Result<()> {
 
 #[test]
 fn permutation_is_a_permutation() -> Result<()> {
-    let p = random::permutation(1000, Some(&k(81)))?.to_vec::<i32>()?;
+    let p = random::permutation(1000, Some(&k(81)))?.to_vec::<u32>()?;
     let mut s = p.clone();
     s.sort();
     assert_eq!(s, (0..1000).collect::<Vec<_>>());

@@ -72,16 +72,16 @@ pub fn key(seed: u64) -> Result<Array> {
     Array::from_slice(&super::state::seed_words(seed), &[2])
 }
 
-/// `num` new keys (shape `[num, 2]`) derived from `key`: key `j` is block
-/// `j` of `key`'s stream, so `split(key, n)` is a prefix of
-/// `split(key, n + 1)`.
+/// `num` new keys (shape `[num, 2]`) derived from `key`: the `[num, 2]`
+/// uint32 [`bits`] of `key`, so the same keys as MLX's `split(key, num)`.
 ///
 /// ```
 /// use ferrox::random::{key, split};
 /// let ks = split(&key(0)?, 3)?;
 /// assert_eq!(ks.shape(), &[3, 2]);
 /// let v = ks.to_vec::<u32>()?;
-/// assert_ne!(v[0..2], v[2..4]);
+/// // mlx.core.random.split(mlx.core.random.key(0), 3)
+/// assert_eq!(v, [2_467_461_003, 428_148_500, 3_186_719_485, 3_840_466_878, 2_562_233_961, 1_946_702_221]);
 /// assert!(split(&ferrox::zeros(&[2], ferrox::DType::Float32)?, 2).is_err());
 /// # Ok::<(), ferrox::Error>(())
 /// ```
@@ -91,13 +91,16 @@ pub fn split(key: &Array, num: usize) -> Result<Array> {
 }
 
 /// Random bits: an unsigned integer array (uint8, uint16, uint32 or uint64
-/// for `width` 1, 2, 4 or 8 bytes) filled from the Threefry-2x32 stream of
-/// `key` (or of a key split off the thread's default key when `None`).
+/// for `width` 1, 2, 4 or 8 bytes) filled with Threefry-2x32 blocks of
+/// `key` (or of a key split off the thread's default key when `None`),
+/// laid out as MLX lays them out, so the bits equal MLX's `bits` for the
+/// same key (MLX has no width 8; its layout extends to it).
 ///
-/// The stream of a key is the sequence of 64-bit blocks
-/// `threefry2x32(key, [j_lo, j_hi])` for `j = 0, 1, ...`, each written as
-/// two little-endian words; the output is the first `size * width` bytes
-/// of that stream, read in row-major order as little-endian elements.
+/// The `size * width` bytes are `w = ceil(size * width / 4)` little-endian
+/// 32-bit words (the last one cut short), read in row-major order as
+/// little-endian elements. With `c = w - w / 2`, the block at counter
+/// `[i, i + c]` gives words `i` and `i + c` for each `i < w / 2`; an odd
+/// `w` takes its middle word `w / 2` from the block at `[w / 2, 0]`.
 ///
 /// `key` may be a batch of keys of shape `[..., 2]`: the output then has
 /// shape `key.shape[..-1] ++ shape`, each key filling its own `shape`
@@ -106,7 +109,7 @@ pub fn split(key: &Array, num: usize) -> Result<Array> {
 /// ```
 /// use ferrox::random::{bits, key, threefry2x32};
 /// let b = bits(&[2], 4, Some(&key(0)?))?;
-/// assert_eq!(b.to_vec::<u32>()?, threefry2x32([0, 0], [0, 0]).to_vec());
+/// assert_eq!(b.to_vec::<u32>()?, threefry2x32([0, 0], [0, 1]).to_vec());
 /// let two = ferrox::random::split(&key(1)?, 2)?;
 /// assert_eq!(bits(&[5], 1, Some(&two))?.shape(), &[2, 5]);
 /// assert!(bits(&[2], 3, None).is_err());
@@ -141,7 +144,7 @@ pub(crate) fn bits_of(op: &str, shape: &[usize], width: usize, key: &Array) -> R
     ))
 }
 
-/// Fills each key's `shape` with bits of its Threefry stream. The input is
+/// Fills each key's `shape` with its bits (MLX's layout, see [`bits`]). The input is
 /// a batch of keys (uint32, `[..., 2]`); the output is
 /// `batch ++ shape` of the unsigned type `width` bytes wide.
 ///
@@ -216,36 +219,55 @@ impl Primitive for RandomBits {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::backend::cpu::threefry::{block, fill_bytes};
+    use crate::backend::cpu::threefry::{key_bytes, threefry2x32};
+
+    /// One key's output bytes, computed on the host.
+    fn host_bytes(key: [u32; 2], len: usize) -> Vec<u8> {
+        let mut v = vec![0u8; len];
+        key_bytes(key, &mut v, false);
+        v
+    }
 
     #[test]
-    fn widths_read_the_stream_little_endian() -> Result<()> {
+    fn widths_read_the_words_little_endian() -> Result<()> {
         let k = key(42)?;
+        // Four words: blocks at [0, 2] and [1, 3].
         let w = bits(&[4], 4, Some(&k))?.to_vec::<u32>()?;
-        let b = block([0, 42], 0);
-        assert_eq!(&w[..2], &b);
+        let (a, b) = (threefry2x32([0, 42], [0, 2]), threefry2x32([0, 42], [1, 3]));
+        assert_eq!(w, [a[0], b[0], a[1], b[1]]);
         let bytes = bits(&[16], 1, Some(&k))?.to_vec::<u8>()?;
         assert_eq!(&bytes[..4], &w[0].to_le_bytes());
         let wide = bits(&[2], 8, Some(&k))?.to_vec::<u64>()?;
         assert_eq!(wide[0], u64::from(w[0]) | (u64::from(w[1]) << 32));
+        // Three u16s are two words: blocks at [0, 1] cut to six bytes.
         let half = bits(&[3], 2, Some(&k))?.to_vec::<u16>()?;
-        assert_eq!(half[2], w[1] as u16);
+        let c = threefry2x32([0, 42], [0, 1]);
+        assert_eq!(half, [c[0] as u16, (c[0] >> 16) as u16, c[1] as u16]);
+        // An odd word count: the middle word is the block at [h, 0].
+        let odd = bits(&[3], 4, Some(&k))?.to_vec::<u32>()?;
+        let (p, m) = (threefry2x32([0, 42], [0, 2]), threefry2x32([0, 42], [1, 0]));
+        assert_eq!(odd, [p[0], m[0], p[1]]);
+        assert_eq!(
+            bits(&[], 4, Some(&k))?.item::<u32>()?,
+            threefry2x32([0, 42], [0, 0])[0]
+        );
+        assert_eq!(bits(&[0, 3], 1, Some(&k))?.shape(), &[0, 3]);
         Ok(())
     }
 
     #[test]
-    fn large_outputs_equal_the_sequential_stream() -> Result<()> {
+    fn large_outputs_equal_the_host_layout() -> Result<()> {
         let k = key(3)?;
-        let n = 1 << 18;
+        let n = (1 << 18) + 1;
         let big = bits(&[n], 4, Some(&k))?.to_vec::<u32>()?;
-        let mut bytes = vec![0u8; n * 4];
-        fill_bytes([0, 3], 0, &mut bytes);
-        let seq: Vec<u32> = bytes
+        let seq: Vec<u32> = host_bytes([0, 3], n * 4)
             .chunks_exact(4)
             .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
             .collect();
         assert_eq!(big, seq);
-        // Many short streams in parallel equal one key at a time.
+        let b8 = bits(&[n], 1, Some(&k))?.to_vec::<u8>()?;
+        assert_eq!(b8, host_bytes([0, 3], n));
+        // Many short outputs in parallel equal one key at a time.
         let keys = split(&k, 20_000)?;
         let many = bits(&[3], 4, Some(&keys))?.to_vec::<u32>()?;
         let kv = keys.to_vec::<u32>()?;

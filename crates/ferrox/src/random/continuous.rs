@@ -1,10 +1,13 @@
 //! Continuous distributions: uniform, normal, truncated normal, Gumbel,
-//! Laplace.
+//! Laplace, multivariate normal. Each follows MLX's transform from bits to
+//! values step by step (the same operations in the same dtypes), so a key
+//! gives MLX's samples.
 
 use super::bits::key_or_default;
+use super::mlx_math::{self, Fun};
 use super::support::{
-    check_broadcast, check_float, check_order, constant, prev_float, to_shape, unit_closed_open,
-    unit_open, work_dtype,
+    check_broadcast, check_float, check_order, constant, host_scalar, mlx_uniform, mlx_unit,
+    to_shape, unit_closed_open,
 };
 use crate::dtype::DType;
 use crate::error::Result;
@@ -12,20 +15,29 @@ use crate::graph::array::Array;
 use crate::ops::shape_rules::broadcast_shapes;
 use std::f64::consts::SQRT_2;
 
+/// The lower bound of the uniforms behind `normal` and `laplace`: the f32
+/// just above -1.
+const LOW: f64 = -(1.0 - 1.0 / 16_777_216.0);
+
 /// Uniform samples on `[low, high)` of shape `shape` and float `dtype`.
 ///
-/// `low` and `high` are scalars or arrays that broadcast to `shape`. Each
-/// sample is `low + (high - low) * u` for a uniform `u` on `[0, 1)` with a
-/// 24-bit (f32, f16, bf16) or 53-bit (f64) grid, computed in f32 (f64 for
-/// f64), rounded once to `dtype` and kept below `high`: rounding can never
-/// return `high` itself. `key` of `None` draws from the thread's default
-/// key (see [the module docs](crate::random)).
+/// `low` and `high` are scalars or arrays that broadcast to `shape`. The
+/// samples are MLX's for the same key: 32 random bits per sample, rounded
+/// to float32 and divided by 2^32, clamped to the largest `dtype` value
+/// below 1, rounded to `dtype` as `u`; the sample is `(high - low) * u +
+/// low` in `dtype` arithmetic (so rounding can reach `high` for some
+/// bounds, as in MLX). float64, which MLX does not sample, uses 53 random
+/// bits per `u`. `key` of `None` draws from the thread's default key (see
+/// [the module docs](crate::random)).
 ///
 /// ```
 /// use ferrox::{DType, random};
 /// let k = random::key(0)?;
 /// let u = random::uniform(-1.0, 1.0, &[1000], DType::BFloat16, Some(&k))?;
 /// assert!(u.to_vec::<half::bf16>()?.iter().all(|v| v.to_f32() >= -1.0 && v.to_f32() < 1.0));
+/// // mlx.core.random.uniform(shape=[2], key=mlx.core.random.key(0))
+/// let v = random::uniform(0.0, 1.0, &[2], DType::Float32, Some(&k))?;
+/// assert_eq!(v.to_vec::<f32>()?, [0.216_295_45, 0.804_124_2]);
 /// assert!(random::uniform(2.0, 1.0, &[3], DType::Float32, Some(&k)).is_err());
 /// assert!(random::uniform(0.0, 1.0, &[3], DType::Int32, Some(&k)).is_err());
 /// # Ok::<(), ferrox::Error>(())
@@ -43,47 +55,31 @@ pub fn uniform(
     check_broadcast(op, shape, &[("low", &low), ("high", &high)])?;
     check_order(op, ("low", "high"), &low, &high)?;
     let key = key_or_default(op, key)?;
-    let w = work_dtype(dtype);
-    let (lo_w, hi_w) = (
-        crate::ops::cast::astype(&low, w)?,
-        crate::ops::cast::astype(&high, w)?,
-    );
-    let u = unit_closed_open(op, shape, w, &key)?;
-    let r = crate::ops::binary::add(
-        &lo_w,
-        &crate::ops::binary::multiply(&crate::ops::binary::subtract(&hi_w, &lo_w)?, &u)?,
-    )?;
-    let r = crate::ops::cast::astype(&r, dtype)?;
-    // Clamp in the output type: below `high` and not below `low`.
-    let (lo, hi) = (
-        crate::ops::cast::astype(&low, dtype)?,
-        crate::ops::cast::astype(&high, dtype)?,
-    );
-    let r = crate::ops::binary::minimum(&r, &prev_float(&hi)?)?;
-    to_shape(crate::ops::binary::maximum(&r, &lo)?, shape)
+    let (lo, hi) = (low.astype(dtype)?, high.astype(dtype)?);
+    to_shape(mlx_uniform(op, &lo, &hi, shape, dtype, &key)?, shape)
 }
 
-/// Standard normal variates in the work type: `sqrt(2) * erfinv(v)` for `v`
-/// uniform on the open interval `(-1, 1)`.
-fn standard_normal(op: &str, shape: &[usize], w: DType, key: &Array) -> Result<Array> {
-    let u = unit_open(op, shape, w, key)?;
-    // 2u - 1 is exact: u is an odd multiple of 2^-p.
-    let v = crate::ops::binary::subtract(
-        &crate::ops::binary::multiply(&u, &constant(2.0, w)?)?,
-        &constant(1.0, w)?,
-    )?;
-    crate::ops::binary::multiply(&crate::ops::unary::erfinv(&v)?, &constant(SQRT_2, w)?)
+/// MLX's float32 uniforms on `(-1, 1)` (from the f32 above -1), the input
+/// of `normal`'s and `laplace`'s transforms.
+fn symmetric_unit(op: &str, shape: &[usize], key: &Array) -> Result<Array> {
+    let f = DType::Float32;
+    mlx_uniform(op, &constant(LOW, f)?, &constant(1.0, f)?, shape, f, key)
+}
+
+/// `erfinv` of [`symmetric_unit`]: normal variates of variance 1/2, f32.
+fn half_normal_f32(op: &str, shape: &[usize], key: &Array) -> Result<Array> {
+    mlx_math::apply(Fun::Erfinv, &symmetric_unit(op, shape, key)?)
 }
 
 /// Normal samples with mean `loc` and standard deviation `scale`.
 ///
-/// `loc` and `scale` are scalars or arrays broadcasting to `shape`. A
-/// sample is `loc + scale * sqrt(2) * erfinv(v)` for `v` uniform on the
-/// open interval `(-1, 1)` (a symmetric grid of odd multiples of 2^-23,
-/// or 2^-52 for f64), computed in f32 (f64 for f64) and rounded once to
-/// `dtype`; every sample is finite (|z| < 5.5 in f32, < 8.3 in f64).
-/// For complex64 the real and imaginary parts are independent normals of
-/// variance `scale^2 / 2` around the (complex) `loc`.
+/// `loc` and `scale` are scalars or arrays broadcasting to `shape`. The
+/// samples are MLX's for the same key: `erfinv(v)` in float32 for `v`
+/// uniform on `(-1, 1)` (see [`uniform`]), rounded to `dtype`, times
+/// `sqrt(2) * scale` and plus `loc` in `dtype` arithmetic (so float64
+/// samples carry float32's precision, as in MLX). For complex64 the real
+/// and imaginary parts are `erfinv` of two uniforms, normals of variance
+/// 1/2 (so `E|z|^2 = 1`), then times `scale` and plus the (complex) `loc`.
 ///
 /// ```
 /// use ferrox::{DType, random};
@@ -91,6 +87,9 @@ fn standard_normal(op: &str, shape: &[usize], w: DType, key: &Array) -> Result<A
 /// let z = random::normal(&[10_000], DType::Float32, 0.0, 1.0, Some(&k))?;
 /// let mean = ferrox::mean(&z, None, false)?.item::<f32>()?;
 /// assert!(mean.abs() < 0.05);
+/// // mlx.core.random.normal([3], key=mlx.core.random.key(1))
+/// let z = random::normal(&[3], DType::Float32, 0.0, 1.0, Some(&k))?;
+/// assert_eq!(z.to_vec::<f32>()?, [0.172_690_35, -0.647_655_67, 1.222_971_1]);
 /// let y = random::normal(&[2, 3], DType::Float16, 10.0, 0.5, Some(&k))?;
 /// assert_eq!((y.shape(), y.dtype()), (&[2usize, 3][..], DType::Float16));
 /// # Ok::<(), ferrox::Error>(())
@@ -107,41 +106,73 @@ pub fn normal(
     if dtype == DType::Complex64 {
         return complex_normal(shape, loc, scale, key);
     }
-    location_scale(op, shape, dtype, loc, scale, key, standard_normal)
+    check_float(op, dtype)?;
+    check_broadcast(op, shape, &[("loc", &loc), ("scale", &scale)])?;
+    let key = key_or_default(op, key)?;
+    normal_with_key(op, shape, dtype, &loc, &scale, &key)
 }
 
-/// Complex normal samples: real and imaginary parts independent normals
-/// of variance `scale^2 / 2` (so `E|z - loc|^2 = scale^2`), from one key
-/// split in two; `loc` may be complex.
+/// [`normal`] for a checked key.
+fn normal_with_key(
+    op: &str,
+    shape: &[usize],
+    dtype: DType,
+    loc: &Array,
+    scale: &Array,
+    key: &Array,
+) -> Result<Array> {
+    use crate::ops::binary::{add, multiply};
+    let z = half_normal_f32(op, shape, key)?.astype(dtype)?;
+    let s = multiply(&constant(SQRT_2, dtype)?, &scale.astype(dtype)?)?;
+    let mut r = multiply(&s, &z)?;
+    if host_scalar(loc) != Some(0.0) {
+        r = add(&loc.astype(dtype)?, &r)?;
+    }
+    to_shape(r, shape)
+}
+
+/// Complex normal samples as MLX draws them: one float32 uniform per part
+/// (the parts of an element are adjacent), `erfinv` of each, then
+/// `loc + scale * z`.
 fn complex_normal(shape: &[usize], loc: Array, scale: Array, key: Option<&Array>) -> Result<Array> {
     use crate::ops::binary::{add, multiply};
     let op = "normal";
+    let c = DType::Complex64;
     check_broadcast(op, shape, &[("loc", &loc), ("scale", &scale)])?;
     let key = key_or_default(op, key)?;
-    let keys = super::bits::split(&key, 2)?;
-    let part = |i: i32| -> Result<Array> {
-        let k = crate::ops::indexing::take(&keys, &Array::from(i), Some(0))?;
-        standard_normal(op, shape, DType::Float32, &k)
-    };
-    let (re, im) = (part(0)?, part(1)?);
-    let i = Array::scalar(crate::dtype::Complex64::new(0.0, 1.0));
-    let z = add(
-        &re.astype(DType::Complex64)?,
-        &multiply(&im.astype(DType::Complex64)?, &i)?,
-    )?;
-    let half = Array::scalar(std::f32::consts::FRAC_1_SQRT_2);
-    let scale = multiply(&scale.astype(DType::Float32)?, &half)?.astype(DType::Complex64)?;
-    let r = add(&loc.astype(DType::Complex64)?, &multiply(&scale, &z)?)?;
-    to_shape(r, shape)
+    let mut parts = shape.to_vec();
+    parts.push(2);
+    let z = crate::ops::cast::view(&half_normal_f32(op, &parts, &key)?, c)?;
+    let mut z = crate::ops::views::squeeze(&z, Some(&[-1]))?;
+    if host_scalar(&scale) != Some(1.0) {
+        z = multiply(&scale.astype(c)?, &z)?;
+    }
+    if host_scalar(&loc) != Some(0.0) {
+        z = add(&loc.astype(c)?, &z)?;
+    }
+    to_shape(z, shape)
+}
+
+/// `erf` or `erfinv` in `dtype`: MLX's float32 functions (half precision
+/// through float32), ferrox's own for float64.
+fn erf_fn(f: Fun, x: &Array) -> Result<Array> {
+    match (x.dtype(), f) {
+        (DType::Float64, Fun::Erf) => crate::ops::unary::erf(x),
+        (DType::Float64, _) => crate::ops::unary::erfinv(x),
+        _ => mlx_math::apply(f, x),
+    }
 }
 
 /// Normal samples truncated to `[lower, upper]`.
 ///
 /// `lower` and `upper` are scalars or arrays; `shape` (default: their
-/// broadcast shape) must be one they broadcast to. Sampling inverts the
-/// normal CDF between the bounds in f64, then clips to the bounds (which
-/// absorbs rounding) and rounds to `dtype`. Bounds far in one tail (beyond
-/// about 8 standard deviations) collapse onto the nearer bound.
+/// broadcast shape) must be one they broadcast to. The samples are MLX's
+/// for the same key: with `a = erf(lower / sqrt 2)` and `b = erf(upper /
+/// sqrt 2)`, a sample is `sqrt(2) * erfinv(u)` for `u` uniform on `[a, b)`
+/// (see [`uniform`]), clipped to the bounds, all in `dtype` arithmetic;
+/// `erf` is MLX's float32 approximation (absolute error 1.5e-7), so bounds
+/// far in one tail collapse onto a bound. float64, which MLX does not
+/// sample, uses ferrox's float64 `erf` and `erfinv`.
 ///
 /// ```
 /// use ferrox::{Array, DType, random};
@@ -158,6 +189,7 @@ pub fn truncated_normal(
     dtype: DType,
     key: Option<&Array>,
 ) -> Result<Array> {
+    use crate::ops::binary::{divide, maximum, minimum, multiply};
     let op = "truncated_normal";
     check_float(op, dtype)?;
     let (lower, upper) = (lower.into(), upper.into());
@@ -168,40 +200,18 @@ pub fn truncated_normal(
     check_broadcast(op, &shape, &[("lower", &lower), ("upper", &upper)])?;
     check_order(op, ("lower", "upper"), &lower, &upper)?;
     let key = key_or_default(op, key)?;
-    let w = DType::Float64;
-    let (lo, hi) = (
-        crate::ops::cast::astype(&lower, w)?,
-        crate::ops::cast::astype(&upper, w)?,
-    );
-    let cdf = |x: &Array| {
-        crate::ops::unary::erf(&crate::ops::binary::multiply(
-            x,
-            &constant(1.0 / SQRT_2, w)?,
-        )?)
-    };
-    let (a, b) = (cdf(&lo)?, cdf(&hi)?);
-    let u = unit_open(op, &shape, w, &key)?;
-    let p = crate::ops::binary::add(
-        &a,
-        &crate::ops::binary::multiply(&crate::ops::binary::subtract(&b, &a)?, &u)?,
-    )?;
-    let z = crate::ops::binary::multiply(&crate::ops::unary::erfinv(&p)?, &constant(SQRT_2, w)?)?;
-    let z = crate::ops::select::clip(&z, Some(&lo), Some(&hi))?;
-    let z = to_shape(z, &shape)?;
-    // Clip again after rounding so the bounds hold in `dtype` too.
-    let (lo_d, hi_d) = (
-        crate::ops::cast::astype(&lower, dtype)?,
-        crate::ops::cast::astype(&upper, dtype)?,
-    );
-    crate::ops::select::clip(
-        &crate::ops::cast::astype(&z, dtype)?,
-        Some(&lo_d),
-        Some(&hi_d),
-    )
+    let sqrt2 = constant(SQRT_2, dtype)?;
+    let (lo, hi) = (lower.astype(dtype)?, upper.astype(dtype)?);
+    let a = erf_fn(Fun::Erf, &divide(&lo, &sqrt2)?)?;
+    let b = erf_fn(Fun::Erf, &divide(&hi, &sqrt2)?)?;
+    let u = mlx_uniform(op, &a, &b, &shape, dtype, &key)?;
+    let z = multiply(&sqrt2, &erf_fn(Fun::Erfinv, &u)?)?;
+    to_shape(maximum(&minimum(&hi, &z)?, &lo)?, &shape)
 }
 
 /// Samples of the standard Gumbel distribution, `-log(-log(u))` for `u`
-/// uniform on the open interval `(0, 1)`; all finite.
+/// uniform on `[0, 1)` (see [`uniform`]), in `dtype` arithmetic: MLX's
+/// samples for the same key. (`u = 0`, one draw in 2^32, gives `-inf`.)
 ///
 /// ```
 /// use ferrox::{DType, random};
@@ -213,22 +223,31 @@ pub fn gumbel(shape: &[usize], dtype: DType, key: Option<&Array>) -> Result<Arra
     let op = "gumbel";
     check_float(op, dtype)?;
     let key = key_or_default(op, key)?;
-    let w = work_dtype(dtype);
-    let g = standard_gumbel(op, shape, w, &key)?;
-    crate::ops::cast::astype(&g, dtype)
+    gumbel_with_key(op, shape, dtype, &key)
 }
 
-/// Standard Gumbel variates in the work type `w`.
-pub(crate) fn standard_gumbel(op: &str, shape: &[usize], w: DType, key: &Array) -> Result<Array> {
-    let u = unit_open(op, shape, w, key)?;
-    crate::ops::unary::negative(&crate::ops::unary::log(&crate::ops::unary::negative(
-        &crate::ops::unary::log(&u)?,
-    )?)?)
+/// [`gumbel`] for a checked key.
+pub(crate) fn gumbel_with_key(
+    op: &str,
+    shape: &[usize],
+    dtype: DType,
+    key: &Array,
+) -> Result<Array> {
+    use crate::ops::unary::negative;
+    let u = if dtype == DType::Float64 {
+        unit_closed_open(op, shape, dtype, key)?
+    } else {
+        mlx_unit(op, shape, dtype, key)?.astype(dtype)?
+    };
+    let inner = negative(&mlx_math::apply(Fun::Log, &u)?)?;
+    negative(&mlx_math::apply(Fun::Log, &inner)?)
 }
 
-/// Laplace samples with location `loc` and scale `scale`: `loc - scale *
-/// sign(v) * log(1 - |v|)` for `v` uniform on the open interval `(-1, 1)`,
-/// computed in f32 (f64 for f64) and rounded once to `dtype`; all finite.
+/// Laplace samples with location `loc` and scale `scale`: MLX's samples for
+/// the same key, `sign(v) * log1p(-|v|)` for `v` uniform on `(-1, 1)` in
+/// float32 (see [`uniform`]; float64 for a float64 `dtype`, as MLX
+/// promotes), rounded to `dtype`, then times `scale` and plus `loc` in
+/// `dtype` arithmetic.
 ///
 /// ```
 /// use ferrox::{DType, random};
@@ -245,42 +264,23 @@ pub fn laplace(
     scale: impl Into<Array>,
     key: Option<&Array>,
 ) -> Result<Array> {
+    use crate::ops::binary::{add, multiply};
+    use crate::ops::unary::{abs, sign};
+    let op = "laplace";
     let (loc, scale) = (loc.into(), scale.into());
-    location_scale("laplace", shape, dtype, loc, scale, key, standard_laplace)
-}
-
-/// Standard Laplace variates in the work type: `-sign(v) * log(1 - |v|)`
-/// for `v` uniform on the open interval `(-1, 1)`.
-fn standard_laplace(op: &str, shape: &[usize], w: DType, key: &Array) -> Result<Array> {
-    use crate::ops::binary::{multiply, subtract};
-    use crate::ops::unary::{abs, log1p, negative, sign};
-    let u = unit_open(op, shape, w, key)?;
-    let v = subtract(&multiply(&u, &constant(2.0, w)?)?, &constant(1.0, w)?)?;
-    negative(&multiply(&sign(&v)?, &log1p(&negative(&abs(&v)?)?)?)?)
-}
-
-/// `loc + scale * z` for standard variates `z` drawn by `standard` in the
-/// work type of the float `dtype`, rounded once to `dtype`.
-fn location_scale(
-    op: &str,
-    shape: &[usize],
-    dtype: DType,
-    loc: Array,
-    scale: Array,
-    key: Option<&Array>,
-    standard: fn(&str, &[usize], DType, &Array) -> Result<Array>,
-) -> Result<Array> {
     check_float(op, dtype)?;
     check_broadcast(op, shape, &[("loc", &loc), ("scale", &scale)])?;
     let key = key_or_default(op, key)?;
-    let w = work_dtype(dtype);
-    let z = standard(op, shape, w, &key)?;
-    let (loc, scale) = (
-        crate::ops::cast::astype(&loc, w)?,
-        crate::ops::cast::astype(&scale, w)?,
-    );
-    let r = crate::ops::binary::add(&loc, &crate::ops::binary::multiply(&scale, &z)?)?;
-    to_shape(crate::ops::cast::astype(&r, dtype)?, shape)
+    let v = symmetric_unit(op, shape, &key)?;
+    let t = multiply(&constant(-1.0, dtype)?, &abs(&v)?)?;
+    let mut r = multiply(&sign(&v)?, &mlx_math::apply(Fun::Log1p, &t)?)?.astype(dtype)?;
+    if host_scalar(&scale) != Some(1.0) {
+        r = multiply(&scale.astype(dtype)?, &r)?;
+    }
+    if host_scalar(&loc) != Some(0.0) {
+        r = add(&loc.astype(dtype)?, &r)?;
+    }
+    to_shape(r, shape)
 }
 
 /// Samples of the multivariate normal distribution with mean `mean`
@@ -289,11 +289,14 @@ fn location_scale(
 ///
 /// The batch shapes of `mean` and `cov` (all but their last one and two
 /// axes) must broadcast to `shape`; an empty `shape` means their broadcast
-/// batch shape. A sample is `mean + L z` for standard
-/// normal `z` and the Cholesky factor `L` of `cov`, computed in f64; a
-/// covariance that is not positive semi-definite makes evaluation fail
-/// with an error naming the op. Only the first derivative with respect to
-/// `mean` is available (`L` has no derivative rule).
+/// batch shape. As in MLX, a sample is `mean + z S` for the standard
+/// normals `z` of [`normal`] (MLX's for the same key) and the symmetric
+/// square root `S` of `cov` (MLX's is `U sqrt(s) V^T` from its float32 SVD;
+/// ferrox's comes from a float64 eigendecomposition, so samples agree with
+/// MLX's to float32 rounding, not bit for bit). A covariance that is not
+/// positive semi-definite makes evaluation fail with an error naming the
+/// op. Only the first derivative with respect to `mean` is available (`S`
+/// has no derivative rule).
 ///
 /// ```
 /// use ferrox::{Array, DType, random};
@@ -356,18 +359,12 @@ pub fn multivariate_normal(
         }
     }
     let key = key_or_default(op, key)?;
-    let w = work_dtype(dtype);
     let mut full = shape.to_vec();
     full.push(n);
-    let z = standard_normal(op, &full, w, &key)?;
-    let l = super::psd_cholesky::psd_cholesky(&crate::ops::cast::astype(cov, DType::Float64)?)?;
-    let l = crate::ops::cast::astype(&l, w)?;
-    // (L z) as a row vector: z^T L^T.
-    let lz = crate::ops::matmul::matmul(
-        &crate::ops::views::expand_dims(&z, &[-2])?,
-        &crate::ops::views::swapaxes(&l, -1, -2)?,
-    )?;
-    let lz = crate::ops::views::squeeze(&lz, Some(&[-2]))?;
-    let x = crate::ops::binary::add(&crate::ops::cast::astype(mean, w)?, &lz)?;
-    to_shape(crate::ops::cast::astype(&x, dtype)?, &full)
+    let z = normal_with_key(op, &full, dtype, &Array::from(0.0), &Array::from(1.0), &key)?;
+    let s = super::psd_sqrt::psd_sqrt(&cov.astype(DType::Float64)?)?.astype(dtype)?;
+    let zs = crate::ops::matmul::matmul(&crate::ops::views::expand_dims(&z, &[-2])?, &s)?;
+    let zs = crate::ops::views::squeeze(&zs, Some(&[-2]))?;
+    let x = crate::ops::binary::add(&mean.astype(dtype)?, &zs)?;
+    to_shape(x, &full)
 }

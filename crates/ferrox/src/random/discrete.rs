@@ -1,13 +1,15 @@
 //! Discrete distributions: randint, bernoulli, categorical, permutation.
+//! Each follows MLX's transform from bits to values, so a key gives MLX's
+//! samples.
 
 use super::bits::{bits_of, key_or_default};
-use super::continuous::standard_gumbel;
-use super::support::{
-    check_broadcast, constant, host_scalar, to_shape, unit_closed_open, work_dtype,
-};
+use super::continuous::gumbel_with_key;
+use super::mlx_math::{self, Fun};
+use super::support::{check_broadcast, constant, host_scalar, mlx_uniform, mlx_unit, to_shape};
 use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::graph::array::Array;
+use crate::ops::search::Side;
 use crate::ops::shape_rules::{broadcast_shapes, normalize_axis};
 
 /// The range of an integer dtype, as i128.
@@ -39,12 +41,13 @@ fn host_int(a: &Array) -> Option<i128> {
 
 /// Random integers on `[low, high)` of shape `shape` and integer `dtype`.
 ///
-/// `low` and `high` are scalars or arrays broadcasting to `shape`. A
-/// sample is `low + (b mod (high - low))` for 64 random bits `b`, in 64-bit
-/// wrapping arithmetic, so the whole range of every integer type is
-/// reachable and the bias of the modulo is below `(high - low) / 2^64`.
-/// Scalar bounds are checked (`low <= high`, both in `dtype`'s range);
-/// where array bounds have `high <= low` the sample is `low`.
+/// `low` and `high` are scalars or arrays broadcasting to `shape`. The
+/// samples are MLX's for the same key: `floor` of a float32 uniform on
+/// `[low, high)` (see [`uniform`](crate::random::uniform)), converted to
+/// `dtype` and clamped to `[low, high - 1]`. So, as in MLX, ranges wider
+/// than 2^24 are covered only as finely as float32 resolves them. Scalar
+/// bounds are checked (`low <= high`, both in `dtype`'s range); where
+/// array bounds have `high <= low` the sample is `low`.
 ///
 /// ```
 /// use ferrox::{DType, random};
@@ -52,6 +55,9 @@ fn host_int(a: &Array) -> Option<i128> {
 /// let r = random::randint(-3i64, 4i64, &[1000], DType::Int8, Some(&k))?;
 /// let v = r.to_vec::<i8>()?;
 /// assert!(v.iter().all(|x| (-3..4).contains(x)));
+/// // mlx.core.random.randint(0, 10, [4], key=mlx.core.random.key(0))
+/// let r = random::randint(0, 10, &[4], DType::Int32, Some(&k))?;
+/// assert_eq!(r.to_vec::<i32>()?, [9, 2, 6, 2]);
 /// assert!(random::randint(0, 300, &[2], DType::UInt8, Some(&k)).is_err());
 /// assert!(random::randint(0.0, 1.0, &[2], DType::Float32, Some(&k)).is_err());
 /// # Ok::<(), ferrox::Error>(())
@@ -63,6 +69,7 @@ pub fn randint(
     dtype: DType,
     key: Option<&Array>,
 ) -> Result<Array> {
+    use crate::ops::binary::{maximum, minimum, subtract};
     let op = "randint";
     if !dtype.is_integer() {
         return Err(Error::dtype(
@@ -88,39 +95,20 @@ pub fn randint(
         }
     }
     let key = key_or_default(op, key)?;
-    // Both bounds as u64 bit patterns of their 64-bit values.
-    let wide = if dtype == DType::UInt64 {
-        DType::UInt64
-    } else {
-        DType::Int64
-    };
-    let as_u64 =
-        |a: &Array| crate::ops::cast::view(&crate::ops::cast::astype(a, wide)?, DType::UInt64);
-    let (lo, hi) = (as_u64(&low)?, as_u64(&high)?);
-    let one = constant(1.0, DType::UInt64)?;
-    let zero = constant(0.0, DType::UInt64)?;
-    // high - low wraps to the true span when high > low; elsewhere use 1.
-    let valid = match wide {
-        DType::UInt64 => crate::ops::binary::greater(&hi, &lo)?,
-        _ => crate::ops::binary::greater(
-            &crate::ops::cast::view(&hi, wide)?,
-            &crate::ops::cast::view(&lo, wide)?,
-        )?,
-    };
-    let span = crate::ops::select::r#where(&valid, &crate::ops::binary::subtract(&hi, &lo)?, &one)?;
-    let b = bits_of(op, shape, 8, &key)?;
-    let r = crate::ops::binary::remainder(&b, &span)?;
-    let r = crate::ops::select::r#where(&valid, &r, &zero)?;
-    let v = crate::ops::cast::view(&crate::ops::binary::add(&lo, &r)?, wide)?;
-    to_shape(crate::ops::cast::astype(&v, dtype)?, shape)
+    let f = DType::Float32;
+    let u = mlx_uniform(op, &low.astype(f)?, &high.astype(f)?, shape, f, &key)?;
+    let r = crate::ops::unary::floor(&u)?.astype(dtype)?;
+    let top = subtract(&high, &Array::from(1))?.astype(dtype)?;
+    to_shape(maximum(&minimum(&r, &top)?, &low.astype(dtype)?)?, shape)
 }
 
 /// Booleans that are `true` with probability `p`.
 ///
 /// `p` is a scalar or an array; `shape` (default: `p`'s shape) must be one
-/// it broadcasts to. A sample is `u < p` for `u` uniform on `[0, 1)` (24
-/// bits, or 53 for an f64 `p`), so `p = 0` never and `p = 1` always gives
-/// `true`.
+/// it broadcasts to. The samples are MLX's for the same key: a sample is
+/// `b < p * (2^32 + 512)` for 32 random bits `b`, compared in `p`'s float
+/// type (float32 for half-precision `p`), so `p = 0` never and `p = 1`
+/// always gives `true`.
 ///
 /// ```
 /// use ferrox::random;
@@ -149,9 +137,11 @@ pub fn bernoulli(
     let shape = shape.map_or_else(|| p.shape().to_vec(), <[usize]>::to_vec);
     check_broadcast(op, &shape, &[("p", &p)])?;
     let key = key_or_default(op, key)?;
-    let w = work_dtype(p.dtype());
-    let u = unit_closed_open(op, &shape, w, &key)?;
-    let b = crate::ops::binary::less(&u, &crate::ops::cast::astype(&p, w)?)?;
+    // The f32 just above 2^32: p scales onto [0, 2^32], so p >= 1 is
+    // always and p <= 0 never true.
+    let t = crate::ops::binary::multiply(&p, &constant(4_294_967_808.0, DType::Float32)?)?;
+    let b = bits_of(op, &shape, 4, &key)?.astype(t.dtype())?;
+    let b = crate::ops::binary::less(&b, &t)?;
     if b.shape() == shape.as_slice() {
         Ok(b)
     } else {
@@ -165,8 +155,11 @@ pub fn bernoulli(
 /// `num_samples` there is one sample per distribution (the shape of
 /// `logits` without `axis`); `shape` asks for that many samples, a shape
 /// the distributions broadcast to; `num_samples` appends an axis of that
-/// many independent samples per distribution. Sampling takes the argmax of
-/// `logits` plus Gumbel noise, so `-inf` logits are never drawn.
+/// many independent samples per distribution. The samples are MLX's for
+/// the same key: one distribution (logits of `n` elements) sampled into a
+/// non-empty shape inverts its CDF at float32 uniforms (so `-inf` logits
+/// are never drawn); otherwise the sample is the argmax of `logits` plus
+/// float32 Gumbel noise laid out with the categories at `axis`.
 ///
 /// ```
 /// use ferrox::{Array, random};
@@ -206,9 +199,8 @@ pub fn categorical(
             ),
         ));
     }
-    let w = work_dtype(logits.dtype());
-    let l = crate::ops::cast::astype(&crate::ops::views::moveaxis(logits, ax as isize, -1)?, w)?;
-    let batch = l.shape()[..l.ndim() - 1].to_vec();
+    let mut batch = logits.shape().to_vec();
+    batch.remove(ax);
     let (l, out_shape) = match (shape, num_samples) {
         (Some(_), Some(_)) => {
             return Err(Error::value(
@@ -225,45 +217,83 @@ pub fn categorical(
                     ),
                 ));
             }
-            (l, s.to_vec())
+            (logits.clone(), s.to_vec())
         }
         (None, Some(n)) => {
-            let mut s = batch.clone();
-            s.push(n);
-            (crate::ops::views::expand_dims(&l, &[-2])?, s)
+            // A trailing axis of one sample per distribution, widened.
+            let l = crate::ops::views::expand_dims(logits, &[-1])?;
+            let mut s = l.shape().to_vec();
+            s.remove(ax);
+            if let Some(last) = s.last_mut() {
+                *last = n;
+            }
+            (l, s)
         }
-        (None, None) => (l, batch),
+        (None, None) => (logits.clone(), batch),
     };
     let key = key_or_default(op, key)?;
-    let mut noise_shape = out_shape.clone();
-    noise_shape.push(classes);
-    let g = standard_gumbel(op, &noise_shape, w, &key)?;
-    crate::ops::reduce::argmax(&crate::ops::binary::add(&l, &g)?, Some(-1), false)
+    if l.size() == classes && !out_shape.is_empty() {
+        return inverse_cdf(&l.reshape(&[classes as isize])?, &out_shape, &key);
+    }
+    // Gumbel noise with the categories at `at`, where `axis` of `l` lands
+    // when `l` broadcasts against `out_shape` plus that axis.
+    let at = ax + out_shape.len() + 1 - l.ndim();
+    let mut noise = out_shape.clone();
+    noise.insert(at, classes);
+    let g = gumbel_with_key(op, &noise, DType::Float32, &key)?;
+    crate::ops::reduce::argmax(&crate::ops::binary::add(&g, &l)?, Some(at as isize), false)
 }
 
-/// A random permutation of `0..n` (int32, or int64 when `n` exceeds the
-/// int32 range).
+/// Samples of one distribution (`logits` 1-D) by inverting its CDF: the
+/// index `i` with `cdf[i] <= u * total < cdf[i + 1]` for float32 uniforms
+/// `u`, the weights `exp(logits - max)` (or, when the max is infinite, 1
+/// for the maximal logits and 0 elsewhere).
+fn inverse_cdf(logits: &Array, shape: &[usize], key: &Array) -> Result<Array> {
+    use crate::ops::binary::{equal, multiply, subtract};
+    let op = "categorical";
+    let d = DType::promote(logits.dtype(), DType::Float32);
+    let x = logits.astype(d)?;
+    let m = crate::ops::reduce::max(&x, None, false)?;
+    let w = crate::ops::select::r#where(
+        &crate::ops::unary::isinf(&m)?,
+        &equal(&x, &m)?.astype(d)?,
+        &mlx_math::apply(Fun::Exp, &subtract(&x, &m)?)?,
+    )?;
+    let cdf = crate::ops::scan::cumsum(&w, Some(0), false, false)?;
+    // The total in the scan's order: the last inclusive partial sum.
+    let total = crate::ops::indexing::take(
+        &crate::ops::scan::cumsum(&w, Some(0), false, true)?,
+        &Array::from(-1),
+        Some(0),
+    )?;
+    let u = multiply(&mlx_unit(op, shape, DType::Float32, key)?, &total)?;
+    let i = crate::ops::search::searchsorted(&cdf, &u, Side::Right)?;
+    subtract(&i, &constant(1.0, DType::UInt32)?)
+}
+
+/// A random permutation of `0..n` (uint32, as MLX's): the order that
+/// sorts `n` random 32-bit words (stably), MLX's for the same key.
 ///
 /// ```
 /// use ferrox::random;
 /// let p = random::permutation(6, Some(&random::key(0)?))?;
-/// let mut v = p.to_vec::<i32>()?;
+/// let mut v = p.to_vec::<u32>()?;
 /// v.sort();
 /// assert_eq!(v, vec![0, 1, 2, 3, 4, 5]);
 /// # Ok::<(), ferrox::Error>(())
 /// ```
 pub fn permutation(n: usize, key: Option<&Array>) -> Result<Array> {
-    let dtype = if n <= i32::MAX as usize {
-        DType::Int32
-    } else {
-        DType::Int64
-    };
-    let x = crate::ops::creation::arange(0.0, n as f64, 1.0, dtype)?;
-    permute("permutation", &x, 0, key)
+    let key = key_or_default("permutation", key)?;
+    order("permutation", n, &key)
 }
 
-/// `x` with its entries along `axis` in a random order (every order equally
-/// likely: the order sorts 64 random bits per entry).
+/// The sorting order of `n` random words of `key`.
+fn order(op: &str, n: usize, key: &Array) -> Result<Array> {
+    crate::ops::sort::argsort(&bits_of(op, &[n], 4, key)?, Some(0))
+}
+
+/// `x` with its entries along `axis` in a random order: `x` taken along
+/// `axis` at [`permutation`] of its length, as MLX does.
 ///
 /// ```
 /// use ferrox::{Array, random};
@@ -284,7 +314,6 @@ fn permute(op: &str, x: &Array, axis: isize, key: Option<&Array>) -> Result<Arra
     }
     let ax = normalize_axis(op, axis, x.ndim())?;
     let key = key_or_default(op, key)?;
-    let n = x.shape()[ax];
-    let order = crate::ops::sort::argsort(&bits_of(op, &[n], 8, &key)?, Some(0))?;
+    let order = order(op, x.shape()[ax], &key)?;
     crate::ops::indexing::take(x, &order, Some(ax as isize))
 }

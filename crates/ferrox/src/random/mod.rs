@@ -1,12 +1,18 @@
 //! Random numbers: counter-based, splittable keys (Threefry-2x32) and the
-//! common distributions.
+//! common distributions, drawing MLX's numbers.
 //!
 //! A key is a `uint32` array of shape `[2]`. Every sampler takes an
 //! optional key; the same key always gives the same numbers (on every
 //! thread, compiled or not), and [`split`] derives independent keys from
-//! one. Samplers are built from [`bits`] with public ops, so `vmap` (over
-//! keys too), `compile` and `grad` compose with them; the bits themselves
-//! have zero derivative.
+//! one. The stream matches MLX's (CPU): [`key`], [`split`] and [`bits`]
+//! give MLX's words, and each sampler repeats MLX's transform from bits to
+//! values in the same dtypes with the same float functions, so code ported
+//! from MLX with a key or a seed draws the same weights and samples (see
+//! each sampler for the few differences: float64, which MLX mostly does
+//! not sample, and `multivariate_normal`'s matrix square root). Samplers
+//! are built from [`bits`] with graph ops, so `vmap` (over keys too),
+//! `compile` and `grad` compose with them; the bits themselves have zero
+//! derivative.
 //!
 //! ```
 //! use ferrox::{DType, random};
@@ -22,13 +28,14 @@
 //! # The default key is per thread
 //!
 //! With `key: None` a sampler splits the calling thread's default key on
-//! the host (plain integer arithmetic, no graph): one half becomes the new
-//! default, the other is the draw's key. A thread's first default key is
+//! the host (plain integer arithmetic, no graph), as MLX's key sequence
+//! does: one half becomes the new default, the other is the draw's key. A thread's first default key is
 //! block `n` of the process seed's stream, where the process seed mixes the
 //! clock and the process id and `n` counts the threads that needed a key,
 //! so two threads never draw the same numbers by accident. [`seed`] resets
 //! only the calling thread's key: after `seed(s)` that thread draws the same
-//! numbers as any thread after `seed(s)`. Concretely, a draw with default
+//! numbers as any thread after `seed(s)`, and as MLX after
+//! `mlx.core.random.seed(s)`. Concretely, a draw with default
 //! key `d` uses `split(d, 2)[1]` and leaves `split(d, 2)[0]` as the new
 //! default, so after `seed(s)` the first draw equals a draw with
 //! `split(key(s), 2)[1]`. The per-thread value is a plain
@@ -42,7 +49,8 @@
 mod bits;
 mod continuous;
 mod discrete;
-mod psd_cholesky;
+mod mlx_math;
+mod psd_sqrt;
 mod state;
 mod support;
 

@@ -6,6 +6,7 @@
 //! its place in a process-wide count of threads that drew, so threads
 //! never share a stream unless they ask to with [`seed`].
 
+use crate::backend::cpu::threefry::split2;
 use crate::backend::cpu::threefry::{block, threefry2x32};
 use std::cell::Cell;
 use std::sync::OnceLock;
@@ -46,13 +47,9 @@ fn fresh_key() -> [u32; 2] {
     block(seed_words(process_seed()), n)
 }
 
-/// Splits a key in two on the host: the same keys as `split(key, 2)`.
-pub(crate) fn split2(key: [u32; 2]) -> ([u32; 2], [u32; 2]) {
-    (block(key, 0), block(key, 1))
-}
-
-/// A key for one draw: splits the calling thread's default key, keeps one
-/// half as the new default and returns the other.
+/// A key for one draw, as MLX's key sequence draws it: splits the calling
+/// thread's default key in two, keeps the first key as the new default and
+/// returns the second.
 pub(crate) fn next_key() -> [u32; 2] {
     // `try_with` fails only while the thread is being torn down; a key from
     // the process stream is as good then.
@@ -65,8 +62,9 @@ pub(crate) fn next_key() -> [u32; 2] {
 }
 
 /// Resets the calling thread's default key to the key of `s`, so the
-/// thread's following draws without a key are reproducible. Other threads'
-/// default keys are unchanged.
+/// thread's following draws without a key are reproducible, and equal to
+/// MLX's after `mlx.core.random.seed(s)`. Other threads' default keys are
+/// unchanged.
 ///
 /// ```
 /// use ferrox::{DType, random};
@@ -99,6 +97,16 @@ mod tests {
         };
         assert_eq!(run(Some(7)), run(Some(7)));
         assert_ne!(run(None), run(None));
+    }
+
+    #[test]
+    fn the_default_key_follows_mlx() {
+        // mlx: seed(7); the first draw's key is split(key(7))[1], the state
+        // becomes split(key(7))[0].
+        seed(7);
+        let (state, first) = split2(seed_words(7));
+        assert_eq!(next_key(), first);
+        assert_eq!(next_key(), split2(state).1);
     }
 
     #[test]

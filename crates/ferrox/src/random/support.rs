@@ -70,16 +70,6 @@ pub(crate) fn check_order(op: &str, names: (&str, &str), low: &Array, high: &Arr
     Ok(())
 }
 
-/// The float type a distribution computes in: f64 for f64, else f32 (the
-/// half types are rounded once, at the end).
-pub(crate) fn work_dtype(dtype: DType) -> DType {
-    if dtype == DType::Float64 {
-        DType::Float64
-    } else {
-        DType::Float32
-    }
-}
-
 /// `(bit width in bytes, unsigned bits dtype, mantissa bits)` of a float
 /// dtype: how many random bits make one uniform variate exactly.
 fn layout(dtype: DType) -> (usize, DType, u32) {
@@ -103,9 +93,9 @@ fn top_bits(op: &str, shape: &[usize], dtype: DType, p: u32, key: &Array) -> Res
 }
 
 /// Uniform variates on `[0, 1)` of float `dtype`: `k * 2^-p` for the top
-/// `p` random bits `k`, where `p` is the type's significand width (24 for
-/// f32, 53 for f64, 11 for f16, 8 for bf16), so every value is exact and
-/// the largest is `1 - 2^-p`.
+/// `p` random bits `k`, where `p` is the type's significand width (53 for
+/// f64, 24 for f32), so every value is exact and the largest is `1 - 2^-p`.
+/// Only float64 samples use these (MLX has no float64 sampling to match).
 pub(crate) fn unit_closed_open(
     op: &str,
     shape: &[usize],
@@ -118,45 +108,45 @@ pub(crate) fn unit_closed_open(
     crate::ops::binary::multiply(&f, &constant((-f64::from(p)).exp2(), dtype)?)
 }
 
-/// Uniform variates on the open interval `(0, 1)` of f32 or f64:
-/// `(2k + 1) * 2^-p` for the top `p - 1` random bits `k`, symmetric about
-/// 1/2 and exact.
-pub(crate) fn unit_open(op: &str, shape: &[usize], dtype: DType, key: &Array) -> Result<Array> {
-    let (_, _, p) = layout(dtype);
-    let k = top_bits(op, shape, dtype, p - 1, key)?;
-    let f = crate::ops::cast::astype(&k, dtype)?;
-    let odd = crate::ops::binary::add(
-        &crate::ops::binary::multiply(&f, &constant(2.0, dtype)?)?,
-        &constant(1.0, dtype)?,
-    )?;
-    crate::ops::binary::multiply(&odd, &constant((-f64::from(p)).exp2(), dtype)?)
+/// The largest value below 1 of the float `dtype`, as an f32 (MLX clamps
+/// its unit uniforms to it before rounding them to `dtype`).
+fn below_one(dtype: DType) -> f64 {
+    match dtype {
+        DType::Float16 => 1.0 - (-11f64).exp2(),
+        DType::BFloat16 => 1.0 - (-8f64).exp2(),
+        _ => 1.0 - (-24f64).exp2(),
+    }
 }
 
-/// The largest value of `h`'s float dtype below `h` (for finite `h`),
-/// computed on the bit patterns.
-pub(crate) fn prev_float(h: &Array) -> Result<Array> {
-    let (idt, min) = match h.dtype() {
-        DType::Float64 => (DType::Int64, i64::MIN as f64),
-        DType::Float32 => (DType::Int32, f64::from(i32::MIN)),
-        _ => (DType::Int16, f64::from(i16::MIN)),
+/// MLX's unit uniforms for `dtype`, in f32: 32 random bits rounded to f32
+/// and divided by 2^32, then clamped to the largest `dtype` value below 1
+/// (so rounding them to `dtype` cannot give 1).
+pub(crate) fn mlx_unit(op: &str, shape: &[usize], dtype: DType, key: &Array) -> Result<Array> {
+    let f = DType::Float32;
+    let b = crate::ops::cast::astype(&bits_of(op, shape, 4, key)?, f)?;
+    let u = crate::ops::binary::multiply(&b, &constant((-32f64).exp2(), f)?)?;
+    crate::ops::binary::minimum(&u, &constant(below_one(dtype), f)?)
+}
+
+/// MLX's uniform samples on `[lo, hi)` in `dtype` (the bounds already in
+/// `dtype`): `(hi - lo) * u + lo` in `dtype` arithmetic, for the unit
+/// uniforms `u` of [`mlx_unit`] rounded to `dtype`. float64, which MLX
+/// does not sample, uses the 53-bit unit uniforms of [`unit_closed_open`].
+pub(crate) fn mlx_uniform(
+    op: &str,
+    lo: &Array,
+    hi: &Array,
+    shape: &[usize],
+    dtype: DType,
+    key: &Array,
+) -> Result<Array> {
+    use crate::ops::binary::{add, multiply, subtract};
+    let u = if dtype == DType::Float64 {
+        unit_closed_open(op, shape, dtype, key)?
+    } else {
+        crate::ops::cast::astype(&mlx_unit(op, shape, dtype, key)?, dtype)?
     };
-    let i = crate::ops::cast::view(h, idt)?;
-    let one = constant(1.0, idt)?;
-    let zero = constant(0.0, h.dtype())?;
-    // Positive: one step down in magnitude; negative: one step up; zero:
-    // the negative number of least magnitude (sign bit and 1).
-    let stepped = crate::ops::select::r#where(
-        &crate::ops::binary::greater(h, &zero)?,
-        &crate::ops::binary::subtract(&i, &one)?,
-        &crate::ops::binary::add(&i, &one)?,
-    )?;
-    let least_negative = crate::ops::binary::add(&constant(min, idt)?, &one)?;
-    let bits = crate::ops::select::r#where(
-        &crate::ops::binary::equal(h, &zero)?,
-        &least_negative,
-        &stepped,
-    )?;
-    crate::ops::cast::view(&bits, h.dtype())
+    add(&multiply(&subtract(hi, lo)?, &u)?, lo)
 }
 
 /// `x` broadcast to `shape` unless it already has it.
@@ -171,20 +161,6 @@ pub(crate) fn to_shape(x: Array, shape: &[usize]) -> Result<Array> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn prev_float_steps_down_one_ulp() -> Result<()> {
-        let a = Array::from_slice(&[1.0f32, -1.0, 0.0, 2.5], &[4])?;
-        let p = prev_float(&a)?.to_vec::<f32>()?;
-        assert_eq!(p[0], 1.0 - f32::EPSILON / 2.0);
-        assert_eq!(p[1], -1.0 - f32::EPSILON);
-        assert!(p[2] < 0.0 && p[2] > -1e-44);
-        assert_eq!(p[3], f32::from_bits(2.5f32.to_bits() - 1));
-        let h = Array::from_slice(&[half::f16::from_f32(1.0)], &[1])?;
-        let ph = prev_float(&h)?.to_vec::<half::f16>()?;
-        assert_eq!(ph[0].to_f32(), 1.0 - 2f32.powi(-11));
-        Ok(())
-    }
 
     #[test]
     fn host_scalar_reads_only_given_scalars() -> Result<()> {

@@ -148,6 +148,52 @@ pub fn cholesky_semidefinite(op: &str, x: &Operand<'_>, out: OutSpec<'_>) -> Res
     Ok(Data::contiguous(st, out.shape))
 }
 
+/// The symmetric square root `S` (`S S = A`) of each positive
+/// semi-definite matrix in an f64 batch `[..., n, n]`: `V sqrt(w) V^T`
+/// from the eigendecomposition of the lower triangle, eigenvalues that
+/// rounding made negative taken as zero. A matrix that is not positive
+/// semi-definite (its semi-definite Cholesky factorisation fails) is an
+/// error naming `op`.
+pub fn psd_sqrt(op: &str, x: &Operand<'_>, out: OutSpec<'_>) -> Result<Data> {
+    let n = x.shape.last().copied().unwrap_or(0);
+    let a = x.data.to_vec::<f64>(x.shape);
+    let mut st = out_storage(out)?;
+    let s = st.as_mut_slice::<f64>();
+    if n > 0 {
+        let mut l = vec![0.0; n * n];
+        for (src, dst) in a.chunks_exact(n * n).zip(s.chunks_exact_mut(n * n)) {
+            factor(src, &mut l, n, false, Pivots::Semidefinite).map_err(|p| {
+                Error::value(
+                    op,
+                    format!(
+                        "cov is not positive semi-definite (pivot {} is {})",
+                        p.column, p.value
+                    ),
+                )
+            })?;
+            let m = faer::Mat::from_fn(n, n, |i, j| {
+                if i >= j {
+                    src[i * n + j]
+                } else {
+                    src[j * n + i]
+                }
+            });
+            let e = m
+                .as_ref()
+                .self_adjoint_eigen(faer::Side::Lower)
+                .map_err(|e| Error::value(op, format!("cov: no eigendecomposition ({e:?})")))?;
+            let (w, v) = (e.S().column_vector(), e.U());
+            let r: Vec<f64> = (0..n).map(|k| w[k].max(0.0).sqrt()).collect();
+            for i in 0..n {
+                for j in 0..n {
+                    dst[i * n + j] = (0..n).map(|k| v[(i, k)] * r[k] * v[(j, k)]).sum();
+                }
+            }
+        }
+    }
+    Ok(Data::contiguous(st, out.shape))
+}
+
 /// Inverts the row-major `n x n` matrix `a` into `y`; `false` if a
 /// pivot is zero (or not a number).
 fn invert(a: &[f64], y: &mut [f64], n: usize) -> bool {

@@ -4,7 +4,7 @@
 //! A block maps a 64-bit key and a 64-bit counter to 64 pseudo-random
 //! bits. It is a bijection of the counter for a fixed key, so distinct
 //! counters under one key never give the same block. The random bits
-//! kernel ([`bits`]) fills outputs with key streams of these blocks.
+//! kernel ([`bits`]) lays these blocks out as MLX does ([`key_bytes`]).
 
 use super::elementwise::out_storage;
 use crate::error::Result;
@@ -44,8 +44,9 @@ pub fn threefry2x32(key: [u32; 2], ctr: [u32; 2]) -> [u32; 2] {
     [x0, x1]
 }
 
-/// Block `index` of the key stream of `key`: the counter is `index` as a
-/// little-endian pair of words (low word first).
+/// Threefry of `key` at the counter `index`, read as a little-endian pair
+/// of words (low word first). Used for ferrox's own per-thread entropy,
+/// not for the random bits of a key (see [`key_bytes`]).
 #[inline(always)]
 pub fn block(key: [u32; 2], index: u64) -> [u32; 2] {
     threefry2x32(key, [index as u32, (index >> 32) as u32])
@@ -54,17 +55,17 @@ pub fn block(key: [u32; 2], index: u64) -> [u32; 2] {
 /// Blocks computed side by side, so the rounds vectorise across blocks.
 const LANES: usize = 8;
 
-/// Blocks `first .. first + LANES` of the key stream, as the first and the
-/// second words of each block.
+/// Threefry of `key` at the `LANES` counters `[first + l, first + l + skip]`
+/// (wrapping), as the first and the second words of each block.
 #[inline(always)]
-fn blocks(key: [u32; 2], first: u64) -> ([u32; LANES], [u32; LANES]) {
+fn blocks(key: [u32; 2], first: u32, skip: u32) -> ([u32; LANES], [u32; LANES]) {
     let ks = [key[0], key[1], PARITY ^ key[0] ^ key[1]];
     let mut x0 = [0u32; LANES];
     let mut x1 = [0u32; LANES];
     for l in 0..LANES {
-        let j = first + l as u64;
-        x0[l] = (j as u32).wrapping_add(ks[0]);
-        x1[l] = ((j >> 32) as u32).wrapping_add(ks[1]);
+        let j = first.wrapping_add(l as u32);
+        x0[l] = j.wrapping_add(ks[0]);
+        x1[l] = j.wrapping_add(skip).wrapping_add(ks[1]);
     }
     for group in 0..5 {
         let r = (group % 2) * 4;
@@ -84,38 +85,96 @@ fn blocks(key: [u32; 2], first: u64) -> ([u32; LANES], [u32; LANES]) {
     (x0, x1)
 }
 
-/// Writes the key stream of `key` from block `first_block` on into `out`
-/// as little-endian bytes (the last block may be cut short).
-pub fn fill_bytes(key: [u32; 2], first_block: u64, out: &mut [u8]) {
-    super::parallel::simd(|| {
-        let mut chunks = out.chunks_exact_mut(8 * LANES);
-        let mut j = first_block;
-        for c in &mut chunks {
-            let (a, b) = blocks(key, j);
-            for l in 0..LANES {
-                c[8 * l..8 * l + 4].copy_from_slice(&a[l].to_le_bytes());
-                c[8 * l + 4..8 * l + 8].copy_from_slice(&b[l].to_le_bytes());
-            }
-            j += LANES as u64;
+/// Writes the little-endian bytes of `w` into `dst`, cut to its length.
+#[inline(always)]
+fn put(dst: &mut [u8], w: u32) {
+    let n = dst.len();
+    dst.copy_from_slice(&w.to_le_bytes()[..n]);
+}
+
+/// The pairs of words `first ..` of one key's output: word `first + j` of
+/// the first half goes to `lo[4j..]` and its partner, word
+/// `first + j + skip`, to `hi[4j..]`. `lo` holds whole words; `hi` as many
+/// bytes as are left of the output (its last word may be cut short).
+fn pairs(key: [u32; 2], first: u32, skip: u32, lo: &mut [u8], hi: &mut [u8]) {
+    let n = lo.len() / 4;
+    let mut j = 0;
+    while j + LANES <= n && 4 * (j + LANES) <= hi.len() {
+        let (a, b) = blocks(key, first.wrapping_add(j as u32), skip);
+        for l in 0..LANES {
+            let o = 4 * (j + l);
+            lo[o..o + 4].copy_from_slice(&a[l].to_le_bytes());
+            hi[o..o + 4].copy_from_slice(&b[l].to_le_bytes());
         }
-        for (i, chunk) in chunks.into_remainder().chunks_mut(8).enumerate() {
-            let [a, b] = block(key, j + i as u64);
-            let mut bytes = [0u8; 8];
-            bytes[..4].copy_from_slice(&a.to_le_bytes());
-            bytes[4..].copy_from_slice(&b.to_le_bytes());
-            chunk.copy_from_slice(&bytes[..chunk.len()]);
-        }
-    });
+        j += LANES;
+    }
+    for j in j..n {
+        let c = first.wrapping_add(j as u32);
+        let [a, b] = threefry2x32(key, [c, c.wrapping_add(skip)]);
+        lo[4 * j..4 * j + 4].copy_from_slice(&a.to_le_bytes());
+        let end = hi.len().min(4 * j + 4);
+        put(&mut hi[4 * j..end], b);
+    }
 }
 
 /// Blocks per parallel task when one key fills a large output.
 const PAR_BLOCKS: usize = super::parallel::MIN_PAR_ELEMS / 4;
 
+/// Fills `out` with the random bytes of `key`, laid out as MLX lays them
+/// out, so a key gives MLX's numbers.
+///
+/// The output is `w = ceil(len / 4)` 32-bit little-endian words, cut to
+/// `len` bytes. With `h = w / 2` and `c = w - h`, block `i < h` is
+/// Threefry at the counter `[i, i + c]`: its first word is word `i`, its
+/// second word is word `i + c`. When `w` is odd the middle word `h` is the
+/// first word of the block at `[h, 0]`.
+///
+/// ```
+/// use ferrox::backend::cpu::threefry::{key_bytes, threefry2x32};
+/// let mut out = [0u8; 12]; // three words
+/// key_bytes([0, 42], &mut out, false);
+/// let pair = threefry2x32([0, 42], [0, 2]);
+/// assert_eq!(out[0..4], pair[0].to_le_bytes());
+/// assert_eq!(out[8..12], pair[1].to_le_bytes());
+/// assert_eq!(out[4..8], threefry2x32([0, 42], [1, 0])[0].to_le_bytes());
+/// ```
+pub fn key_bytes(key: [u32; 2], out: &mut [u8], parallel: bool) {
+    let words = out.len().div_ceil(4);
+    let (h, c) = (words / 2, words - words / 2);
+    let (lo, rest) = out.split_at_mut(4 * h);
+    let mid_len = (4 * (c - h)).min(rest.len());
+    let (mid, hi) = rest.split_at_mut(mid_len);
+    if !mid.is_empty() {
+        put(mid, threefry2x32(key, [h as u32, 0])[0]);
+    }
+    super::parallel::simd(|| {
+        if parallel && h >= 2 * PAR_BLOCKS {
+            lo.par_chunks_mut(4 * PAR_BLOCKS)
+                .zip(hi.par_chunks_mut(4 * PAR_BLOCKS))
+                .enumerate()
+                .for_each(|(i, (l, hh))| {
+                    super::parallel::simd(|| {
+                        pairs(key, (i * PAR_BLOCKS) as u32, c as u32, l, hh);
+                    });
+                });
+        } else {
+            pairs(key, 0, c as u32, lo, hi);
+        }
+    });
+}
+
+/// The two keys `split(key, 2)` makes, computed on the host: the rows of
+/// the `[2, 2]` words of `key`'s output.
+pub fn split2(key: [u32; 2]) -> ([u32; 2], [u32; 2]) {
+    let a = threefry2x32(key, [0, 2]);
+    let b = threefry2x32(key, [1, 3]);
+    ([a[0], b[0]], [a[1], b[1]])
+}
+
 /// The random bits kernel: for each key of `k` (`[..., 2]` uint32) in
-/// order, `per_key` bytes of its stream, `width` bytes per output element.
-/// Few long streams split each stream into runs of blocks, many short ones
-/// run one task per run of keys: either way the bytes are those of
-/// [`fill_bytes`] from block 0 of each key.
+/// order, `per_key` bytes laid out by [`key_bytes`], `width` bytes per
+/// output element. Few long outputs split each key's output into runs of
+/// blocks, many short ones run one task per run of keys.
 pub fn bits(k: &Operand<'_>, per_key: usize, width: usize, out: OutSpec<'_>) -> Result<Data> {
     let words = k.data.to_vec::<u32>(k.shape);
     let keys: Vec<[u32; 2]> = words.chunks_exact(2).map(|w| [w[0], w[1]]).collect();
@@ -127,22 +186,19 @@ pub fn bits(k: &Operand<'_>, per_key: usize, width: usize, out: OutSpec<'_>) -> 
     }
     let big = super::parallel::worth_splitting(dst.len() / width.max(1));
     if big && per >= PAR_BLOCKS * 8 * 2 {
-        // Few keys, long streams: split each stream into runs of blocks.
+        // Few keys, long outputs: split each key's output into runs.
         for (key, chunk) in keys.iter().zip(dst.chunks_mut(per)) {
-            chunk
-                .par_chunks_mut(PAR_BLOCKS * 8)
-                .enumerate()
-                .for_each(|(i, c)| fill_bytes(*key, (i * PAR_BLOCKS) as u64, c));
+            key_bytes(*key, chunk, true);
         }
     } else if big {
-        // Many keys, short streams: one task per run of keys.
+        // Many keys, short outputs: one task per run of keys.
         dst.par_chunks_mut(per)
             .zip(keys.par_iter())
             .with_min_len((PAR_BLOCKS * 8).div_ceil(per))
-            .for_each(|(c, key)| fill_bytes(*key, 0, c));
+            .for_each(|(c, key)| key_bytes(*key, c, false));
     } else {
         for (key, chunk) in keys.iter().zip(dst.chunks_mut(per)) {
-            fill_bytes(*key, 0, chunk);
+            key_bytes(*key, chunk, false);
         }
     }
     Ok(Data::contiguous(st, out.shape))
@@ -165,27 +221,48 @@ mod tests {
         );
     }
 
+    /// Word `i` of a key's output of `words` words, one block at a time.
+    fn word(key: [u32; 2], words: usize, i: usize) -> u32 {
+        let (h, c) = (words / 2, words - words / 2);
+        if i < h {
+            threefry2x32(key, [i as u32, (i + c) as u32])[0]
+        } else if i >= c {
+            threefry2x32(key, [(i - c) as u32, i as u32])[1]
+        } else {
+            threefry2x32(key, [h as u32, 0])[0]
+        }
+    }
+
     #[test]
-    fn fill_bytes_is_the_block_sequence_cut_anywhere() {
+    fn key_bytes_match_the_word_layout_for_every_length() {
         let key = [7, 9];
-        let mut whole = vec![0u8; 40];
-        fill_bytes(key, 0, &mut whole);
-        for j in 0..5 {
-            let [a, b] = block(key, j as u64);
-            assert_eq!(&whole[8 * j..8 * j + 4], &a.to_le_bytes());
-            assert_eq!(&whole[8 * j + 4..8 * j + 8], &b.to_le_bytes());
+        for len in (0..80).chain([8 * LANES * 5 + 3, 4 * PAR_BLOCKS * 5 + 6]) {
+            let words = len.div_ceil(4);
+            let want: Vec<u8> = (0..words)
+                .flat_map(|i| word(key, words, i).to_le_bytes())
+                .take(len)
+                .collect();
+            for parallel in [false, true] {
+                let mut out = vec![0u8; len];
+                key_bytes(key, &mut out, parallel);
+                assert_eq!(out, want, "{len} bytes, parallel {parallel}");
+            }
         }
-        let mut tail = vec![0u8; 13];
-        fill_bytes(key, 2, &mut tail);
-        assert_eq!(&tail[..], &whole[16..29]);
-        // Whole runs of lanes and a cut tail agree with one block at a time.
-        let mut long = vec![0u8; 8 * LANES * 3 + 21];
-        fill_bytes(key, 5, &mut long);
-        for (j, c) in long.chunks(8).enumerate() {
-            let [a, b] = block(key, 5 + j as u64);
-            let mut bytes = a.to_le_bytes().to_vec();
-            bytes.extend_from_slice(&b.to_le_bytes());
-            assert_eq!(c, &bytes[..c.len()], "block {j}");
-        }
+    }
+
+    #[test]
+    fn split2_is_the_two_by_two_output() {
+        let mut out = [0u8; 16];
+        key_bytes([0, 42], &mut out, false);
+        let w: Vec<u32> = out
+            .chunks(4)
+            .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+            .collect();
+        assert_eq!(split2([0, 42]), ([w[0], w[1]], [w[2], w[3]]));
+        // MLX's split(key(42)).
+        assert_eq!(
+            split2([0, 42]),
+            ([2_465_931_498, 3_679_230_171], [255_383_827, 267_815_257])
+        );
     }
 }
