@@ -95,7 +95,10 @@ def test_uniform_bounds_dtypes_and_shapes():
         x = fx.random.uniform(lo, hi, (5000,), dtype=dt, key=k)
         assert x.dtype == dt
         v = np.array(x.astype(fx.float64))
-        assert v.min() >= lo and v.max() < hi, (dt, v.min(), v.max())
+        # As in MLX, a sample is drawn in float32 and then rounded to the
+        # dtype, so float16/bfloat16 may round up to `hi` itself.
+        below_hi = v.max() <= hi if dt in (fx.float16, fx.bfloat16) else v.max() < hi
+        assert v.min() >= lo and below_hi, (dt, v.min(), v.max())
     lo = fx.array([0.0, 10.0])
     x = np.array(fx.random.uniform(lo, lo + 1, (100, 2), key=k))
     assert ((x >= [0, 10]) & (x < [1, 11])).all()
