@@ -492,8 +492,7 @@ fn leaf_axes(tree: &Tree, spec: &Bound<'_, PyAny>, out: &mut Vec<Option<isize>>)
             }
             Ok(())
         }
-        Tree::DictSubclass(_, items) => leaf_axes(items, spec, out),
-        Tree::Dict(v) => {
+        Tree::Dict(v, _) => {
             for (k, t) in v {
                 leaf_axes(t, &spec.get_item(k.bind(spec.py()))?, out)?;
             }
@@ -582,14 +581,12 @@ fn trees_ref(trees: &[Tree]) -> Vec<Tree> {
             Tree::Leaf => Tree::Leaf,
             Tree::List(v) => Tree::List(v.iter().map(copy).collect()),
             Tree::Tuple(v) => Tree::Tuple(v.iter().map(copy).collect()),
-            Tree::Dict(v) => Tree::Dict(
+            Tree::Dict(v, subclass) => Tree::Dict(
                 v.iter()
                     .map(|(k, t)| (gil::attach(|py| k.clone_ref(py)), copy(t)))
                     .collect(),
+                subclass.as_ref().map(|o| gil::attach(|py| o.clone_ref(py))),
             ),
-            Tree::DictSubclass(o, items) => {
-                Tree::DictSubclass(gil::attach(|py| o.clone_ref(py)), Box::new(copy(items)))
-            }
             Tree::Other(o) => Tree::Other(gil::attach(|py| o.clone_ref(py))),
         }
     }

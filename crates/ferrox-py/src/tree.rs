@@ -17,10 +17,9 @@ pub enum Tree {
     Leaf,
     List(Vec<Tree>),
     Tuple(Vec<Tree>),
-    Dict(Vec<(Py<PyAny>, Tree)>),
-    /// An instance of a dict subclass (an `nn.Module`, say): the object and
-    /// its items as a [`Tree::Dict`].
-    DictSubclass(Py<PyAny>, Box<Tree>),
+    /// A dict's items; the object itself when it is an instance of a dict
+    /// subclass (an `nn.Module`, say), for [`unflatten_args`].
+    Dict(Vec<(Py<PyAny>, Tree)>, Option<Py<PyAny>>),
     /// A value that is not an array, kept as it is.
     Other(Py<PyAny>),
 }
@@ -57,15 +56,12 @@ fn walk<'py>(obj: &Bound<'py, PyAny>, leaf: &mut dyn FnMut(&Bound<'py, PyArr>)) 
         ));
     }
     if let Ok(d) = obj.cast::<PyDict>() {
-        let items = Tree::Dict(
-            d.iter()
-                .map(|(k, v)| Ok((k.unbind(), walk(&v, leaf)?)))
-                .collect::<PyResult<_>>()?,
-        );
-        if obj.is_exact_instance_of::<PyDict>() {
-            return Ok(items);
-        }
-        return Ok(Tree::DictSubclass(obj.clone().unbind(), Box::new(items)));
+        let items = d
+            .iter()
+            .map(|(k, v)| Ok((k.unbind(), walk(&v, leaf)?)))
+            .collect::<PyResult<_>>()?;
+        let subclass = (!obj.is_exact_instance_of::<PyDict>()).then(|| obj.clone().unbind());
+        return Ok(Tree::Dict(items, subclass));
     }
     Ok(Tree::Other(obj.clone().unbind()))
 }
@@ -123,37 +119,28 @@ fn rebuild<'py>(
                 .collect::<PyResult<Vec<_>>>()?;
             PyTuple::new(py, items)?.into_any()
         }
-        Tree::Dict(v) => {
-            let d = PyDict::new(py).into_any();
+        Tree::Dict(v, subclass) => {
+            let d = match subclass {
+                Some(original) if keep_subclasses => py
+                    .import("copy")?
+                    .getattr("copy")?
+                    .call1((original.bind(py),))?,
+                _ => PyDict::new(py).into_any(),
+            };
             for (k, t) in v {
                 d.set_item(k.bind(py), unflatten(py, t, leaves)?)?;
             }
             d
         }
-        Tree::DictSubclass(original, items) if keep_subclasses => {
-            let Tree::Dict(v) = &**items else {
-                return unflatten(py, items, leaves);
-            };
-            let copy = py
-                .import("copy")?
-                .getattr("copy")?
-                .call1((original.bind(py),))?;
-            for (k, t) in v {
-                copy.set_item(k.bind(py), unflatten(py, t, leaves)?)?;
-            }
-            copy
-        }
-        Tree::DictSubclass(_, items) => unflatten(py, items, leaves)?,
         Tree::Other(o) => o.bind(py).clone(),
     })
 }
 
 pub fn count_leaves(t: &Tree) -> usize {
     match t {
-        Tree::DictSubclass(_, items) => count_leaves(items),
         Tree::Leaf => 1,
         Tree::List(v) | Tree::Tuple(v) => v.iter().map(count_leaves).sum(),
-        Tree::Dict(v) => v.iter().map(|(_, t)| count_leaves(t)).sum(),
+        Tree::Dict(v, _) => v.iter().map(|(_, t)| count_leaves(t)).sum(),
         Tree::Other(_) => 0,
     }
 }
@@ -168,10 +155,9 @@ pub fn tree_arrays(obj: &Bound<'_, PyAny>) -> PyResult<Vec<Array>> {
 /// True when the tree holds a value that is not an array or a container.
 pub fn has_other(t: &Tree) -> bool {
     match t {
-        Tree::DictSubclass(_, items) => has_other(items),
         Tree::Leaf => false,
         Tree::List(v) | Tree::Tuple(v) => v.iter().any(has_other),
-        Tree::Dict(v) => v.iter().any(|(_, t)| has_other(t)),
+        Tree::Dict(v, _) => v.iter().any(|(_, t)| has_other(t)),
         Tree::Other(_) => true,
     }
 }
@@ -193,8 +179,6 @@ fn constants(py: Python<'_>, tree: &Tree, out: &mut Vec<Constant>) -> PyResult<(
     let tag = |s: &str| Constant::Str(s.to_string());
     match tree {
         Tree::Leaf => out.push(tag("a")),
-        // Compile rebuilds a dict subclass as a plain dict, as MLX does.
-        Tree::DictSubclass(_, items) => constants(py, items, out)?,
         Tree::List(v) | Tree::Tuple(v) => {
             out.push(tag(if matches!(tree, Tree::List(_)) {
                 "l"
@@ -206,7 +190,8 @@ fn constants(py: Python<'_>, tree: &Tree, out: &mut Vec<Constant>) -> PyResult<(
                 constants(py, t, out)?;
             }
         }
-        Tree::Dict(v) => {
+        // A dict subclass is encoded (and rebuilt) as a plain dict, as in MLX.
+        Tree::Dict(v, _) => {
             out.push(tag("d"));
             out.push(Constant::Int(v.len() as i64));
             for (k, t) in v {

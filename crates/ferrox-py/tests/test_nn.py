@@ -292,6 +292,9 @@ def test_grad_with_a_module_argument():
 
     def loss(m):
         seen.append(type(m))
+        # The tracers live in a copy: the caller's module keeps its arrays
+        # while the function runs (other threads may be using it).
+        assert m is not model and model.weight is weight
         return m(fx.ones((1, 2))).sum()
 
     grads = fx.grad(loss)(model)
