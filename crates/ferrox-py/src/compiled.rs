@@ -6,10 +6,12 @@ use crate::errors::{from_py, OrPy};
 use crate::gil;
 use crate::implicit::{self, ImplicitCell};
 use crate::transforms::{check_callable, lock};
-use crate::tree::{count_leaves, decode, encode, flatten, unflatten, Tree};
+use crate::tree::{
+    any_other, count_leaves, decode, encode, flatten, is_plain_constant, unflatten, Tree,
+};
 use ferrox::compile::Constant;
 use ferrox::{Array, CompiledFn};
-use pyo3::exceptions::PyValueError;
+use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::gc::PyVisit;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyTuple};
@@ -175,8 +177,17 @@ fn body(
     let mut leaves = vec![];
     // Values that are not arrays (None, numbers, strings) stay in the
     // recorded structure as the trace returned them, as in MLX: every replay
-    // of this trace returns them again.
+    // of this trace returns them again. Other objects are refused: frozen at
+    // trace time they would go stale, and the recorded structure (not seen
+    // by the garbage collector) could keep a cycle through this function
+    // alive.
     let tree = flatten(&out, &mut leaves)?;
+    if any_other(&tree, &|o| !is_plain_constant(o.bind(py))) {
+        return Err(PyTypeError::new_err(
+            "compile: a compiled function may return arrays, None, bools, ints, floats, \
+             strings and lists/tuples/dicts of them",
+        ));
+    }
     lock(outs).insert(out_key(consts, xs, shapeless), Arc::new(tree));
     leaves.extend(state_out);
     Ok(leaves)

@@ -154,12 +154,28 @@ pub fn tree_arrays(obj: &Bound<'_, PyAny>) -> PyResult<Vec<Array>> {
 
 /// True when the tree holds a value that is not an array or a container.
 pub fn has_other(t: &Tree) -> bool {
+    any_other(t, &|_| true)
+}
+
+/// True when the tree holds a value, not an array or a container, for
+/// which `pred` holds.
+pub fn any_other(t: &Tree, pred: &dyn Fn(&Py<PyAny>) -> bool) -> bool {
     match t {
         Tree::Leaf => false,
-        Tree::List(v) | Tree::Tuple(v) => v.iter().any(has_other),
-        Tree::Dict(v, _) => v.iter().any(|(_, t)| has_other(t)),
-        Tree::Other(_) => true,
+        Tree::List(v) | Tree::Tuple(v) => v.iter().any(|t| any_other(t, pred)),
+        Tree::Dict(v, _) => v.iter().any(|(_, t)| any_other(t, pred)),
+        Tree::Other(o) => pred(o),
     }
+}
+
+/// None, a bool, an int, a float or a str: a value that holds no reference
+/// to other objects (so keeping it cannot form a reference cycle).
+pub fn is_plain_constant(obj: &Bound<'_, PyAny>) -> bool {
+    obj.is_none()
+        || obj.is_instance_of::<PyBool>()
+        || obj.is_instance_of::<PyInt>()
+        || obj.is_instance_of::<PyFloat>()
+        || obj.is_instance_of::<PyString>()
 }
 
 /// Encodes the arguments' structure and non-array values as typed

@@ -333,3 +333,6 @@ def test_compiled_function_returns_constants_with_arrays():
     out = f(fx.array([1.0]))
     assert out[1:] == (None, 3, "done")
     np.testing.assert_array_equal(np.array(out[0]), [2.0])
+    # Other objects would be frozen at trace time: refused.
+    with pytest.raises(TypeError, match="compile"):
+        fx.compile(lambda x: (x, object()))(fx.array([1.0]))
