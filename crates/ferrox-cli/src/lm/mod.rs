@@ -1,0 +1,8 @@
+//! The language model of the main job: its config, the transformer, its
+//! training step, checkpoints and generation.
+
+mod config;
+mod model;
+
+pub use config::LmConfig;
+pub use model::{Block, Lm};

@@ -1,0 +1,3 @@
+//! The `ferrox` command line.
+
+fn main() {}
