@@ -6,7 +6,13 @@
 #![warn(missing_docs)]
 #![forbid(unsafe_code)]
 
+pub mod client;
+pub mod corpus;
+pub mod demo;
 pub mod error;
 pub mod lm;
+pub mod plot;
+pub mod rng;
+pub mod server;
 
 pub use error::{Error, Result};

@@ -6,3 +6,7 @@ mod model;
 
 pub use config::LmConfig;
 pub use model::{Block, Lm};
+pub mod checkpoint;
+pub mod generate;
+pub mod sample;
+pub mod train;

@@ -11,6 +11,7 @@
 
 use super::config::LmConfig;
 use crate::error::Result;
+use ferrox::Result as ArrayResult;
 use ferrox::fast::{self, AttentionMask, RopeOffset};
 use ferrox::{Array, DType};
 use ferrox_nn::Forward;
@@ -75,10 +76,10 @@ impl Block {
     }
 
     /// `[B, T, heads * hd]` to `[B, heads, T, hd]`.
-    fn heads(x: &Array, heads: usize, hd: usize) -> Result<Array> {
+    fn heads(x: &Array, heads: usize, hd: usize) -> ArrayResult<Array> {
         let (b, t) = (x.shape()[0] as isize, x.shape()[1] as isize);
-        Ok(x.reshape(&[b, t, heads as isize, hd as isize])?
-            .transpose(Some(&[0, 2, 1, 3]))?)
+        x.reshape(&[b, t, heads as isize, hd as isize])?
+            .transpose(Some(&[0, 2, 1, 3]))
     }
 
     /// The block on `x` (`[B, T, dims]`); with a cache, also the cache's
@@ -89,15 +90,17 @@ impl Block {
         x: &Array,
         at: &Positions<'_>,
         cache: Option<(&Array, &Array)>,
-    ) -> Result<(Array, Option<(Array, Array)>)> {
+    ) -> ArrayResult<(Array, Option<(Array, Array)>)> {
         let hd = c.head_dims();
         let (b, t) = (x.shape()[0] as isize, x.shape()[1] as isize);
         let h = self.attn_norm.forward(x)?;
-        let offset = match at {
-            Positions::Sequence => RopeOffset::Scalar(0),
-            Positions::Cached { pos, .. } => RopeOffset::Array(pos),
+        let rope = |a: Array| {
+            let offset = match at {
+                Positions::Sequence => RopeOffset::Scalar(0),
+                Positions::Cached { pos, .. } => RopeOffset::Array(pos),
+            };
+            fast::rope(&a, hd, false, Some(c.rope_base), 1.0, offset, None)
         };
-        let rope = |a: Array| fast::rope(&a, hd, false, Some(c.rope_base), 1.0, offset, None);
         let q = rope(Self::heads(&self.wq.forward(&h)?, c.heads, hd)?)?;
         let k = rope(Self::heads(&self.wk.forward(&h)?, c.kv_heads, hd)?)?;
         let v = Self::heads(&self.wv.forward(&h)?, c.kv_heads, hd)?;
@@ -174,17 +177,19 @@ impl Lm {
 
     /// Next-token logits (`[B, T, vocab]`, float32) for every position of
     /// `tokens` (`[B, T]` integers), each seeing only earlier positions.
-    pub fn forward(&self, tokens: &Array) -> Result<Array> {
+    pub fn forward(&self, tokens: &Array) -> ArrayResult<Array> {
         let mut x = self.embed.forward(tokens)?;
         for block in &self.blocks {
-            x = block.forward(&self.config, &x, &Positions::Sequence, None)?.0;
+            x = block
+                .forward(&self.config, &x, &Positions::Sequence, None)?
+                .0;
         }
-        Ok(self.embed.as_linear(&self.norm.forward(&x)?)?)
+        self.embed.as_linear(&self.norm.forward(&x)?)
     }
 
     /// Empty key/value caches for a batch of `batch`: two arrays per block
     /// (`[batch, kv_heads, context, head_dims]`, keys then values).
-    pub fn empty_cache(&self, batch: usize) -> Result<Vec<Array>> {
+    pub fn empty_cache(&self, batch: usize) -> ArrayResult<Vec<Array>> {
         let c = &self.config;
         let shape = [batch, c.kv_heads, c.context, c.head_dims()];
         let zero = ferrox::zeros(&shape, DType::Float32)?;
@@ -205,19 +210,19 @@ impl Lm {
         pos: &Array,
         last: &Array,
         cache: &[Array],
-    ) -> Result<(Array, Vec<Array>)> {
+    ) -> ArrayResult<(Array, Vec<Array>)> {
         let c = &self.config;
         if cache.len() != 2 * c.layers {
-            return Err(crate::Error::Config(format!(
-                "forward_cached: {} cache arrays for {} layers",
-                cache.len(),
-                c.layers
-            )));
+            return Err(ferrox_nn::error::value(
+                "Lm::forward_cached",
+                format!("{} cache arrays for {} layers", cache.len(), c.layers),
+            ));
         }
         let t = tokens.shape()[1];
         // Query i (at pos + i) sees key j when j <= pos + i.
         let keys = ferrox::arange(0.0, c.context as f64, 1.0, DType::Int32)?.reshape(&[1, -1])?;
-        let queries = (ferrox::arange(0.0, t as f64, 1.0, DType::Int32)? + pos)?.reshape(&[-1, 1])?;
+        let queries =
+            (ferrox::arange(0.0, t as f64, 1.0, DType::Int32)? + pos)?.reshape(&[-1, 1])?;
         let mask = ferrox::less_equal(&keys, &queries)?.reshape(&[1, 1, t as isize, -1])?;
         let at = Positions::Cached { pos, mask: &mask };
         let mut x = self.embed.forward(tokens)?;
@@ -248,7 +253,7 @@ mod tests {
     fn cached_prefill_and_decode_match_the_sequence_forward() -> Result<()> {
         ferrox::random::seed(3);
         let m = Lm::new(LmConfig::tiny())?;
-        let seq: Vec<i32> = (0..9).map(|i| (i * 37 % 256) as i32).collect();
+        let seq: Vec<i32> = (0..9).map(|i| i * 37 % 256).collect();
         let full = m.forward(&Array::from_slice(&seq, &[1, 9])?)?;
         let full = full.to_vec::<f32>()?;
         let v = 256;
