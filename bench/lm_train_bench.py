@@ -164,10 +164,14 @@ def rust_tokens_per_s(binary, steps, batch, seq):
         cmd = [binary, "train", "--steps", str(steps), "--batch", str(batch),
                "--seq", str(seq), "--summary-json", summary, "--quiet"]
         done = subprocess.run(cmd, capture_output=True, text=True, cwd=tmp)
-        if done.returncode != 0 or not os.path.exists(summary):
-            why = (done.stderr or done.stdout).strip().splitlines()[-1:] or ["no summary written"]
+        if done.returncode != 0:
+            why = (done.stderr or done.stdout).strip().splitlines()[-1:] or ["no message"]
             print(f"  ferrox (Rust): `{' '.join(cmd[1:])}` failed "
                   f"(exit {done.returncode}: {why[0]}); skipped")
+            return None
+        if not os.path.exists(summary):
+            print(f"  ferrox (Rust): `{' '.join(cmd[1:])}` wrote no summary (does this build "
+                  "have `train --summary-json`?); skipped")
             return None
         with open(summary) as f:
             value = json.load(f).get("tokens_per_s")
@@ -232,9 +236,13 @@ def main():
         except Exception as e:  # a competitor that does not build here
             print(f"  {name}: failed: {type(e).__name__}: {e}".splitlines()[0])
     if args.ferrox_bin:
-        runs = [rust_tokens_per_s(args.ferrox_bin, args.warmup + args.steps, args.batch, args.seq)
-                for _ in range(args.repeat)]
-        if all(r is not None for r in runs):
+        runs = []
+        for _ in range(args.repeat):
+            r = rust_tokens_per_s(args.ferrox_bin, args.warmup + args.steps, args.batch, args.seq)
+            if r is None:
+                break
+            runs.append(r)
+        else:
             results["ferrox (Rust)"] = runs
     print(f"\ntraining tokens/s, batch {args.batch} x {args.seq}: {args.warmup} warm-up steps, "
           f"then {args.repeat} x {args.steps} timed steps")

@@ -15,7 +15,7 @@ by greedy decoding.
 
 The last line printed is JSON: ``{"backend", "tokens_per_s", "final_loss",
 "exact", "of"}``: tokens/s over every step after the first (which
-compiles), the mean loss of the last 10 steps, and the exact-match count.
+compiles; null for a single step), the mean loss of the last 10 steps, and the exact-match count.
 Importing this file gives the pieces (``Config``,
 ``model_class``, ``Corpus``, ``make_train_step``, ``greedy_decode``) to
 benchmarks and tests.
@@ -290,13 +290,13 @@ def train(args):
                   f"{tps:,.0f} tokens/s", flush=True)
             mark = (now, i)
     timed = args.steps - start[1]
-    tokens_per_s = timed * tokens / (now - start[0]) if timed else float("nan")
+    tokens_per_s = round(timed * tokens / (now - start[0]), 1) if timed else None
     problems = held_out_problems(args.eval, seed=args.seed)
     exact = exact_matches(mx, model, problems)
     a, b = problems[0]
     print(f"{a}+{b}={greedy_decode(mx, model, [f'{a}+{b}='])[0]}  (true {a + b})")
     print(f"held-out problems answered exactly: {exact} of {len(problems)}")
-    return {"backend": args.backend, "tokens_per_s": round(tokens_per_s, 1),
+    return {"backend": args.backend, "tokens_per_s": tokens_per_s,
             "final_loss": round(float(np.mean(losses[-10:])), 4),
             "exact": exact, "of": len(problems)}
 
