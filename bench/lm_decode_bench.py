@@ -30,7 +30,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import lm_train_bench  # noqa: E402  (the torch model mirroring ferrox's)
 import train_lm  # noqa: E402  (on sys.path through lm_train_bench)
 
-PROMPT = "417+86="
+PROMPT = "41+86="
 
 
 def ferrox_decode(binary, checkpoint, tokens, repeat):

@@ -58,6 +58,12 @@ def test_causal_a_later_byte_does_not_change_earlier_logits(tiny):
     assert not np.allclose(la[:, 3], lb[:, 3])
 
 
+def test_the_held_out_rule_is_the_rust_programs():
+    # SplitMix64's first output for seed 0, also asserted in the Rust
+    # program's rng.rs: the two hold out the same problems.
+    assert train_lm.splitmix_first(0) == 0xE220A8397B1DCDAF
+
+
 def test_the_corpus_holds_no_held_out_problem():
     corpus = train_lm.Corpus(lines=3000, seed=1)
     text = bytes(corpus.data.astype(np.uint8)).decode()
