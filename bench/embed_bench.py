@@ -13,7 +13,7 @@ each doing one untimed pass and --passes timed passes over every
 sentence; the round's ratio is ferrox / torch sentences per second (above
 1: ferrox is faster). Both sort the sentences by length and cut them into
 batches of 32; sentence-transformers pads each batch to its longest text,
-ferrox to a power-of-two bucket.
+ferrox to a length bucket (a multiple of 8 up to 64, of 16 up to 128, ...).
 
 The model directory is --model, else FERROX_MINILM_DIR, else the one
 scripts/fetch-minilm.sh installs (it is run if needed). Needs torch and

@@ -312,6 +312,38 @@ fn a_missing_or_misshaped_weight_is_named() {
 }
 
 #[test]
+fn half_precision_weights_load_as_float32_and_integer_ones_are_refused() {
+    let (dir, _) = tiny_model_dir(15);
+    let texts = ["a man is eating food .", "the quick brown fox"];
+    let want = SentenceEncoder::load(dir.path())
+        .expect("load float32")
+        .embed(&texts)
+        .expect("embed");
+    edit_weights(dir.path(), |w| {
+        for a in w.values_mut() {
+            *a = a.astype(ferrox::DType::Float16).expect("cast");
+        }
+    });
+    let got = SentenceEncoder::load(dir.path())
+        .expect("load float16")
+        .embed(&texts)
+        .expect("embed");
+    for (g, w) in got.iter().zip(&want) {
+        let d = cosine_distance(g, w);
+        assert!(d < 1e-3, "float16 weights: cosine distance {d}");
+    }
+    let name = "encoder.layer.0.output.dense.bias";
+    edit_weights(dir.path(), |w| {
+        w.insert(
+            name.into(),
+            ferrox::zeros(&[16], ferrox::DType::Int32).expect("zeros"),
+        );
+    });
+    let e = SentenceEncoder::load(dir.path()).unwrap_err().to_string();
+    assert!(e.contains(name) && e.contains("int32"), "{e}");
+}
+
+#[test]
 fn bad_configs_and_tokenizers_name_their_file() {
     let (dir, _) = tiny_model_dir(11);
     std::fs::write(dir.path().join("tokenizer.json"), "{not json").expect("write");
@@ -438,7 +470,7 @@ fn minilm_threads_share_one_encoder() {
     let Some(enc) = minilm("minilm_threads_share_one_encoder") else {
         return;
     };
-    // The fixture's texts but the long one (a 64-token bucket, not 256:
+    // The fixture's texts but the long one (a 40-token bucket, not 256:
     // the unoptimised test build stays quick).
     let texts: Vec<String> = fixture()
         .sentences
