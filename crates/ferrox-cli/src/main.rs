@@ -233,7 +233,10 @@ fn run(cli: Cli) -> Result<()> {
             })?;
             println!("{}", text.finish());
             if repeat > 1 {
-                let decode = out.elapsed.saturating_sub(out.time_to_first_token).as_secs_f64();
+                let decode = out
+                    .elapsed
+                    .saturating_sub(out.time_to_first_token)
+                    .as_secs_f64();
                 let stats = serde_json::json!({
                     "tokens": out.tokens.len(),
                     "time_to_first_token_ms": out.time_to_first_token.as_secs_f64() * 1e3,
