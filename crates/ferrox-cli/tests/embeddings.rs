@@ -253,7 +253,9 @@ fn the_server_answers_embeddings_as_the_encoder_does() {
     assert_eq!(r.body["usage"]["prompt_tokens"], tokens);
     let models = client.get("/v1/models").expect("models");
     assert_eq!(models.body["data"].as_array().map(Vec::len), Some(1));
-    let empty = client.post("/v1/embeddings", &json!({"input": []})).expect("post");
+    let empty = client
+        .post("/v1/embeddings", &json!({"input": []}))
+        .expect("post");
     assert_eq!(empty.status, 400, "{}", empty.body);
     let no_lm = client
         .post("/v1/completions", &json!({"prompt": "1"}))

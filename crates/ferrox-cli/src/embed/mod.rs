@@ -405,38 +405,6 @@ const _: () = {
     send_sync::<SentenceEncoder>();
 };
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn buckets_pad_by_less_than_a_quarter_within_the_limit() {
-        assert_eq!(bucket(1, 256), 8);
-        assert_eq!(bucket(8, 256), 8);
-        assert_eq!(bucket(9, 256), 16);
-        assert_eq!(bucket(17, 256), 24);
-        assert_eq!(bucket(33, 256), 40);
-        assert_eq!(bucket(65, 256), 80);
-        assert_eq!(bucket(129, 256), 160);
-        assert_eq!(bucket(200, 256), 224);
-        assert_eq!(bucket(256, 256), 256);
-        assert_eq!(bucket(130, 150), 150);
-        assert_eq!(bucket(3, 5), 5);
-        let shapes: std::collections::BTreeSet<usize> = (1..=256).map(|n| bucket(n, 256)).collect();
-        assert_eq!(shapes.len(), 16);
-        for n in 9..=256 {
-            let b = bucket(n, 256);
-            assert!(b >= n && (b - n) * 4 < n.max(32), "{n} -> {b}");
-        }
-    }
-
-    #[test]
-    fn previews_are_short() {
-        assert_eq!(preview("abc"), "abc");
-        assert_eq!(preview(&"é".repeat(50)).chars().count(), 43);
-    }
-}
-
 /// A [`SentenceEncoder`] with the name the server gives it.
 struct Served {
     name: String,
@@ -470,4 +438,36 @@ pub fn load_embedder(dir: &Path) -> Result<std::sync::Arc<dyn crate::server::Emb
         )
     };
     Ok(std::sync::Arc::new(Served { name, encoder }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn buckets_pad_by_less_than_a_quarter_within_the_limit() {
+        assert_eq!(bucket(1, 256), 8);
+        assert_eq!(bucket(8, 256), 8);
+        assert_eq!(bucket(9, 256), 16);
+        assert_eq!(bucket(17, 256), 24);
+        assert_eq!(bucket(33, 256), 40);
+        assert_eq!(bucket(65, 256), 80);
+        assert_eq!(bucket(129, 256), 160);
+        assert_eq!(bucket(200, 256), 224);
+        assert_eq!(bucket(256, 256), 256);
+        assert_eq!(bucket(130, 150), 150);
+        assert_eq!(bucket(3, 5), 5);
+        let shapes: std::collections::BTreeSet<usize> = (1..=256).map(|n| bucket(n, 256)).collect();
+        assert_eq!(shapes.len(), 16);
+        for n in 9..=256 {
+            let b = bucket(n, 256);
+            assert!(b >= n && (b - n) * 4 < n.max(32), "{n} -> {b}");
+        }
+    }
+
+    #[test]
+    fn previews_are_short() {
+        assert_eq!(preview("abc"), "abc");
+        assert_eq!(preview(&"é".repeat(50)).chars().count(), 43);
+    }
 }
