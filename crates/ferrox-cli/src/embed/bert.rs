@@ -368,7 +368,7 @@ pub struct Encoder {
 }
 ferrox_nn::impl_module!(Encoder { layer });
 
-/// The BERT encoder (see [the module docs](self)).
+/// The BERT encoder: embeddings, post-norm layers, erf GELU.
 ///
 /// ```
 /// use ferrox::Array;

@@ -134,7 +134,8 @@ impl Block {
     }
 }
 
-/// The language model (see [the module docs](self)).
+/// The language model: a sequence forward for training and a cached
+/// forward for generation (see [`crate::lm`]).
 ///
 /// ```
 /// use ferrox_cli::lm::{Lm, LmConfig};
