@@ -19,7 +19,10 @@ repetition's tokens/s, their median, and "ferrox/them" = ferrox's median /
 theirs (above 1: ferrox is faster). With ``--ferrox-bin``, the Rust program
 is also run (``PATH train --steps N --batch 16 --seq 128 --summary-json FILE
 --quiet``) and its reported ``tokens_per_s`` joins the table. Frameworks
-that are not installed, or fail to build, are reported and skipped.
+that are not installed, or fail to build, are reported and skipped;
+``--only`` picks some by name. Run it on an otherwise idle machine: a
+framework that spreads a step over every core (torch, MLX) loses most when
+another process holds one.
 """
 import argparse
 import json
@@ -226,10 +229,14 @@ def main():
     ap.add_argument("--batch", type=int, default=16)
     ap.add_argument("--seq", type=int, default=128)
     ap.add_argument("--ferrox-bin", help="the Rust `ferrox` program, to run its `train`")
+    ap.add_argument("--only", help="comma-separated frameworks to run, e.g. 'ferrox,torch eager'")
     args = ap.parse_args()
     data = batches(args.steps, args.batch, args.seq)
     results = {}
+    only = set(args.only.split(",")) if args.only else None
     for name, make in runners():
+        if only is not None and name not in only:
+            continue
         print(f"  {name} ...", flush=True)
         try:
             results[name] = measure(make, data, args.warmup, args.steps, args.repeat)
