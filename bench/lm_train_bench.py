@@ -159,6 +159,7 @@ def torch_runner(compiled, data):
 def rust_tokens_per_s(binary, steps, batch, seq):
     """The ``tokens_per_s`` the Rust ``ferrox train`` reports, or None
     (with the reason printed) when it cannot be had."""
+    binary = os.path.abspath(binary)  # it runs in a temporary directory
     if not (os.path.isfile(binary) and os.access(binary, os.X_OK)):
         print(f"  ferrox (Rust): {binary} is not an executable file; skipped")
         return None
