@@ -406,6 +406,37 @@ pub trait Module: Visit + Send + Sync {
         Params::from_named(self.named_trainable_parameters()).unwrap_or_default()
     }
 
+    /// A copy whose parameters (all of them, in [`named_parameters`]
+    /// order) are `values`: how a compiled function rebuilds a model from
+    /// its inputs.
+    ///
+    /// ```
+    /// use ferrox_nn::{Module, layers::Linear};
+    /// let a = Linear::new(2, 1, true)?;
+    /// let zeros: Vec<_> = a.named_parameters().iter().map(|(_, p)| ferrox::zeros_like(p)).collect::<Result<_, _>>()?;
+    /// let b = a.with_parameter_values(&zeros)?;
+    /// assert_eq!(b.weight.to_vec::<f32>()?, [0.0, 0.0]);
+    /// assert!(a.with_parameter_values(&zeros[..1]).is_err());
+    /// # Ok::<(), ferrox::Error>(())
+    /// ```
+    ///
+    /// [`named_parameters`]: Module::named_parameters
+    fn with_parameter_values(&self, values: &[Array]) -> Result<Self>
+    where
+        Self: Sized + Clone,
+    {
+        let mut copy = self.clone();
+        let mut it = values.iter();
+        copy.for_each_param_mut(&mut |n, p| {
+            let a = it
+                .next()
+                .ok_or_else(|| value("Module", format!("no array for parameter {n}")))?;
+            p.set(a.clone());
+            Ok(())
+        })?;
+        Ok(copy)
+    }
+
     /// The number of scalars in all parameters.
     fn num_parameters(&self) -> usize {
         self.named_parameters().iter().map(|(_, a)| a.size()).sum()

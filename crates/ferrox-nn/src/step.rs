@@ -65,20 +65,6 @@ fn trainable_names<M: Module + ?Sized>(model: &M) -> Vec<String> {
         .collect()
 }
 
-/// A copy of `template` whose parameters are `leaves`, in walk order.
-fn with_all<M: Module + Clone>(template: &M, leaves: &[Array]) -> Result<M> {
-    let mut copy = template.clone();
-    let mut it = leaves.iter();
-    copy.for_each_param_mut(&mut |n, p| {
-        let a = it
-            .next()
-            .ok_or_else(|| value("TrainStep", format!("no array for parameter {n}")))?;
-        p.set(a.clone());
-        Ok(())
-    })?;
-    Ok(copy)
-}
-
 /// Compiles one training step of `loss` (a scalar function of the model
 /// and the step's inputs) with `optimizer`, whose state it initialises.
 pub fn compile_step<M, O, F>(model: &M, optimizer: &mut O, loss: F) -> Result<TrainStep<M, O>>
@@ -108,7 +94,7 @@ where
                 ),
             ));
         }
-        let m = with_all(&template, &xs[..n_all])?;
+        let m = template.with_parameter_values(&xs[..n_all])?;
         let mut o = opt_template.clone();
         o.set_state(&state_template.with_leaves(xs[n_all..n_all + n_state].to_vec())?)?;
         let g = value_and_grad_of(&f, &m, &xs[n_all + n_state..])?;

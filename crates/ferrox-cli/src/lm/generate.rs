@@ -98,7 +98,7 @@ impl Generator {
         // Weights are inputs, not constants: the trace is independent of
         // their values, and the closure runs only while tracing.
         let forward = ferrox::compile(move |xs: &[Array]| {
-            let m = with_weights(&template, &xs[..n])?;
+            let m = template.with_parameter_values(&xs[..n])?;
             let (tokens, pos, last) = (&xs[n], &xs[n + 1], &xs[n + 2]);
             *lock(&counts).entry(tokens.shape()[1]).or_insert(0) += 1;
             let (logits, cache) = m.forward_cached(tokens, pos, last, &xs[n + 3..])?;
@@ -252,20 +252,6 @@ fn ends_with_stop(tokens: &[i32], stops: &[Vec<u8>]) -> bool {
                 .zip(s)
                 .all(|(&t, &b)| t == i32::from(b))
     })
-}
-
-/// A copy of `template` holding `weights` (in parameter order).
-fn with_weights(template: &Lm, weights: &[Array]) -> ferrox::Result<Lm> {
-    let mut m = template.clone();
-    let mut it = weights.iter();
-    m.for_each_param_mut(&mut |name, p| {
-        let a = it
-            .next()
-            .ok_or_else(|| ferrox_nn::error::value("Generator", format!("no weight for {name}")))?;
-        p.set(a.clone());
-        Ok(())
-    })?;
-    Ok(m)
 }
 
 #[cfg(test)]
