@@ -202,3 +202,29 @@ fn bad_requests_are_4xx_and_the_server_keeps_serving() -> TestResult {
     server.stop();
     Ok(())
 }
+
+#[test]
+fn dropping_the_server_mid_stream_does_not_block() -> TestResult {
+    // DESIGN.md section 2, item 8: Drop never blocks on a worker.
+    let (server, client, _) = start()?;
+    let body = json!({"prompt": "9+9=", "max_tokens": 50, "temperature": 0.7});
+    let streaming = std::thread::spawn(move || {
+        client
+            .stream("/v1/completions", &body, |_| true)
+            .map(|_| ())
+    });
+    std::thread::sleep(Duration::from_millis(20));
+    let t = std::time::Instant::now();
+    drop(server);
+    assert!(
+        t.elapsed() < Duration::from_millis(500),
+        "drop took {:?}",
+        t.elapsed()
+    );
+    // The client ends either way (the stream finishes or the connection closes).
+    within(Duration::from_secs(60), move || {
+        streaming.join().map(|_| ())
+    })
+    .map_err(|_| "the client thread panicked")?;
+    Ok(())
+}
