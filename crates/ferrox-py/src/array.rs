@@ -3,7 +3,7 @@
 use crate::convert::{dtype_of, new_array, opt_dtype, to_array, to_numpy, PyDtype};
 use crate::device::on;
 use crate::errors::OrPy;
-use crate::index::{getitem, parse_index, setitem, update_at, AtOp};
+use crate::index::{bool_mask, getitem, parse_index, setitem, update_at, AtOp};
 use ferrox::{Array, DType};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
@@ -412,9 +412,17 @@ impl PyArr {
         Ok(PyArr::new(on(None, || getitem(&a, &ix))?.py()?))
     }
     fn __setitem__(&self, index: &Bound<'_, PyAny>, value: &Bound<'_, PyAny>) -> PyResult<()> {
-        let ix = parse_index(index)?;
         let v = to_array(value)?;
         let a = self.arr();
+        if let Some(mask) = bool_mask(index)? {
+            let r = on(None, || {
+                ferrox::masked_scatter(&a, &mask, &v.astype(a.dtype())?)
+            })?
+            .py()?;
+            self.set(r);
+            return Ok(());
+        }
+        let ix = parse_index(index)?;
         let r = on(None, || setitem(&a, &ix, &v))?.py()?;
         self.set(r);
         Ok(())

@@ -82,6 +82,25 @@ fn entry(o: &Bound<'_, PyAny>) -> PyResult<Ix> {
     Ok(Ix::Arr(a))
 }
 
+/// The index as a boolean mask, when it is one: a bool, or a ferrox array,
+/// numpy array or list of bools (MLX's `a[mask] = v`).
+pub fn bool_mask(index: &Bound<'_, PyAny>) -> PyResult<Option<Array>> {
+    if index.is_instance_of::<PyBool>() {
+        return Ok(Some(Array::scalar(index.extract::<bool>()?)));
+    }
+    let a = if let Ok(a) = index.cast::<PyArr>() {
+        a.get().arr()
+    } else if index.is_instance_of::<PyList>() || index.hasattr("__array__")? {
+        match new_array(index, None) {
+            Ok(a) => a,
+            Err(_) => return Ok(None),
+        }
+    } else {
+        return Ok(None);
+    };
+    Ok((a.dtype() == DType::Bool).then_some(a))
+}
+
 /// Parses a Python index expression.
 pub fn parse_index(index: &Bound<'_, PyAny>) -> PyResult<Vec<Ix>> {
     if let Ok(t) = index.cast::<PyTuple>() {

@@ -425,6 +425,44 @@ fn permutation(
     })?)
 }
 
+/// The type of `ferrox.core.random.state`: one process-wide object that
+/// stands for the calling thread's default key. `state[0]` is that key
+/// (what the next draw without a key splits). Compiled functions thread the
+/// default key themselves (each call draws fresh numbers from the calling
+/// thread's key), so naming `state` in `compile`'s `inputs=`/`outputs=`
+/// trees, as MLX code does, is accepted and changes nothing.
+///
+/// Example:
+///     >>> ferrox.core.random.seed(0)
+///     >>> ferrox.core.random.state[0].tolist()
+///     [0, 0]
+#[pyclass(name = "_RandomState", module = "ferrox.core.random", frozen)]
+pub struct RandomState;
+
+#[pymethods]
+impl RandomState {
+    fn __len__(&self) -> usize {
+        1
+    }
+    fn __getitem__(&self, index: i64) -> PyResult<PyArr> {
+        if index != 0 && index != -1 {
+            return Err(pyo3::exceptions::PyIndexError::new_err(format!(
+                "random.state: index {index} is out of range for its one key"
+            )));
+        }
+        ok(random::current_key())
+    }
+    fn __iter__(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        let key = Py::new(py, ok(random::current_key())?)?;
+        Ok(pyo3::types::PyList::new(py, [key])?
+            .call_method0("__iter__")?
+            .unbind())
+    }
+    fn __repr__(&self) -> String {
+        "<ferrox.core.random.state: the calling thread's default key>".to_string()
+    }
+}
+
 /// Adds the `random` submodule to `ferrox.core` and registers it in
 /// `sys.modules`, so `import ferrox.core.random` and
 /// `from ferrox.core import random` work as well as `ferrox.core.random`.
@@ -450,6 +488,8 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
         multivariate_normal,
         permutation
     );
+    sub.add_class::<RandomState>()?;
+    sub.add("state", Py::new(py, RandomState)?)?;
     sub.setattr(
         "__doc__",
         "Random numbers from counter-based Threefry keys: mlx.core.random's numbers for the same key or seed.",

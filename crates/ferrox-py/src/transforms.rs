@@ -401,7 +401,7 @@ fn array_list(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<Vec<Array>> {
     let mut leaves = vec![];
     let t = flatten(obj, &mut leaves)?;
     let ok = match &t {
-        Tree::List(v) | Tree::Tuple(v) => v.iter().all(|t| matches!(t, Tree::Leaf)),
+        Tree::List(v) | Tree::Tuple(v, _) => v.iter().all(|t| matches!(t, Tree::Leaf)),
         _ => false,
     };
     if !ok {
@@ -478,7 +478,7 @@ fn leaf_axes(tree: &Tree, spec: &Bound<'_, PyAny>, out: &mut Vec<Option<isize>>)
         return Ok(());
     }
     match tree {
-        Tree::List(v) | Tree::Tuple(v) => {
+        Tree::List(v) | Tree::Tuple(v, _) => {
             let specs: Vec<Bound<'_, PyAny>> = spec.try_iter()?.collect::<PyResult<_>>()?;
             if specs.len() != v.len() {
                 return Err(PyValueError::new_err(format!(
@@ -529,7 +529,7 @@ impl VmapFn {
                 leaf_axes(t, spec, &mut in_axes)?;
             }
         } else {
-            leaf_axes(&Tree::Tuple(trees_ref(&trees)), spec, &mut in_axes)?;
+            leaf_axes(&Tree::Tuple(trees_ref(&trees), None), spec, &mut in_axes)?;
         }
         let call = Call::new(py, &self.fun, trees, kwargs);
         let out_spec = self.out_axes.bind(py);
@@ -580,7 +580,10 @@ fn trees_ref(trees: &[Tree]) -> Vec<Tree> {
         match t {
             Tree::Leaf => Tree::Leaf,
             Tree::List(v) => Tree::List(v.iter().map(copy).collect()),
-            Tree::Tuple(v) => Tree::Tuple(v.iter().map(copy).collect()),
+            Tree::Tuple(v, ty) => Tree::Tuple(
+                v.iter().map(copy).collect(),
+                ty.as_ref().map(|t| gil::attach(|py| t.clone_ref(py))),
+            ),
             Tree::Dict(v, subclass) => Tree::Dict(
                 v.iter()
                     .map(|(k, t)| (gil::attach(|py| k.clone_ref(py)), copy(t)))

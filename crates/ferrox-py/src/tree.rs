@@ -10,13 +10,15 @@ use ferrox::compile::Constant;
 use ferrox::Array;
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
+use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple, PyType};
 
 /// The structure of a tree with its arrays taken out.
 pub enum Tree {
     Leaf,
     List(Vec<Tree>),
-    Tuple(Vec<Tree>),
+    /// A tuple's items; its type when it is a tuple subclass (a
+    /// `NamedTuple`, say), which rebuilt trees keep, as MLX's do.
+    Tuple(Vec<Tree>, Option<Py<PyType>>),
     /// A dict's items; the object itself when it is an instance of a dict
     /// subclass (an `nn.Module`, say), for [`unflatten_args`].
     Dict(Vec<(Py<PyAny>, Tree)>, Option<Py<PyAny>>),
@@ -51,8 +53,10 @@ fn walk<'py>(obj: &Bound<'py, PyAny>, leaf: &mut dyn FnMut(&Bound<'py, PyArr>)) 
         ));
     }
     if let Ok(t) = obj.cast::<PyTuple>() {
+        let subclass = (!obj.is_exact_instance_of::<PyTuple>()).then(|| obj.get_type().unbind());
         return Ok(Tree::Tuple(
             t.iter().map(|o| walk(&o, leaf)).collect::<PyResult<_>>()?,
+            subclass,
         ));
     }
     if let Ok(d) = obj.cast::<PyDict>() {
@@ -112,12 +116,12 @@ fn rebuild<'py>(
                 .collect::<PyResult<Vec<_>>>()?;
             PyList::new(py, items)?.into_any()
         }
-        Tree::Tuple(v) => {
+        Tree::Tuple(v, subclass) => {
             let items = v
                 .iter()
                 .map(|t| unflatten(py, t, leaves))
                 .collect::<PyResult<Vec<_>>>()?;
-            PyTuple::new(py, items)?.into_any()
+            tuple_of(py, subclass.as_ref(), items)?
         }
         Tree::Dict(v, subclass) => {
             let d = match subclass {
@@ -136,10 +140,48 @@ fn rebuild<'py>(
     })
 }
 
+/// A tuple of `ty` (a plain tuple for `None`) holding `items`: a named
+/// tuple is built from its fields (`ty(*items)`), another tuple subclass
+/// from the sequence (`ty(items)`).
+fn tuple_of<'py>(
+    py: Python<'py>,
+    ty: Option<&Py<PyType>>,
+    items: Vec<Bound<'py, PyAny>>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let tuple = PyTuple::new(py, items)?;
+    match ty {
+        None => Ok(tuple.into_any()),
+        Some(ty) if ty.bind(py).hasattr("_fields")? => ty.bind(py).call1(tuple),
+        Some(ty) => ty.bind(py).call1((tuple,)),
+    }
+}
+
+/// The tuple subclasses compiled functions have seen, each kept alive for
+/// the life of the process so that its index (in the cache key) always
+/// names the same type.
+static TUPLE_TYPES: std::sync::Mutex<Vec<Py<PyType>>> = std::sync::Mutex::new(Vec::new());
+
+fn tuple_type_index(py: Python<'_>, ty: &Py<PyType>) -> i64 {
+    let mut types = TUPLE_TYPES.lock().unwrap_or_else(|p| p.into_inner());
+    let at = types.iter().position(|t| t.is(ty)).unwrap_or_else(|| {
+        types.push(ty.clone_ref(py));
+        types.len() - 1
+    });
+    at as i64
+}
+
+fn tuple_type(py: Python<'_>, index: i64) -> Option<Py<PyType>> {
+    let types = TUPLE_TYPES.lock().unwrap_or_else(|p| p.into_inner());
+    usize::try_from(index)
+        .ok()
+        .and_then(|i| types.get(i))
+        .map(|t| t.clone_ref(py))
+}
+
 pub fn count_leaves(t: &Tree) -> usize {
     match t {
         Tree::Leaf => 1,
-        Tree::List(v) | Tree::Tuple(v) => v.iter().map(count_leaves).sum(),
+        Tree::List(v) | Tree::Tuple(v, _) => v.iter().map(count_leaves).sum(),
         Tree::Dict(v, _) => v.iter().map(|(_, t)| count_leaves(t)).sum(),
         Tree::Other(_) => 0,
     }
@@ -162,7 +204,7 @@ pub fn has_other(t: &Tree) -> bool {
 pub fn any_other(t: &Tree, pred: &dyn Fn(&Py<PyAny>) -> bool) -> bool {
     match t {
         Tree::Leaf => false,
-        Tree::List(v) | Tree::Tuple(v) => v.iter().any(|t| any_other(t, pred)),
+        Tree::List(v) | Tree::Tuple(v, _) => v.iter().any(|t| any_other(t, pred)),
         Tree::Dict(v, _) => v.iter().any(|(_, t)| any_other(t, pred)),
         Tree::Other(o) => pred(o),
     }
@@ -195,12 +237,15 @@ fn constants(py: Python<'_>, tree: &Tree, out: &mut Vec<Constant>) -> PyResult<(
     let tag = |s: &str| Constant::Str(s.to_string());
     match tree {
         Tree::Leaf => out.push(tag("a")),
-        Tree::List(v) | Tree::Tuple(v) => {
-            out.push(tag(if matches!(tree, Tree::List(_)) {
-                "l"
-            } else {
-                "t"
-            }));
+        Tree::List(v) | Tree::Tuple(v, _) => {
+            match tree {
+                Tree::List(_) => out.push(tag("l")),
+                Tree::Tuple(_, Some(ty)) => {
+                    out.push(tag("T"));
+                    out.push(Constant::Int(tuple_type_index(py, ty)));
+                }
+                _ => out.push(tag("t")),
+            }
             out.push(Constant::Int(v.len() as i64));
             for t in v {
                 constants(py, t, out)?;
@@ -282,7 +327,15 @@ pub fn decode<'py>(
             Some(Constant::Str(s)) => PyString::new(py, s).into_any(),
             _ => return Err(bad()),
         },
-        "l" | "t" => {
+        "l" | "t" | "T" => {
+            let ty = if tag == "T" {
+                let Some(Constant::Int(i)) = c.next() else {
+                    return Err(bad());
+                };
+                Some(tuple_type(py, *i).ok_or_else(bad)?)
+            } else {
+                None
+            };
             let n = count(c)?;
             let items = (0..n)
                 .map(|_| decode(py, c, xs))
@@ -290,7 +343,7 @@ pub fn decode<'py>(
             if tag == "l" {
                 PyList::new(py, items)?.into_any()
             } else {
-                PyTuple::new(py, items)?.into_any()
+                tuple_of(py, ty.as_ref(), items)?
             }
         }
         "d" => {

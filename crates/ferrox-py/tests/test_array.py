@@ -364,6 +364,53 @@ def test_setitem_casts_to_the_array_dtype():
     assert a.tolist() == [0, 2, 0]
 
 
+def test_setitem_with_a_boolean_mask_like_numpy():
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(4, 5)).astype(np.float32)
+    for mask in [x > 0, (x > 0)[:, 0], np.zeros((4, 5), bool)]:
+        a, want = fx.array(x), x.copy()
+        n = int(mask.sum()) * (5 if mask.ndim == 1 else 1)
+        values = np.arange(n, dtype=np.float32).reshape((-1, 5) if mask.ndim == 1 else (-1,))
+        a[fx.array(mask)] = fx.array(values)
+        want[mask] = values
+        np.testing.assert_array_equal(np.array(a), want)
+        b = fx.array(x)
+        b[mask] = 3.0  # numpy masks and scalars too
+        want = x.copy()
+        want[mask] = 3.0
+        np.testing.assert_array_equal(np.array(b), want)
+    with pytest.raises(ValueError):
+        fx.array(x)[fx.array([True, False])] = 1.0
+    too_few = fx.zeros((3,))
+    too_few[fx.array([True, True, True])] = fx.array([1.0, 2.0])
+    with pytest.raises(IndexError):
+        fx.eval(too_few)
+
+
+def test_boolean_mask_assignment_has_gradients_and_vmaps():
+    mask = fx.array([True, False, True, False])
+
+    def masked_set(src):
+        dst = fx.zeros(4)
+        dst[mask] = src
+        return dst
+
+    _, (t,) = fx.jvp(masked_set, [fx.ones(2)], [fx.ones(2)])
+    assert t.tolist() == [1.0, 0.0, 1.0, 0.0]
+    g = fx.grad(lambda s: (masked_set(s) * fx.arange(4.0)).sum())(fx.ones(2))
+    assert g.tolist() == [0.0, 2.0]
+
+    def scatter(x, m, src):
+        x[m] = src
+        return x
+
+    a = fx.array([[10, 20, 30, 40], [50, 60, 70, 80]])
+    m = fx.array([[False, True, True, True], [True, False, True, True]])
+    src = fx.array([[1, 2, 3], [4, 5, 6]])
+    out = fx.vmap(scatter, in_axes=(0, 0, 0))(a, m, src)
+    assert out.tolist() == [[10, 1, 2, 3], [4, 60, 5, 6]]
+
+
 def test_at_updates_apply_every_repeat():
     a = fx.zeros((4,))
     idx = fx.array([1, 1, 3])

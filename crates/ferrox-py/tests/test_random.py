@@ -271,6 +271,54 @@ def test_compiled_function_taking_a_key():
     assert np.array(cf(fx.random.key(0), x)).tolist() != np.array(cf(fx.random.key(1), x)).tolist()
 
 
+def test_compiled_draws_without_a_key_are_fresh_and_follow_seed():
+    def f(x):
+        return x * fx.random.uniform(shape=x.shape) + fx.random.normal(x.shape)
+
+    for cf in (fx.compile(f), fx.compile(f, inputs=fx.random.state, outputs=fx.random.state)):
+        x = fx.ones((16,))
+        assert cf(x).tolist() != cf(x).tolist()
+        fx.random.seed(7)
+        compiled = cf(x).tolist()
+        after = fx.random.state[0].tolist()
+        fx.random.seed(7)
+        assert compiled == f(x).tolist()
+        assert after == fx.random.state[0].tolist()
+
+
+def test_random_state_is_the_threads_default_key():
+    state = fx.random.state
+    assert len(state) == 1
+    fx.random.seed(5)
+    assert state[0].tolist() == fx.random.key(5).tolist()
+    assert [k.tolist() for k in state] == [fx.random.key(5).tolist()]
+    with pytest.raises(IndexError):
+        state[1]
+    seen = []
+
+    def other(_):
+        fx.random.seed(6)
+        seen.append((fx.random.state is state, fx.random.state[0].tolist()))
+
+    run_threads(1, other)
+    assert seen == [(True, fx.random.key(6).tolist())]
+    assert state[0].tolist() == fx.random.key(5).tolist()
+
+
+def test_compiled_draws_on_threads_use_each_threads_key():
+    cf = fx.compile(lambda: fx.random.uniform(shape=(4,)))
+    out = {}
+
+    def work(i):
+        fx.random.seed(40 + i % 2)
+        out[i] = cf().tolist()
+
+    run_threads(4, work)
+    assert out[0] == out[2] and out[1] == out[3] and out[0] != out[1]
+    fx.random.seed(40)
+    assert out[0] == fx.random.uniform(shape=(4,)).tolist()
+
+
 def test_vmap_over_keys_equals_a_loop():
     keys = fx.random.split(fx.random.key(9), 4)
     batched = fx.vmap(lambda k: fx.random.uniform(shape=[5], key=k))(keys)

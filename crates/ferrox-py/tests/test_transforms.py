@@ -414,3 +414,28 @@ def test_grad_with_one_argnum_in_a_sequence_returns_the_bare_gradient():
         _, g = fx.value_and_grad(f, argnums=argnums)(fx.array(2.0), fx.array(3.0))
         assert isinstance(g, fx.array)
     assert len(fx.grad(f, argnums=(0, 1))(fx.array(2.0), fx.array(3.0))) == 2
+
+
+def test_named_tuples_and_tuple_subclasses_keep_their_types():
+    from typing import NamedTuple
+
+    class State(NamedTuple):
+        a: fx.array
+        b: fx.array
+
+    class Vector(tuple):
+        pass
+
+    def step(s):
+        return State(s.a + 10, s.b * 10)
+
+    x = State(fx.array([1.0, 2.0]), fx.array([3.0, 4.0]))
+    for f in (step, fx.compile(step)):
+        out = f(x)
+        assert isinstance(out, State) and out.a.tolist() == [11.0, 12.0]
+    g = fx.grad(lambda s: step(s).a.sum() + step(s).b.sum())(x)
+    assert isinstance(g, State) and g.b.tolist() == [10.0, 10.0]
+    v = fx.compile(lambda t: Vector([t[0] + 1, t[1] * 2]))(Vector([fx.array(1.0), fx.array(2.0)]))
+    assert isinstance(v, Vector) and [e.item() for e in v] == [2.0, 4.0]
+    batched = fx.vmap(step)(State(fx.ones((3, 2)), fx.ones((3, 2))))
+    assert isinstance(batched, State) and batched.b.shape == (3, 2)

@@ -84,8 +84,8 @@ pub use ops::depends::depends;
 pub use ops::fp8::{from_fp8, to_fp8};
 pub use ops::hadamard::hadamard_transform;
 pub use ops::indexing::{
-    ArrayAt, dynamic_slice, dynamic_slice_update, gather, put_along_axis, scatter, scatter_add,
-    scatter_max, scatter_min, scatter_prod, slice_update, take, take_along_axis,
+    ArrayAt, dynamic_slice, dynamic_slice_update, gather, masked_scatter, put_along_axis, scatter,
+    scatter_add, scatter_max, scatter_min, scatter_prod, slice_update, take, take_along_axis,
 };
 pub use ops::join::{
     PadMode, Sections, concatenate, diag, meshgrid, pad, repeat, roll, split, stack, tile, tril,

@@ -557,6 +557,68 @@ fn compiled_sampling_with_a_key_equals_uncompiled_bitwise() -> Result<()> {
     Ok(())
 }
 
+/// Draws of the default key inside `compile`: fresh numbers at every call,
+/// the same numbers as the uncompiled function after the same seed (the
+/// draws take the calling thread's keys in order, and tracing draws none),
+/// one trace shared by threads that each draw from their own key.
+#[test]
+fn compiled_draws_without_a_key_follow_the_callers_default_key() -> Result<()> {
+    let f = |xs: &[Array]| -> Result<Vec<Array>> {
+        let u = random::uniform(0.0, 1.0, &[8], DType::Float32, None)?;
+        let n = random::normal(&[8], DType::Float32, 0.0, 1.0, None)?;
+        Ok(vec![add(&multiply(&u, &xs[0])?, &n)?])
+    };
+    let cf = compile(f);
+    let x = full(&[8], 2.0, DType::Float32)?;
+    let run = |g: &dyn Fn() -> Result<Vec<Array>>| -> Result<Vec<f32>> { g()?[0].to_vec::<f32>() };
+    let (a, b) = (
+        run(&|| cf.call(&[x.clone()]))?,
+        run(&|| cf.call(&[x.clone()]))?,
+    );
+    assert_ne!(a, b, "two calls drew the same numbers");
+    for s in [3u64, 4] {
+        random::seed(s);
+        let compiled = run(&|| cf.call(&[x.clone()]))?;
+        let after_compiled = random::current_key()?.to_vec::<u32>()?;
+        random::seed(s);
+        let plain = run(&|| f(&[x.clone()]))?;
+        assert_eq!(compiled, plain, "seed {s}");
+        assert_eq!(after_compiled, random::current_key()?.to_vec::<u32>()?);
+    }
+    // Tracing draws nothing: a fresh function's first call after seed(s)
+    // equals the uncompiled draw after seed(s).
+    let fresh = compile(f);
+    random::seed(9);
+    let first = run(&|| fresh.call(&[x.clone()]))?;
+    random::seed(9);
+    assert_eq!(first, run(&|| f(&[x.clone()]))?);
+    // Threads share the trace and draw from their own keys.
+    let barrier = Arc::new(Barrier::new(4));
+    let handles: Vec<_> = (0..4u64)
+        .map(|t| {
+            let (cf, x, barrier) = (cf.clone(), x.clone(), barrier.clone());
+            std::thread::spawn(move || -> Result<(Vec<f32>, Vec<f32>)> {
+                random::seed(100 + t % 2);
+                barrier.wait();
+                let got = cf.call(&[x.clone()])?[0].to_vec::<f32>()?;
+                random::seed(100 + t % 2);
+                Ok((got, f(&[x])?[0].to_vec::<f32>()?))
+            })
+        })
+        .collect();
+    let results: Vec<_> = handles
+        .into_iter()
+        .map(|h| join_within(60, h))
+        .collect::<Result<_>>()?;
+    for (got, want) in &results {
+        assert_eq!(got, want);
+    }
+    assert_eq!(results[0].0, results[2].0);
+    assert_ne!(results[0].0, results[1].0);
+    assert_eq!(cf.traces(), 1);
+    Ok(())
+}
+
 #[test]
 fn gradients_flow_around_random_draws() -> Result<()> {
     // d/dx sum(x * noise) = noise; the key gets a zero cotangent.

@@ -291,5 +291,9 @@ pub(crate) fn fuse(tape: Tape) -> Tape {
         }
     }
     let outputs = tape.outputs.iter().map(|r| remap(r, &new_ref)).collect();
-    Tape { instrs, outputs }
+    Tape {
+        instrs,
+        outputs,
+        key_draws: tape.key_draws,
+    }
 }

@@ -95,6 +95,7 @@ pub(crate) fn simplify(tape: Tape) -> Tape {
     drop_dead(Tape {
         instrs: kept,
         outputs,
+        key_draws: tape.key_draws,
     })
 }
 
@@ -135,5 +136,9 @@ pub(crate) fn drop_dead(tape: Tape) -> Tape {
         .iter()
         .map(|r| renumber(r, &new_index))
         .collect();
-    Tape { instrs, outputs }
+    Tape {
+        instrs,
+        outputs,
+        key_draws: tape.key_draws,
+    }
 }

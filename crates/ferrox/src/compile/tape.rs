@@ -7,6 +7,7 @@ use crate::graph::array::Array;
 use crate::graph::outputs::{OutputSpecs, output_index};
 use crate::graph::primitive::Primitive;
 use crate::graph::trace::{EndOnDrop, Trace, TraceKind};
+use crate::transforms::default_key::{default_key, recording_draws};
 use crate::transforms::graph::trace_order;
 use crate::transforms::tracer::placeholder;
 use std::collections::HashMap;
@@ -57,6 +58,10 @@ pub(crate) struct Instr {
 pub struct Tape {
     pub(crate) instrs: Vec<Instr>,
     pub(crate) outputs: Vec<Ref>,
+    /// How many keys the function drew from the default key: they are the
+    /// inputs after the arguments (`Ref::Input(args.len() + j)`), and each
+    /// replay draws them anew from the calling thread's default key.
+    pub(crate) key_draws: usize,
 }
 
 impl Tape {
@@ -71,9 +76,12 @@ impl Tape {
             .iter()
             .map(|a| placeholder(a.shape().to_vec(), a.dtype(), &trace))
             .collect();
-        let outputs = f(&inputs)?;
+        let (outputs, keys) = recording_draws(&trace, || f(&inputs));
+        let outputs = outputs?;
+        let key_draws = keys.len();
         let mut refs: HashMap<u64, Ref> = inputs
             .iter()
+            .chain(&keys)
             .enumerate()
             .map(|(i, p)| (p.id(), Ref::Input(i)))
             .collect();
@@ -103,7 +111,11 @@ impl Tape {
             .iter()
             .map(|o| refs.get(&o.id()).cloned().unwrap_or(Ref::Const(o.clone())))
             .collect();
-        Ok(Tape { instrs, outputs })
+        Ok(Tape {
+            instrs,
+            outputs,
+            key_draws,
+        })
     }
 
     /// The tape with every instruction's op behind an [`IsolatedOp`]: the
@@ -130,11 +142,17 @@ impl Tape {
 
     /// Builds the traced graph anew on `args` (lazily: nothing computes).
     /// With `shapeless`, output shapes are re-inferred from the arguments.
+    /// The function's draws from the default key take fresh keys of the
+    /// calling thread, in the order it drew them.
     pub(crate) fn replay(&self, args: &[Array], shapeless: bool) -> Result<Vec<Array>> {
+        let keys = (0..self.key_draws)
+            .map(|_| default_key())
+            .collect::<Result<Vec<_>>>()?;
         let mut vals: Vec<Array> = Vec::with_capacity(self.instrs.len());
         let resolve = |r: &Ref, vals: &[Array]| -> Array {
             match r {
-                Ref::Input(i) => args[*i].clone(),
+                Ref::Input(i) if *i < args.len() => args[*i].clone(),
+                Ref::Input(i) => keys[*i - args.len()].clone(),
                 Ref::Node(k) => vals[*k].clone(),
                 Ref::Const(a) => a.clone(),
             }

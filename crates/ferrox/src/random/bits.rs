@@ -49,14 +49,14 @@ pub(crate) fn check_key(op: &str, key: &Array, single: bool) -> Result<()> {
 }
 
 /// `key`, checked to be one key, or a fresh key split off the calling
-/// thread's default key.
+/// thread's default key (a key input of the tape inside a compile trace).
 pub(crate) fn key_or_default(op: &str, key: Option<&Array>) -> Result<Array> {
     match key {
         Some(k) => {
             check_key(op, k, true)?;
             Ok(k.clone())
         }
-        None => Array::from_slice(&super::state::next_key(), &[2]),
+        None => crate::transforms::default_key::default_key(),
     }
 }
 
@@ -69,7 +69,7 @@ pub(crate) fn key_or_default(op: &str, key: Option<&Array>) -> Result<Array> {
 /// # Ok::<(), ferrox::Error>(())
 /// ```
 pub fn key(seed: u64) -> Result<Array> {
-    Array::from_slice(&super::state::seed_words(seed), &[2])
+    Array::from_slice(&crate::transforms::default_key::seed_words(seed), &[2])
 }
 
 /// `num` new keys (shape `[num, 2]`) derived from `key`: the `[num, 2]`

@@ -42,20 +42,35 @@
 //! two-word `Cell` with no destructor and no allocation, so a thread that
 //! draws owns no resource and exits like any other.
 //!
-//! A function given to `compile` that draws with `key: None` captures the
-//! key of its first trace as a constant; pass keys as arguments to compiled
-//! functions instead.
+//! A function given to `compile` that draws with `key: None` draws fresh
+//! numbers at every call: its trace records the draws as key inputs, and
+//! each call feeds them keys split off the calling thread's default key, in
+//! the order the function drew them, exactly as calling it uncompiled
+//! would. So `seed(s)` before a compiled call reproduces it.
+//!
+//! ```
+//! use ferrox::{DType, compile, random};
+//! let f = compile(|_: &[ferrox::Array]| Ok(vec![random::uniform(0.0, 1.0, &[4], DType::Float32, None)?]));
+//! let (a, b) = (f.call(&[])?, f.call(&[])?);
+//! assert_ne!(a[0].to_vec::<f32>()?, b[0].to_vec::<f32>()?);
+//! random::seed(3);
+//! let c = f.call(&[])?;
+//! random::seed(3);
+//! let plain = random::uniform(0.0, 1.0, &[4], DType::Float32, None)?;
+//! assert_eq!(c[0].to_vec::<f32>()?, plain.to_vec::<f32>()?);
+//! assert_eq!(f.traces(), 1);
+//! # Ok::<(), ferrox::Error>(())
+//! ```
 
 mod bits;
 mod continuous;
 mod discrete;
 mod mlx_math;
 mod psd_sqrt;
-mod state;
 mod support;
 
 pub use crate::backend::cpu::threefry::threefry2x32;
+pub use crate::transforms::default_key::{current_key, seed};
 pub use bits::{RandomBits, bits, key, split};
 pub use continuous::{gumbel, laplace, multivariate_normal, normal, truncated_normal, uniform};
 pub use discrete::{bernoulli, categorical, permutation, permutation_of, randint};
-pub use state::seed;

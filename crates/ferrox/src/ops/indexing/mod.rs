@@ -1,6 +1,6 @@
 //! Indexing: [`take`], [`take_along_axis`], [`put_along_axis`], MLX's general
 //! [`gather`] and [`scatter`] family, the functional `a.at(idx)` updates
-//! ([`ArrayAt`]) and [`slice_update`].
+//! ([`ArrayAt`]), [`slice_update`] and the boolean-mask [`masked_scatter`].
 //!
 //! Index arrays are data. Builders check what is known when the graph is
 //! built (integer dtypes, shapes, axes); the kernels check every index value
@@ -21,6 +21,7 @@
 mod at;
 mod dynamic;
 mod gather;
+mod masked;
 mod put_along_axis;
 mod scatter;
 mod slice_update;
@@ -29,6 +30,7 @@ mod take;
 pub use at::{ArrayAt, IndexArrays};
 pub use dynamic::{dynamic_slice, dynamic_slice_update};
 pub use gather::{Gather, gather};
+pub use masked::masked_scatter;
 pub use put_along_axis::{PutAlongAxis, put_along_axis};
 pub use scatter::{
     Scatter, ScatterMode, UpdatesLayout, scatter, scatter_add, scatter_max, scatter_min,
