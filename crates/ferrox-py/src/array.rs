@@ -53,6 +53,7 @@ type BinFn = fn(&Array, &Array) -> ferrox::Result<Array>;
 impl PyArr {
     fn bin(&self, other: &Bound<'_, PyAny>, f: BinFn, reflected: bool) -> PyResult<Py<PyAny>> {
         let py = other.py();
+        reject_sequence_operand(other)?;
         let Ok(b) = to_array(other) else {
             return Ok(py.NotImplemented());
         };
@@ -61,6 +62,16 @@ impl PyArr {
         Ok(Py::new(py, PyArr::new(r))?.into_any())
     }
     fn inplace(&self, other: &Bound<'_, PyAny>, f: BinFn) -> PyResult<()> {
+        self.inplace_named(other, f, "")
+    }
+    fn inplace_named(&self, other: &Bound<'_, PyAny>, f: BinFn, name: &str) -> PyResult<()> {
+        reject_sequence_operand(other)?;
+        if name == "__itruediv__" && !self.arr().dtype().is_inexact() {
+            return Err(PyValueError::new_err(format!(
+                "in-place division of a {} array: the quotient is not an integer type",
+                self.arr().dtype()
+            )));
+        }
         let b = to_array(other)?;
         let a = self.arr();
         let r = on(None, || f(&a, &b))?.py()?;
@@ -87,7 +98,7 @@ macro_rules! binary_dunders {
                     self.bin(other, $f, true)
                 }
                 fn $iname(&self, other: &Bound<'_, PyAny>) -> PyResult<()> {
-                    self.inplace(other, $f)
+                    self.inplace_named(other, $f, stringify!($iname))
                 }
             )*
         }
@@ -383,6 +394,43 @@ impl PyArr {
     fn __float__(&self, py: Python<'_>) -> PyResult<f64> {
         self.item(py)?.call_method0("__float__")?.extract()
     }
+    fn __complex__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let item = self.item(py)?;
+        py.import("builtins")?.getattr("complex")?.call1((item,))
+    }
+    /// ``format(a, spec)``: an empty spec prints the array; any other spec
+    /// formats the value of a one-element array (``f"{a:.2f}"``).
+    fn __format__(&self, py: Python<'_>, spec: &str) -> PyResult<String> {
+        if spec.is_empty() {
+            return self.__str__(py);
+        }
+        if self.arr().size() != 1 {
+            return Err(PyTypeError::new_err(format!(
+                "unsupported format string {spec:?} for an array of shape {:?}; \
+                 only one-element arrays take a format spec",
+                self.arr().shape()
+            )));
+        }
+        let item = self.item(py)?;
+        py.import("builtins")?
+            .getattr("format")?
+            .call1((item, spec))?
+            .extract()
+    }
+    /// Pickles as its values (a numpy array) and dtype.
+    fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyTuple>> {
+        let py = slf.py();
+        let a = slf.get().arr();
+        let values = to_numpy(py, &a)?.call_method0("copy")?;
+        let dtype = pyo3::types::PyString::new(py, a.dtype().name()).into_any();
+        PyTuple::new(
+            py,
+            [
+                slf.get_type().into_any(),
+                PyTuple::new(py, [values, dtype])?.into_any(),
+            ],
+        )
+    }
     fn __int__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         self.item(py)?.call_method0("__int__")
     }
@@ -508,6 +556,23 @@ impl PyArr {
     fn __ge__(&self, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
         self.bin(other, ferrox::greater_equal, false)
     }
+}
+
+/// Arithmetic and ordering with a string, list or tuple is a ValueError,
+/// as in MLX (numpy would convert the sequence; `mx.array(seq)` says so).
+fn reject_sequence_operand(other: &Bound<'_, PyAny>) -> PyResult<()> {
+    use pyo3::types::{PyList, PyString, PyTuple};
+    if other.is_instance_of::<PyString>()
+        || other.is_instance_of::<PyList>()
+        || other.is_instance_of::<PyTuple>()
+    {
+        return Err(pyo3::exceptions::PyValueError::new_err(format!(
+            "cannot combine an array with a {} in an arithmetic or comparison operator; \
+             convert it with array(...) first",
+            other.get_type().name()?
+        )));
+    }
+    Ok(())
 }
 
 // `&`/`|` on bool arrays are logical ops; override the bitwise versions'

@@ -252,6 +252,13 @@ pub fn new_array(obj: &Bound<'_, PyAny>, dtype: Option<DType>) -> PyResult<Array
         complex_scalar(obj)?
     } else if obj.is_instance_of::<PyList>() || obj.is_instance_of::<PyTuple>() {
         from_sequence(obj, dtype)?
+    } else if obj.is_instance_of::<pyo3::types::PyBytes>()
+        || obj.is_instance_of::<pyo3::types::PyByteArray>()
+    {
+        // Raw bytes are uint8 data, as MLX reads them.
+        let bytes: Vec<u8> = obj.extract()?;
+        let n = bytes.len();
+        Array::from_slice(&bytes, &[n]).py()?
     } else if is_numpy_like(obj)? {
         from_numpy(obj, dtype == Some(DType::Float64))?
     } else if obj.hasattr("__array__")? {
@@ -297,6 +304,11 @@ fn from_sequence(obj: &Bound<'_, PyAny>, dtype: Option<DType>) -> PyResult<Array
             .collect::<PyResult<Vec<_>>>()?;
         if parts.is_empty() {
             return Err(PyValueError::new_err("array: empty list of arrays"));
+        }
+        if parts.iter().any(|p| p.shape() != parts[0].shape()) {
+            return Err(PyValueError::new_err(
+                "Initialization encountered non-uniform length.",
+            ));
         }
         return ferrox::stack(&parts, 0).py();
     }

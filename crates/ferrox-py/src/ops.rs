@@ -1053,26 +1053,46 @@ fn pad_widths(p: &Any<'_>) -> PyResult<Vec<(usize, usize)>> {
 
 /// pad(a, pad_width, mode='constant', constant_values=0, *, stream=None) -> array
 ///
-/// ``a`` padded with ``(before, after)`` elements per axis, with a constant or the edge values.
+/// ``a`` padded with ``(before, after)`` elements per axis: with a constant (a number or a scalar array), the edge values, or the array mirrored (``'reflect'`` without, ``'symmetric'`` with the edge elements), as numpy pads.
 ///
 /// Example:
 ///     >>> ferrox.core.pad(ferrox.core.array([1, 2]), 1).tolist()
 ///     [0, 1, 2, 0]
 #[pyfunction]
-#[pyo3(signature = (a, pad_width, mode = "constant", constant_values = 0.0, *, stream = None))]
+#[pyo3(
+    signature = (a, pad_width, mode = "constant", constant_values = None, *, stream = None),
+    text_signature = "(a, pad_width, mode='constant', constant_values=0, *, stream=None)"
+)]
 fn pad(
     a: &Any<'_>,
     pad_width: &Any<'_>,
     mode: &str,
-    constant_values: f64,
+    constant_values: Option<&Any<'_>>,
     stream: Stream<'_, '_>,
 ) -> PyResult<PyArr> {
     let a = to_array(a)?;
     let w = pad_widths(pad_width)?;
     let mode = match mode {
-        "constant" => PadMode::Constant(constant_values),
+        "constant" => {
+            // A Python number is a host constant; an array (perhaps traced)
+            // is a graph input.
+            match constant_values {
+                None => PadMode::Constant(0.0),
+                Some(v) if v.cast::<PyArr>().is_err() => PadMode::Constant(v.extract::<f64>()?),
+                Some(v) => {
+                    let v = to_array(v)?;
+                    return ok(on(stream, || ferrox::pad_with_value(&a, &w, &v))?);
+                }
+            }
+        }
         "edge" => PadMode::Edge,
-        m => return Err(PyValueError::new_err(format!("pad: unknown mode {m:?}"))),
+        "reflect" => PadMode::Reflect,
+        "symmetric" => PadMode::Symmetric,
+        m => {
+            return Err(PyValueError::new_err(format!(
+                "pad: unknown mode {m:?}; expected 'constant', 'edge', 'reflect' or 'symmetric'"
+            )))
+        }
     };
     ok(on(stream, || ferrox::pad(&a, &w, mode))?)
 }

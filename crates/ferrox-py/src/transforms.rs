@@ -105,8 +105,8 @@ fn flatten_args(args: &Bound<'_, PyTuple>) -> PyResult<FlatArgs> {
 
 #[derive(FromPyObject)]
 enum Argnums {
-    One(usize),
-    Many(Vec<usize>),
+    One(i64),
+    Many(Vec<i64>),
 }
 
 #[derive(FromPyObject)]
@@ -182,6 +182,14 @@ impl GradFn {
                 )));
             }
         }
+        for &i in &self.argnums {
+            if crate::tree::has_other(&trees[i]) {
+                return Err(PyValueError::new_err(format!(
+                    "grad: argument {i} holds values that are not arrays; the arguments \
+                     to differentiate must be arrays or lists, tuples and dicts of arrays"
+                )));
+            }
+        }
         let diff: Vec<usize> = self
             .argnums
             .iter()
@@ -202,6 +210,15 @@ impl GradFn {
             return Err(PyValueError::new_err(
                 "grad: the function must return a scalar array (use value_and_grad for a function returning (loss, aux...))",
             ));
+        }
+        // The differentiated output (the first) is a scalar, as in MLX.
+        if let Some(loss) = values.first() {
+            if loss.ndim() != 0 {
+                return Err(PyValueError::new_err(format!(
+                    "grad: the function must return a scalar (0-d) array, got shape {:?}",
+                    loss.shape()
+                )));
+            }
         }
         // Gradients, shaped like the differentiated arguments.
         let mut g = grads.into_iter();
@@ -245,6 +262,11 @@ impl GradFn {
             None if !argnames.is_empty() => (Vec::new(), false),
             a => argnums_of(a)?,
         };
+        if argnums.is_empty() && argnames.is_empty() {
+            return Err(PyValueError::new_err(
+                "grad: argnums is empty and there are no argnames: nothing to differentiate",
+            ));
+        }
         check_callable(py, &fun)?;
         Ok(GradFn {
             fun,
@@ -268,6 +290,12 @@ impl GradFn {
             Some(k) => k.copy()?,
             None => PyDict::new(py),
         };
+        if let Some(&i) = self.argnums.iter().find(|&&i| i >= args.len()) {
+            return Err(PyValueError::new_err(format!(
+                "grad: argnum {i} is out of range for {} positional arguments",
+                args.len()
+            )));
+        }
         let mut all: Vec<Bound<'py, PyAny>> = args.iter().collect();
         for name in &self.argnames {
             let v = rest.get_item(name)?.ok_or_else(|| {
@@ -343,6 +371,14 @@ fn argnums_of(argnums: Option<Argnums>) -> PyResult<(Vec<usize>, bool)> {
             (v, single)
         }
     };
+    let v: Vec<usize> = v
+        .iter()
+        .map(|&i| {
+            usize::try_from(i).map_err(|_| {
+                PyValueError::new_err(format!("grad: argnums must be non-negative, got {i}"))
+            })
+        })
+        .collect::<PyResult<_>>()?;
     if let Some((_, &i)) = v.iter().enumerate().find(|(k, i)| v[..*k].contains(i)) {
         return Err(PyValueError::new_err(format!(
             "grad: argument index {i} appears twice in argnums {v:?}"
@@ -493,8 +529,27 @@ fn leaf_axes(tree: &Tree, spec: &Bound<'_, PyAny>, out: &mut Vec<Option<isize>>)
             Ok(())
         }
         Tree::Dict(v, _) => {
+            let Ok(spec) = spec.cast::<PyDict>() else {
+                return Err(PyValueError::new_err(format!(
+                    "vmap: the axis spec {} does not match a dict",
+                    spec.repr()?
+                )));
+            };
+            if spec.len() != v.len() {
+                return Err(PyValueError::new_err(format!(
+                    "vmap: the axis spec has {} keys for a dict of {}",
+                    spec.len(),
+                    v.len()
+                )));
+            }
             for (k, t) in v {
-                leaf_axes(t, &spec.get_item(k.bind(spec.py()))?, out)?;
+                let Some(s) = spec.get_item(k.bind(spec.py()))? else {
+                    return Err(PyValueError::new_err(format!(
+                        "vmap: the axis spec has no entry for key {}",
+                        k.bind(spec.py()).repr()?
+                    )));
+                };
+                leaf_axes(t, &s, out)?;
             }
             Ok(())
         }
@@ -528,6 +583,13 @@ impl VmapFn {
             for t in &trees {
                 leaf_axes(t, spec, &mut in_axes)?;
             }
+        } else if trees.len() == 1
+            && !spec.is_instance_of::<PyTuple>()
+            && !spec.is_instance_of::<PyList>()
+        {
+            // A dict (or other tree) spec of the only argument, as MLX
+            // takes it: `vmap(f, in_axes={"a": 0})(tree)`.
+            leaf_axes(&trees[0], spec, &mut in_axes)?;
         } else {
             leaf_axes(&Tree::Tuple(trees_ref(&trees), None), spec, &mut in_axes)?;
         }
@@ -558,7 +620,13 @@ impl VmapFn {
             call.run(&example).py()?;
             let out_tree = call.out_tree()?;
             let mut out_axes = vec![];
-            leaf_axes(&out_tree, out_spec, &mut out_axes)?;
+            // `out_axes=(1,)` for a function returning one array, as MLX
+            // takes it.
+            let one = match (&*out_tree, out_spec.len()) {
+                (Tree::Leaf, Ok(1)) => Some(out_spec.get_item(0)?),
+                _ => None,
+            };
+            leaf_axes(&out_tree, one.as_ref().unwrap_or(out_spec), &mut out_axes)?;
             out_axes
         };
         let c = call.clone();
@@ -608,6 +676,9 @@ fn trees_ref(trees: &[Tree]) -> Vec<Tree> {
 /// * `vmap(inputs, axes)`: `axes` has one entry (int or None) per array of
 ///   the arguments, in order; returns `(outputs, out_axes)` with `out_axes`
 ///   one int or None, or one per output array.
+///
+/// As in MLX, a function of one argument gets that argument (and its
+/// tangent, and its axis) itself rather than a tuple of one.
 #[pyclass(name = "custom_function", module = "ferrox.core", frozen)]
 struct CustomFn {
     fun: Py<PyAny>,
@@ -630,6 +701,16 @@ impl CustomFn {
 /// Runs `f` with the GIL; a Python error becomes the error's payload.
 fn with_py<T>(f: impl FnOnce(Python<'_>) -> PyResult<T>) -> ferrox::Result<T> {
     gil::attach(|py| f(py).map_err(|e| from_py(e, py)))
+}
+
+/// The arguments as a custom rule receives them, as in MLX: the argument
+/// itself for a function of one argument, else the tuple.
+fn only_or_all(args: Bound<'_, PyTuple>) -> PyResult<Bound<'_, PyAny>> {
+    if args.len() == 1 {
+        args.get_item(0)
+    } else {
+        Ok(args.into_any())
+    }
 }
 
 /// Flattens a rule's result into exactly `n` arrays.
@@ -692,7 +773,9 @@ impl CustomFn {
                     let tree = c.out_tree()?;
                     let ct = unflatten(py, &tree, &mut ct.iter().cloned())?;
                     let o = unflatten(py, &tree, &mut o.iter().cloned())?;
-                    let r = rule.bind(py).call1((c.args_tuple(py, p)?, ct, o))?;
+                    let r = rule
+                        .bind(py)
+                        .call1((only_or_all(c.args_tuple(py, p)?)?, ct, o))?;
                     rule_leaves("vjp", &r, p.len())
                 })
             }));
@@ -702,9 +785,10 @@ impl CustomFn {
             f = f.with_jvp(Arc::new(move |p: &[Array], t: &[Array]| {
                 with_py(|py| {
                     let n = count_leaves(&*c.out_tree()?);
-                    let r = rule
-                        .bind(py)
-                        .call1((c.args_tuple(py, p)?, c.args_tuple(py, t)?))?;
+                    let r = rule.bind(py).call1((
+                        only_or_all(c.args_tuple(py, p)?)?,
+                        only_or_all(c.args_tuple(py, t)?)?,
+                    ))?;
                     rule_leaves("jvp", &r, n)
                 })
             }));
@@ -714,7 +798,13 @@ impl CustomFn {
             f = f.with_vmap(Arc::new(move |xs: &[Array], axes: &[Option<usize>]| {
                 with_py(|py| {
                     let axes = PyTuple::new(py, axes.iter().copied())?;
-                    let r = rule.bind(py).call1((c.args_tuple(py, xs)?, axes))?;
+                    let args = c.args_tuple(py, xs)?;
+                    let axes = if args.len() == 1 && axes.len() == 1 {
+                        axes.get_item(0)?
+                    } else {
+                        axes.into_any()
+                    };
+                    let r = rule.bind(py).call1((only_or_all(args)?, axes))?;
                     let (outs, out_axes): (Bound<'_, PyAny>, Bound<'_, PyAny>) = r.extract()?;
                     let mut leaves = vec![];
                     let tree = flatten(&outs, &mut leaves)?;

@@ -88,8 +88,8 @@ pub use ops::indexing::{
     scatter_add, scatter_max, scatter_min, scatter_prod, slice_update, take, take_along_axis,
 };
 pub use ops::join::{
-    PadMode, Sections, concatenate, diag, meshgrid, pad, repeat, roll, split, stack, tile, tril,
-    triu,
+    PadMode, Sections, concatenate, diag, meshgrid, pad, pad_with_value, repeat, roll, split,
+    stack, tile, tril, triu,
 };
 pub use ops::matmul::{addmm, matmul};
 pub use ops::matmul_forms::{block_masked_mm, gather_mm, segmented_mm};

@@ -184,7 +184,16 @@ impl Primitive for Reduce {
         let gx = match self.op {
             ReduceOp::Sum => g,
             ReduceOp::Mean => grad_helpers::scale(&g, 1.0 / self.count(x).max(1) as f64)?,
-            ReduceOp::Prod => crate::ops::binary::multiply(&g, &self.prod_of_others(x)?)?,
+            ReduceOp::Prod => {
+                let others = self.prod_of_others(x)?;
+                // Complex: `g * conj(d out / dx)`, MLX's convention.
+                let others = if x.dtype() == crate::dtype::DType::Complex64 {
+                    crate::ops::unary::conjugate(&others)?
+                } else {
+                    others
+                };
+                crate::ops::binary::multiply(&g, &others)?
+            }
             ReduceOp::Max | ReduceOp::Min => {
                 let (mask, count) = self.extremum_mask(x, output, true)?;
                 crate::ops::binary::divide(&crate::ops::binary::multiply(&g, &mask)?, &count)?

@@ -84,15 +84,7 @@ impl Primitive for Scan {
         let (xf, axis) = self.flat(x)?;
         let gx = match self.op {
             ScanOp::Sum => self.rescan(ScanOp::Sum, g, axis, !self.reverse)?,
-            ScanOp::Prod => {
-                let s = self.rescan(
-                    ScanOp::Sum,
-                    &crate::ops::binary::multiply(g, output)?,
-                    axis,
-                    !self.reverse,
-                )?;
-                crate::ops::binary::divide(&s, &xf)?
-            }
+            ScanOp::Prod => self.cumprod_cotangent(&xf, g, output, axis)?,
             ScanOp::Max | ScanOp::Min => {
                 let (h, valid) = self.holders(&xf, output, axis)?;
                 let g = match valid {
@@ -198,6 +190,54 @@ impl Scan {
             Some(a) => Ok((x.clone(), a)),
             None => Ok((grad_helpers::reshape_to(x, &[x.size()])?, 0)),
         }
+    }
+
+    /// The cotangent of a cumprod's input without dividing by zero.
+    ///
+    /// With `z` the first zero of `x` in scan order: a position before `z`
+    /// gets the reverse scan of `g * out` divided by its (nonzero) value;
+    /// `z` itself gets the reverse scan of `g` times the products with `z`
+    /// left out (the cumprod of `x` with that one zero set to 1); positions
+    /// after `z` get 0, as every product holding them holds the zero too.
+    /// Complex inputs get `g * conj(d out / dx)`.
+    fn cumprod_cotangent(&self, xf: &Array, g: &Array, out: &Array, axis: usize) -> Result<Array> {
+        use crate::ops::binary::{divide, equal, logical_and, multiply, subtract};
+        use crate::ops::select::r#where;
+        let complex = xf.dtype() == crate::dtype::DType::Complex64;
+        let conj = |a: &Array| -> Result<Array> {
+            if complex {
+                crate::ops::unary::conjugate(a)
+            } else {
+                Ok(a.clone())
+            }
+        };
+        let back = |v: &Array| self.rescan(ScanOp::Sum, v, axis, !self.reverse);
+        let zero = crate::ops::creation::zeros_like(xf)?;
+        let one = crate::ops::creation::ones_like(xf)?;
+        let is_zero = equal(xf, &zero)?;
+        let ax = Some(axis as isize);
+        let zeros_through = cumsum(
+            &is_zero.astype(crate::dtype::DType::Int32)?,
+            ax,
+            self.reverse,
+            true,
+        )?;
+        let zeros_before = subtract(&zeros_through, &is_zero.astype(crate::dtype::DType::Int32)?)?;
+        let none = crate::ops::creation::zeros(&[], crate::dtype::DType::Int32)?;
+        let before = equal(&zeros_through, &none)?;
+        let first_zero = logical_and(&is_zero, &equal(&zeros_before, &none)?)?;
+        let ahead = divide(
+            &back(&multiply(g, &conj(out)?)?)?,
+            &conj(&r#where(&before, xf, &one)?)?,
+        )?;
+        let skipping = self.rescan(
+            ScanOp::Prod,
+            &r#where(&first_zero, &one, xf)?,
+            axis,
+            self.reverse,
+        )?;
+        let at_zero = back(&multiply(g, &conj(&skipping)?)?)?;
+        r#where(&before, &ahead, &r#where(&first_zero, &at_zero, &zero)?)
     }
 
     /// A scan of `op` along `axis` of `v` in direction `reverse`, with this

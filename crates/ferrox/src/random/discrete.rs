@@ -39,15 +39,16 @@ fn host_int(a: &Array) -> Option<i128> {
     }
 }
 
-/// Random integers on `[low, high)` of shape `shape` and integer `dtype`.
+/// Random integers on `[low, high)` of shape `shape` and integer `dtype`
+/// (or bool: the integers cast, so `randint(0, 2, .., Bool)` is a fair coin).
 ///
 /// `low` and `high` are scalars or arrays broadcasting to `shape`. The
 /// samples are MLX's for the same key: `floor` of a float32 uniform on
 /// `[low, high)` (see [`uniform`](crate::random::uniform)), converted to
 /// `dtype` and clamped to `[low, high - 1]`. So, as in MLX, ranges wider
 /// than 2^24 are covered only as finely as float32 resolves them. Scalar
-/// bounds are checked (`low <= high`, both in `dtype`'s range); where
-/// array bounds have `high <= low` the sample is `low`.
+/// bounds are checked to lie in `dtype`'s range; where `high <= low` the
+/// sample is `low`, as in MLX.
 ///
 /// ```
 /// use ferrox::{DType, random};
@@ -59,6 +60,7 @@ fn host_int(a: &Array) -> Option<i128> {
 /// let r = random::randint(0, 10, &[4], DType::Int32, Some(&k))?;
 /// assert_eq!(r.to_vec::<i32>()?, [9, 2, 6, 2]);
 /// assert!(random::randint(0, 300, &[2], DType::UInt8, Some(&k)).is_err());
+/// assert_eq!(random::randint(5, -5, &[2], DType::Int32, Some(&k))?.to_vec::<i32>()?, [5, 5]);
 /// assert!(random::randint(0.0, 1.0, &[2], DType::Float32, Some(&k)).is_err());
 /// # Ok::<(), ferrox::Error>(())
 /// ```
@@ -71,6 +73,10 @@ pub fn randint(
 ) -> Result<Array> {
     use crate::ops::binary::{maximum, minimum, subtract};
     let op = "randint";
+    // Bool samples are the integer samples cast, as MLX's are.
+    if dtype == DType::Bool {
+        return randint(low, high, shape, DType::Int32, key)?.astype(DType::Bool);
+    }
     if !dtype.is_integer() {
         return Err(Error::dtype(
             op,
@@ -81,12 +87,6 @@ pub fn randint(
     check_broadcast(op, shape, &[("low", &low), ("high", &high)])?;
     if let (Some(l), Some(h)) = (host_int(&low), host_int(&high)) {
         let (min, max) = int_range(dtype);
-        if l > h {
-            return Err(Error::value(
-                op,
-                format!("low {l} is greater than high {h}"),
-            ));
-        }
         if l < min || (h > l && h - 1 > max) {
             return Err(Error::value(
                 op,
@@ -98,6 +98,7 @@ pub fn randint(
     let f = DType::Float32;
     let u = mlx_uniform(op, &low.astype(f)?, &high.astype(f)?, shape, f, &key)?;
     let r = crate::ops::unary::floor(&u)?.astype(dtype)?;
+    // `top` below `low` (an empty interval) leaves `low`.
     let top = subtract(&high, &Array::from(1))?.astype(dtype)?;
     to_shape(maximum(&minimum(&r, &top)?, &low.astype(dtype)?)?, shape)
 }
@@ -126,8 +127,11 @@ pub fn bernoulli(
 ) -> Result<Array> {
     let op = "bernoulli";
     let p = p.into();
-    if p.dtype() == DType::Complex64 {
-        return Err(Error::dtype(op, "p must be real, got complex64"));
+    if !p.dtype().is_float() || p.dtype() == DType::Complex64 {
+        return Err(Error::dtype(
+            op,
+            format!("p must be a real float, got {}", p.dtype()),
+        ));
     }
     if let Some(v) = host_scalar(&p) {
         if !(0.0..=1.0).contains(&v) {

@@ -3186,7 +3186,7 @@ def pad(a: ArrayLike, pad_width: Any, mode: str = ..., constant_values: Any = ..
     """
     pad(a, pad_width, mode='constant', constant_values=0, *, stream=None) -> array
 
-    ``a`` padded with ``(before, after)`` elements per axis, with a constant or the edge values.
+    ``a`` padded with ``(before, after)`` elements per axis: with a constant (a number or a scalar array), the edge values, or the array mirrored (``'reflect'`` without, ``'symmetric'`` with the edge elements), as numpy pads.
 
     Example:
         >>> ferrox.core.pad(ferrox.core.array([1, 2]), 1).tolist()

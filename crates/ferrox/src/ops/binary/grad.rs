@@ -11,7 +11,7 @@ use crate::error::Result;
 use crate::graph::array::Array;
 use crate::ops::binary::{add, divide, multiply, subtract};
 use crate::ops::grad_helpers::{unbroadcast, zero_cotangents};
-use crate::ops::unary::negative;
+use crate::ops::unary::{conjugate, negative};
 
 /// True for ops whose output is bool or integer whatever the inputs, and
 /// for integer `power` (whose derivative would need negative integer
@@ -122,7 +122,14 @@ pub(super) fn vjp(
         return zero_cotangents(primals, argnums);
     }
     let (a, b) = (&primals[0], &primals[1]);
-    let (ga, gb) = partials(op, a, b, out, g)?;
+    // Complex outputs: the cotangents are `g * conj(d out / d operand)`
+    // (MLX's convention), that is `conj(conj(g) * d out / d operand)`.
+    let (ga, gb) = if out.dtype() == crate::dtype::DType::Complex64 {
+        let (ga, gb) = partials(op, a, b, out, &conjugate(g)?)?;
+        (conjugate(&ga)?, conjugate(&gb)?)
+    } else {
+        partials(op, a, b, out, g)?
+    };
     argnums
         .iter()
         .map(|&i| {
@@ -143,7 +150,15 @@ pub(super) fn jvp(
     out: &Array,
 ) -> Result<Array> {
     if non_differentiable(op, out) {
-        return crate::ops::creation::zeros_like(out);
+        // A comparison's tangent is zero in the tangents' dtype (a float),
+        // as MLX gives it, so code that goes on with it still computes.
+        let dtype = tangents
+            .iter()
+            .flatten()
+            .map(Array::dtype)
+            .find(|d| d.is_inexact())
+            .unwrap_or(out.dtype());
+        return crate::ops::creation::zeros(out.shape(), dtype);
     }
     let (a, b) = (&primals[0], &primals[1]);
     let mut total: Option<Array> = None;

@@ -34,6 +34,34 @@ impl Primitive for SliceUpdate {
         let (a, update) = (&inputs[0], &inputs[1]);
         scatter::slice_update(a, update, &self.start, &self.strides, &self.shape, out)
     }
+    /// The slice (start, steps and shape) is part of the op, as in MLX's
+    /// shapeless compile; a target it no longer fits in is an error.
+    fn output_shape(&self, input_shapes: &[&[usize]]) -> Option<Result<Vec<usize>>> {
+        let a = input_shapes.first()?;
+        let fits = a.len() == self.shape.len()
+            && (0..a.len()).all(|i| {
+                let (n, start, step) = (
+                    self.shape[i] as isize,
+                    self.start[i] as isize,
+                    self.strides[i],
+                );
+                n == 0 || {
+                    let last = start + (n - 1) * step;
+                    start < a[i] as isize && (0..a[i] as isize).contains(&last)
+                }
+            });
+        Some(if fits {
+            Ok(a.to_vec())
+        } else {
+            Err(Error::shape(
+                "slice_update",
+                format!(
+                    "the traced slice (start {:?}, steps {:?}, shape {:?}) does not fit an array of shape {a:?}",
+                    self.start, self.strides, self.shape
+                ),
+            ))
+        })
+    }
     fn vjp(&self, p: &[Array], g: &Array, _o: &Array, argnums: &[usize]) -> Result<Vec<Array>> {
         // `a` gets the cotangent outside the slice; the update gets the
         // slice of it (summed where the update was broadcast).

@@ -392,6 +392,13 @@ pub enum PadMode {
     Constant(f64),
     /// The nearest edge element of the array.
     Edge,
+    /// The array mirrored about its edge elements, which are not repeated
+    /// (numpy's `reflect`: `[3, 2 | 1, 2, 3 | 2, 1]`); repeats past the
+    /// array's length keep mirroring.
+    Reflect,
+    /// The array mirrored with its edge elements repeated (numpy's
+    /// `symmetric`: `[2, 1 | 1, 2, 3 | 3, 2]`).
+    Symmetric,
 }
 
 /// Places the input at offset `low` inside an output filled with `value`.
@@ -523,16 +530,91 @@ pub fn pad(a: &Array, pad_width: &[(usize, usize)], mode: PadMode) -> Result<Arr
                 vec![a.clone()],
             ))
         }
-        PadMode::Edge => {
+        PadMode::Edge | PadMode::Reflect | PadMode::Symmetric => {
             let mut r = a.clone();
             for (ax, &(b, e)) in widths.iter().enumerate() {
-                if (b, e) != (0, 0) {
-                    r = pad_edge_axis(&r, ax, b, e)?;
+                if (b, e) == (0, 0) {
+                    continue;
                 }
+                r = if mode == PadMode::Edge {
+                    pad_edge_axis(&r, ax, b, e)?
+                } else {
+                    pad_mirror_axis(&r, ax, b, e, mode == PadMode::Symmetric)?
+                };
             }
             Ok(r)
         }
     }
+}
+
+/// Pads `a` like [`pad`] with [`PadMode::Constant`], the fill being an
+/// array `value` (a scalar array, cast to `a`'s dtype) rather than a host
+/// number: so the fill may come from the graph (a traced value under vmap
+/// or grad).
+///
+/// ```
+/// use ferrox::{Array, pad_with_value};
+/// let a = Array::from_slice(&[1.0f32, 2.0], &[2])?;
+/// let p = pad_with_value(&a, &[(1, 1)], &Array::scalar(7.0f32))?;
+/// assert_eq!(p.to_vec::<f32>()?, vec![7.0, 1.0, 2.0, 7.0]);
+/// # Ok::<(), ferrox::Error>(())
+/// ```
+pub fn pad_with_value(a: &Array, pad_width: &[(usize, usize)], value: &Array) -> Result<Array> {
+    if value.size() != 1 {
+        return Err(Error::shape(
+            "pad",
+            format!(
+                "constant_values must be a scalar, got shape {:?}",
+                value.shape()
+            ),
+        ));
+    }
+    let padded = pad(a, pad_width, PadMode::Constant(0.0))?;
+    let inside = pad(
+        &crate::ops::creation::ones(a.shape(), crate::dtype::DType::Bool)?,
+        pad_width,
+        PadMode::Constant(0.0),
+    )?;
+    let fill = crate::ops::views::reshape(&value.astype(a.dtype())?, &[])?;
+    crate::ops::select::r#where(&inside, &padded, &fill)
+}
+
+/// Mirror padding of axis `ax` by `b` before and `e` after, as a gather:
+/// output position `i` (from `-b`) reads source index `i` folded into one
+/// period of the mirrored sequence (`2(n-1)` for reflect, `2n` for
+/// symmetric), which is numpy's result also when the padding is longer
+/// than the axis.
+fn pad_mirror_axis(a: &Array, ax: usize, b: usize, e: usize, symmetric: bool) -> Result<Array> {
+    let n = a.shape()[ax];
+    if n == 0 {
+        return Err(Error::value(
+            "pad",
+            format!(
+                "cannot mirror-pad axis {ax} of size 0 (shape {:?})",
+                a.shape()
+            ),
+        ));
+    }
+    let (n, b) = (n as i64, b as i64);
+    let period = if symmetric { 2 * n } else { 2 * (n - 1) };
+    let source: Vec<i64> = (-b..n + e as i64)
+        .map(|i| {
+            if period == 0 {
+                return 0;
+            }
+            let j = i.rem_euclid(period);
+            if j < n {
+                j
+            } else if symmetric {
+                period - 1 - j
+            } else {
+                period - j
+            }
+        })
+        .collect();
+    let len = source.len();
+    let index = Array::from_slice(&source, &[len])?;
+    crate::ops::indexing::take(a, &index, Some(ax as isize))
 }
 
 /// `[first row repeated b times, a, last row repeated e times]` along `ax`.

@@ -116,14 +116,21 @@ pub fn log(a: &Array) -> Result<Array> {
     build(UnaryOp::Log, a)
 }
 
-/// Elementwise `ln(1 + a)`, accurate for small `a`. Not defined for complex64.
+/// Elementwise `ln(1 + a)`, accurate for small real `a`. Complex64 inputs
+/// compute `log(1 + a)` (without the small-`a` accuracy), as MLX does.
 ///
 /// ```
-/// let a = ferrox::Array::from_slice(&[1e-10f32, -1.0], &[2])?;
+/// use ferrox::{Array, Complex64};
+/// let a = Array::from_slice(&[1e-10f32, -1.0], &[2])?;
 /// assert_eq!(ferrox::log1p(&a)?.to_vec::<f32>()?, vec![1e-10, f32::NEG_INFINITY]);
+/// let z = Array::from_slice(&[Complex64::new(0.0, 0.0)], &[1])?;
+/// assert_eq!(ferrox::log1p(&z)?.to_vec::<Complex64>()?, vec![Complex64::new(0.0, 0.0)]);
 /// # Ok::<(), ferrox::Error>(())
 /// ```
 pub fn log1p(a: &Array) -> Result<Array> {
+    if a.dtype() == crate::dtype::DType::Complex64 {
+        return log(&crate::ops::binary::add(a, &Array::from(1.0))?);
+    }
     build(UnaryOp::Log1p, a)
 }
 

@@ -36,6 +36,12 @@ pub(super) fn vjp(op: UnaryOp, x: &Array, out: &Array, g: &Array) -> Result<Arra
         Conjugate => super::conjugate(g),
         Imag => crate::ops::creation::zeros_like(x),
         Real => Ok(g.clone()),
+        // A holomorphic f pulls `g` back to `g * conj(f'(z))` (MLX's
+        // convention), which is `conj(conj(g) * f'(z))`. |z| is not
+        // holomorphic; its rule is the real one.
+        _ if x.dtype() == DType::Complex64 && op != Abs => {
+            super::conjugate(&times_derivative(op, x, out, &super::conjugate(g)?)?)
+        }
         _ => times_derivative(op, x, out, g),
     }
 }

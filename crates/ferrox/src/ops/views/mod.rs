@@ -543,6 +543,24 @@ impl Primitive for Broadcast {
         }
         view_of("broadcast_to", x, strides, x.data.offset as isize, out)
     }
+    /// The target shape is part of the op (MLX's rule for shapeless
+    /// compile); an input that no longer broadcasts to it is an error.
+    fn output_shape(&self, input_shapes: &[&[usize]]) -> Option<Result<Vec<usize>>> {
+        let x = input_shapes.first()?;
+        let fits = x.len() <= self.shape.len()
+            && x.iter()
+                .rev()
+                .zip(self.shape.iter().rev())
+                .all(|(&d, &t)| d == 1 || d == t);
+        Some(if fits {
+            Ok(self.shape.clone())
+        } else {
+            Err(Error::shape(
+                "broadcast_to",
+                format!("cannot broadcast shape {x:?} to {:?}", self.shape),
+            ))
+        })
+    }
     fn vjp(&self, p: &[Array], g: &Array, _o: &Array, _argnums: &[usize]) -> Result<Vec<Array>> {
         Ok(vec![grad_helpers::unbroadcast(g, p[0].shape())?])
     }
