@@ -220,10 +220,14 @@ fn arange(
         }
         _ => 1.0,
     };
-    let d = opt_dtype(dtype)?.unwrap_or(if all_int {
+    // Integers that do not fit int32 infer int64, as array() does.
+    let fits_i32 = |v: f64| (i32::MIN as f64..=i32::MAX as f64).contains(&v);
+    let d = opt_dtype(dtype)?.unwrap_or(if !all_int {
+        DType::Float32
+    } else if fits_i32(b) && fits_i32(e) && fits_i32(st) {
         DType::Int32
     } else {
-        DType::Float32
+        DType::Int64
     });
     ok(on(stream, || ferrox::arange(b, e, st, d))?)
 }

@@ -453,3 +453,33 @@ def test_shapeless_compile_replays_reshapes_matmul_and_take_on_new_shapes():
     t = fx.compile(lambda x: fx.take(x, fx.array(0), axis=1), shapeless=True)
     assert t(fx.zeros((1, 1, 32))).shape == (1, 32)
     assert t(fx.zeros((2, 3, 8))).shape == (2, 8)
+
+
+def test_complex_round_log1p_logaddexp_and_logcumsumexp_follow_numpy():
+    rng = np.random.default_rng(3)
+    z = (rng.normal(size=(4, 6)) * 3 + 1j * rng.normal(size=(4, 6)) * 3).astype(np.complex64)
+    w = (rng.normal(size=(4, 6)) + 1j * rng.normal(size=(4, 6))).astype(np.complex64)
+    np.testing.assert_allclose(np.array(fx.round(fx.array(z))), np.round(z))
+    np.testing.assert_allclose(np.array(fx.round(fx.array(z), 1)), np.round(z, 1), rtol=1e-6)
+    np.testing.assert_allclose(np.array(fx.log1p(fx.array(w))), np.log1p(w), rtol=1e-5, atol=1e-5)
+    want = np.log(np.exp(z.astype(np.complex128)) + np.exp(w.astype(np.complex128)))
+    got = np.array(fx.logaddexp(fx.array(z), fx.array(w)))
+    # Compare as exp, so the imaginary parts' 2*pi branch does not matter.
+    np.testing.assert_allclose(np.exp(got), np.exp(want), rtol=1e-4)
+    for axis, reverse in [(1, False), (0, True), (None, False)]:
+        got = np.array(fx.logcumsumexp(fx.array(z), axis=axis, reverse=reverse))
+        zz = z.astype(np.complex128)
+        flat = zz.reshape(-1) if axis is None else zz
+        ax = 0 if axis is None else axis
+        seq = np.flip(flat, ax) if reverse else flat
+        ref = np.log(np.cumsum(np.exp(seq), axis=ax))
+        ref = np.flip(ref, ax) if reverse else ref
+        np.testing.assert_allclose(np.exp(got), np.exp(ref), rtol=1e-4)
+
+
+def test_arange_integer_steps_and_inferred_int64():
+    assert fx.arange(0, 3, 0.2, dtype=fx.int32).tolist() == np.arange(0, 3, 0.2, dtype=np.int32).tolist()
+    assert fx.arange(-1, -20, -1.2, dtype=fx.int32).tolist() == np.arange(-1, -20, -1.2, dtype=np.int32).tolist()
+    big = fx.arange(2**40, 2**40 + 3)
+    assert big.dtype == fx.int64 and big.tolist() == [2**40, 2**40 + 1, 2**40 + 2]
+    assert fx.arange(5).dtype == fx.int32

@@ -133,9 +133,13 @@ impl Primitive for Arange {
     crate::primitive_common!();
 }
 
-/// Values from `start` (inclusive) to `stop` (exclusive) by `step`.
+/// Values from `start` (inclusive) to `stop` (exclusive) by `step`: the
+/// length is `ceil((stop - start) / step)`; integer dtypes step by the
+/// difference of the first two values cast, as numpy and MLX do.
 ///
 /// ```
+/// let z = ferrox::arange(0.0, 3.0, 0.2, ferrox::DType::Int32)?;
+/// assert_eq!(z.to_vec::<i32>()?, vec![0; 15]);
 /// let a = ferrox::arange(0.0, 1.0, 0.25, ferrox::DType::Float32)?;
 /// assert_eq!(a.to_vec::<f32>()?, vec![0.0, 0.25, 0.5, 0.75]);
 /// assert!(ferrox::arange(0.0, 1.0, 0.0, ferrox::DType::Float32).is_err());
@@ -158,6 +162,14 @@ pub fn arange(start: f64, stop: f64, step: f64, dtype: DType) -> Result<Array> {
     if n > (1u64 << 48) as f64 {
         return Err(Error::value("arange", format!("{n} elements is too many")));
     }
+    // Integer dtypes step by the difference of the first two values cast
+    // (numpy's and MLX's rule): `arange(0, 3, 0.2)` in int32 is fifteen 0s.
+    let (start, step) = if dtype.is_integer() {
+        let first = start.trunc();
+        (first, (start + step).trunc() - first)
+    } else {
+        (start, step)
+    };
     Ok(Array::from_op(
         vec![n as usize],
         dtype,

@@ -388,7 +388,8 @@ pub fn arctan2(a: &Array, b: &Array) -> Result<Array> {
 }
 
 /// Elementwise `log(exp(a) + exp(b))`, computed without overflow. Bool and
-/// integer inputs give float32; complex inputs are a dtype error.
+/// integer inputs give float32; complex inputs compute
+/// `m + log(1 + exp(other - m))` with `m` the operand of larger real part.
 ///
 /// ```
 /// let a = ferrox::Array::from_slice(&[1000.0f32, 0.0], &[2])?;
@@ -398,6 +399,15 @@ pub fn arctan2(a: &Array, b: &Array) -> Result<Array> {
 /// # Ok::<(), ferrox::Error>(())
 /// ```
 pub fn logaddexp(a: &Array, b: &Array) -> Result<Array> {
+    if a.dtype() == DType::Complex64 || b.dtype() == DType::Complex64 {
+        use crate::ops::unary::{exp, log, real};
+        let (a, b) = (a.astype(DType::Complex64)?, b.astype(DType::Complex64)?);
+        let a_larger = greater_equal(&real(&a)?, &real(&b)?)?;
+        let m = crate::ops::select::r#where(&a_larger, &a, &b)?;
+        let other = crate::ops::select::r#where(&a_larger, &b, &a)?;
+        let rest = log(&add(&exp(&subtract(&other, &m)?)?, &Array::from(1.0))?)?;
+        return add(&m, &rest);
+    }
     build(BinaryOp::LogAddExp, a, b)
 }
 

@@ -457,3 +457,23 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn mirror_padding_folds_like_numpy() -> crate::error::Result<()> {
+    let a = Array::from_slice(&[1i32, 2, 3], &[3])?;
+    let reflect = pad(&a, &[(4, 5)], PadMode::Reflect)?;
+    // numpy.pad([1, 2, 3], (4, 5), "reflect")
+    assert_eq!(vals(&reflect), vec![1, 2, 3, 2, 1, 2, 3, 2, 1, 2, 3, 2]);
+    let symmetric = pad(&a, &[(4, 5)], PadMode::Symmetric)?;
+    // numpy.pad([1, 2, 3], (4, 5), "symmetric")
+    assert_eq!(vals(&symmetric), vec![3, 3, 2, 1, 1, 2, 3, 3, 2, 1, 1, 2]);
+    let one = Array::from_slice(&[7i32], &[1])?;
+    assert_eq!(vals(&pad(&one, &[(2, 1)], PadMode::Reflect)?), vec![7; 4]);
+    let m = iota(&[2, 3]);
+    let both = pad(&m, &[(1, 1), (2, 0)], PadMode::Reflect)?;
+    assert_eq!(both.shape(), &[4, 5]);
+    assert_eq!(vals(&both)[..5], [5, 4, 3, 4, 5]);
+    let empty = crate::ops::creation::zeros(&[0], crate::dtype::DType::Int32)?;
+    assert!(pad(&empty, &[(1, 1)], PadMode::Symmetric).is_err());
+    Ok(())
+}

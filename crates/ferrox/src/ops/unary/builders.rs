@@ -448,7 +448,7 @@ pub fn conjugate(a: &Array) -> Result<Array> {
 /// Elementwise rounding to `decimals` decimal places, half to even
 /// (numpy's `round`; negative `decimals` round to tens, hundreds, ...).
 /// Same dtype as the input; integers are exact (unchanged for
-/// `decimals >= 0`), complex64 is an error.
+/// `decimals >= 0`); complex64 rounds the real and imaginary parts.
 ///
 /// ```
 /// let a = ferrox::Array::from_slice(&[0.5f32, 1.5, 2.675], &[3])?;
@@ -459,6 +459,12 @@ pub fn conjugate(a: &Array) -> Result<Array> {
 /// # Ok::<(), ferrox::Error>(())
 /// ```
 pub fn round(a: &Array, decimals: i32) -> Result<Array> {
+    if a.dtype() == crate::dtype::DType::Complex64 {
+        let re = round(&real(a)?, decimals)?;
+        let im = round(&imag(a)?, decimals)?;
+        let i = Array::from_slice(&[crate::dtype::Complex64::new(0.0, 1.0)], &[])?;
+        return crate::ops::binary::add(&re, &crate::ops::binary::multiply(&im, &i)?);
+    }
     build(UnaryOp::Round(decimals), a)
 }
 
