@@ -97,7 +97,11 @@ fn qmv_with(
     }
     let xp = permute(x, k, bits);
     let xsum: Vec<f32> = x.chunks_exact(q.gs).map(|c| c.iter().sum()).collect();
-    let mut out_t = if m == 1 { Vec::new() } else { vec![0f32; n * m] };
+    let mut out_t = if m == 1 {
+        Vec::new()
+    } else {
+        vec![0f32; n * m]
+    };
     let dst: &mut [f32] = if m == 1 { out } else { &mut out_t };
     let task = |t: usize, chunk: &mut [f32]| {
         let rows = RowsTask {
