@@ -608,7 +608,7 @@ fn packed_triplet(
             "{label}: innermost dimension {cols} is not a multiple of {q:?}'s block of {block}"
         )));
     }
-    let numel = crate::graph::layout::checked_numel(&src.op, &shape)
+    let numel = crate::graph::layout::checked_numel(&src.op, shape)
         .map_err(|_| src.bad(format!("{label}: shape {:?} is too large", shape)))?;
     let blocks = numel / block;
     let start = data_start
