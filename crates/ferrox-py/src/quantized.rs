@@ -1,5 +1,5 @@
 //! Bindings of quantization (quantize, dequantize, quantized_matmul,
-//! gather_qmm) with mlx.core's names, signatures and keywords.
+//! gather_qmm, qqmm, gather_qqmm) with mlx.core's names, signatures and keywords.
 
 use crate::array::PyArr;
 use crate::convert::{opt_array, opt_dtype, to_array};
@@ -195,10 +195,101 @@ fn gather_qmm(
     })?)
 }
 
+/// qqmm(x: array, w: array, scales: array | None = None, group_size: int | None = None, bits: int | None = None, mode: str = 'nvfp4', global_scale_x: array | None = None, global_scale_w: array | None = None, *, stream: StreamOrDevice = None) -> array
+///
+/// Perform the matrix multiplication ``x @ w.T`` with ``x`` quantized on
+/// the fly: ``x`` is quantized and dequantized in ``mode`` (``"nvfp4"``,
+/// ``"mxfp8"`` or ``"mxfp4"``) and multiplied with ``w``, which is either
+/// packed by :func:`quantize` in the same mode (pass its ``scales``; it is
+/// never unpacked whole) or a float matrix (quantized on the fly too).
+/// ``w`` is 2-D; the result has ``x``'s dtype. With ``"nvfp4"``,
+/// ``global_scale_x`` and ``global_scale_w`` (float32 scalars) are given
+/// together or not at all. The affine mode is not supported, and there is
+/// no gradient.
+///
+/// Example:
+///     >>> w_q, s = ferrox.core.quantize(ferrox.core.ones((3, 32)), mode="mxfp8")
+///     >>> ferrox.core.qqmm(ferrox.core.ones((1, 32)), w_q, s, mode="mxfp8").tolist()
+///     [[32.0, 32.0, 32.0]]
+#[pyfunction]
+#[pyo3(signature = (x, w, scales = None, group_size = None, bits = None, mode = "nvfp4", global_scale_x = None, global_scale_w = None, *, stream = None))]
+fn qqmm(
+    x: &Any<'_>,
+    w: &Any<'_>,
+    scales: Option<&Any<'_>>,
+    group_size: Option<i64>,
+    bits: Option<i64>,
+    mode: &str,
+    global_scale_x: Option<&Any<'_>>,
+    global_scale_w: Option<&Any<'_>>,
+    stream: Stream<'_, '_>,
+) -> PyResult<PyArr> {
+    let (x, w) = (to_array(x)?, to_array(w)?);
+    let s = opt_array(scales)?;
+    let (gx, gw) = (opt_array(global_scale_x)?, opt_array(global_scale_w)?);
+    let (gs, bi) = (opt_size("group_size", group_size)?, opt_size("bits", bits)?);
+    ok(on(stream, || {
+        ferrox::qqmm(&x, &w, s.as_ref(), gs, bi, mode, gx.as_ref(), gw.as_ref())
+    })?)
+}
+
+/// gather_qqmm(x: array, w: array, /, scales: array | None = None, lhs_indices: array | None = None, rhs_indices: array | None = None, group_size: int | None = None, bits: int | None = None, mode: str = 'nvfp4', global_scale_x: array | None = None, global_scale_w: array | None = None, *, sorted_indices: bool = False, stream: StreamOrDevice = None) -> array
+///
+/// :func:`qqmm` with matrix-level gather: ``lhs_indices`` and
+/// ``rhs_indices`` are flat indices into the batch dimensions (all but the
+/// last two) of ``x`` and of ``w`` (with its ``scales``), as in
+/// :func:`gather_mm`; ``sorted_indices`` is a hint.
+///
+/// Example:
+///     >>> w_q, s = ferrox.core.quantize(ferrox.core.ones((4, 3, 32)), mode="mxfp8")
+///     >>> x = ferrox.core.ones((1, 1, 32))
+///     >>> ferrox.core.gather_qqmm(x, w_q, s, rhs_indices=ferrox.core.array([3, 0]), mode="mxfp8").shape
+///     (2, 1, 3)
+#[pyfunction]
+#[pyo3(signature = (x, w, /, scales = None, lhs_indices = None, rhs_indices = None, group_size = None, bits = None, mode = "nvfp4", global_scale_x = None, global_scale_w = None, *, sorted_indices = false, stream = None))]
+fn gather_qqmm(
+    x: &Any<'_>,
+    w: &Any<'_>,
+    scales: Option<&Any<'_>>,
+    lhs_indices: Option<&Any<'_>>,
+    rhs_indices: Option<&Any<'_>>,
+    group_size: Option<i64>,
+    bits: Option<i64>,
+    mode: &str,
+    global_scale_x: Option<&Any<'_>>,
+    global_scale_w: Option<&Any<'_>>,
+    sorted_indices: bool,
+    stream: Stream<'_, '_>,
+) -> PyResult<PyArr> {
+    let (x, w) = (to_array(x)?, to_array(w)?);
+    let s = opt_array(scales)?;
+    let li = opt_array(lhs_indices)?;
+    let ri = opt_array(rhs_indices)?;
+    let (gx, gw) = (opt_array(global_scale_x)?, opt_array(global_scale_w)?);
+    let (gs, bi) = (opt_size("group_size", group_size)?, opt_size("bits", bits)?);
+    ok(on(stream, || {
+        ferrox::gather_qqmm(
+            &x,
+            &w,
+            s.as_ref(),
+            li.as_ref(),
+            ri.as_ref(),
+            gs,
+            bi,
+            mode,
+            gx.as_ref(),
+            gw.as_ref(),
+            sorted_indices,
+        )
+    })?)
+}
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(quantize, m)?)?;
     m.add_function(wrap_pyfunction!(dequantize, m)?)?;
     m.add_function(wrap_pyfunction!(quantized_matmul, m)?)?;
     m.add_function(wrap_pyfunction!(gather_qmm, m)?)?;
+    m.add_function(wrap_pyfunction!(qqmm, m)?)?;
+    m.add_function(wrap_pyfunction!(gather_qqmm, m)?)?;
     Ok(())
 }

@@ -184,7 +184,7 @@ def test_truncated_npy_fails_at_eval(tmp_path):
         fx.eval(out)
 
 
-def test_quantized_gguf_loads_dequantized(tmp_path):
+def test_quantized_gguf_loads_as_packed_triplet(tmp_path):
     rows, cols = 2, 64
     rng = np.random.default_rng(7)
     d = np.full((rows * cols // 32, 1), 0.5, np.float16)
@@ -192,13 +192,18 @@ def test_quantized_gguf_loads_dequantized(tmp_path):
     blocks = np.concatenate([d.view(np.uint8), q8.view(np.uint8)], axis=1)
     with open(tmp_path / "q.gguf", "wb") as f:
         f.write(b"GGUF" + struct.pack("<IQQ", 3, 1, 0))
-        f.write(struct.pack("<Q", 1) + b"w")
+        f.write(struct.pack("<Q", 8) + b"w.weight")
         f.write(struct.pack("<IQQIQ", 2, cols, rows, 8, 0))
         f.write(b"\0" * (-f.tell() % 32))
         f.write(blocks.tobytes())
-    w = fx.load(tmp_path / "q.gguf")["w"]
-    assert w.dtype == fx.float32 and w.shape == (rows, cols)
-    np.testing.assert_array_equal(np.array(w), (d.astype(np.float32) * q8).reshape(rows, cols))
+    got = fx.load(tmp_path / "q.gguf")
+    assert sorted(got) == ["w.biases", "w.scales", "w.weight"]
+    w, s, b = got["w.weight"], got["w.scales"], got["w.biases"]
+    assert w.dtype == fx.uint32 and w.shape == (rows, cols // 4)
+    assert s.dtype == fx.float16 and s.shape == (rows, cols // 32) == b.shape
+    v = fx.dequantize(w, s, b, group_size=32, bits=8)
+    np.testing.assert_array_equal(np.array(v.astype(fx.float32)),
+                                  (d.astype(np.float32) * q8).reshape(rows, cols))
 
 
 def test_gguf_package_quantized_types_match_its_dequantize(tmp_path):
@@ -224,7 +229,13 @@ def test_gguf_package_quantized_types_match_its_dequantize(tmp_path):
     writer.write_tensors_to_file()
     writer.close()
     got = fx.load(tmp_path / "k.gguf")
+    packed = {"Q4_0": 4, "Q4_1": 4, "Q8_0": 8}  # MLX's (weight, scales, biases)
     for name, want in expected.items():
+        if name in packed:
+            # float32 scales: the dequantized values are then computed as
+            # the reference computes them.
+            s, b = (got[f"{name}.{k}"].astype(fx.float32) for k in ("scales", "biases"))
+            got[name] = fx.dequantize(got[name], s, b, group_size=32, bits=packed[name])
         np.testing.assert_allclose(np.array(got[name]), want, rtol=1e-6, atol=1e-6, err_msg=name)
 
 

@@ -139,3 +139,49 @@ def test_gather_qmm_matches_gathered_numpy(rng):
     ref = np.stack([x[i] @ wd[j].T for i, j in zip(li, ri)])
     assert_close(y, ref, rtol=1e-4, atol=1e-4)
     assert fx.gather_qmm.__doc__.startswith("gather_qmm(x: array, w: array, /, scales")
+
+
+def _round_trip(x, mode, g=None):
+    """``x`` through quantize and dequantize (float32), MLX's reference of qqmm."""
+    return fx.dequantize(*fx.quantize(x, mode=mode, global_scale=g), mode=mode,
+                         global_scale=g, dtype=fx.float32)
+
+
+@pytest.mark.parametrize("mode", ["nvfp4", "mxfp8", "mxfp4"])
+@pytest.mark.parametrize("m", [1, 3])
+def test_qqmm_matches_round_trips(rng, mode, m):
+    x = fx.array(rng.standard_normal((m, 128)).astype(np.float32))
+    w = fx.array(rng.standard_normal((40, 128)).astype(np.float32))
+    wq, s = fx.quantize(w, mode=mode)
+    want = np.array(_round_trip(x, mode)) @ np.array(_round_trip(w, mode)).T
+    assert_close(np.array(fx.qqmm(x, wq, s, mode=mode)), want, atol=1e-3)
+    # A float w is quantized on the fly.
+    assert_close(np.array(fx.qqmm(x, w, mode=mode)), want, atol=1e-3)
+
+
+def test_qqmm_global_scales_and_errors(rng):
+    x = fx.array(rng.standard_normal((1, 64)).astype(np.float32))
+    w = fx.array(rng.standard_normal((8, 64)).astype(np.float32))
+    gx, gw = fx.max(fx.abs(x)), fx.max(fx.abs(w))
+    wq, s = fx.quantize(w, mode="nvfp4", global_scale=gw)
+    y = fx.qqmm(x, wq, s, global_scale_x=gx, global_scale_w=gw)
+    want = np.array(_round_trip(x, "nvfp4", gx)) @ np.array(_round_trip(w, "nvfp4", gw)).T
+    assert_close(np.array(y), want, atol=1e-3)
+    with pytest.raises(ValueError, match="global_scale"):
+        fx.qqmm(x, wq, s, global_scale_x=gx)
+    with pytest.raises(ValueError, match="affine"):
+        fx.qqmm(x, wq, s, mode="affine")
+    with pytest.raises(ValueError, match="scales"):
+        fx.qqmm(x, wq)
+
+
+def test_gather_qqmm_matches_gather_mm(rng):
+    x = fx.array(rng.standard_normal((3, 2, 64)).astype(np.float32))
+    w = fx.array(rng.standard_normal((4, 6, 64)).astype(np.float32))
+    wq, s = fx.quantize(w, mode="mxfp8")
+    li, ri = fx.array([0, 2]), fx.array([3, 1])
+    y = fx.gather_qqmm(x, wq, s, li, ri, mode="mxfp8")
+    want = fx.gather_mm(_round_trip(x, "mxfp8"), fx.swapaxes(_round_trip(w, "mxfp8"), -1, -2),
+                        li, ri)
+    assert y.shape == (2, 2, 6)
+    assert_close(np.array(y), np.array(want), atol=1e-3)

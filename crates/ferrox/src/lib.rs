@@ -94,7 +94,9 @@ pub use ops::join::{
 pub use ops::matmul::{addmm, matmul};
 pub use ops::matmul_forms::{block_masked_mm, gather_mm, segmented_mm};
 pub use ops::nan_to_num::nan_to_num;
-pub use ops::quantized::{QuantMode, dequantize, gather_qmm, quantize, quantized_matmul};
+pub use ops::quantized::{
+    QuantMode, dequantize, gather_qmm, gather_qqmm, qqmm, quantize, quantized_matmul,
+};
 pub use ops::reduce::{all, any, argmax, argmin, max, mean, min, prod, std, sum, var};
 pub use ops::reductions::{count_nonzero, median, minmax, trace};
 pub use ops::scan::{cummax, cummin, cumprod, cumsum, logcumsumexp};

@@ -247,10 +247,11 @@ fn bad_gguf_files() {
 }
 
 #[test]
-fn gguf_q8_0_and_q4_0_dequantise() {
+fn gguf_q8_0_and_q4_0_load_as_mlx_packed_triplets() {
     // Two Q8_0 blocks and one Q4_0 block, scales 0.5.
     let mut g = G::header(3, 2, 0);
-    g.tensor("q8", &[32, 2], 8, 0).tensor("q4", &[32], 2, 96);
+    g.tensor("q8.weight", &[32, 2], 8, 0)
+        .tensor("q4", &[32], 2, 96);
     let mut bytes = g.data(0);
     let d = half::f16::from_f32(0.5).to_le_bytes();
     let start = bytes.len();
@@ -262,10 +263,45 @@ fn gguf_q8_0_and_q4_0_dequantise() {
     bytes.extend(d);
     bytes.extend((0..16u8).map(|j| j | ((15 - j) << 4)));
     let a = load(&bytes, Format::Gguf).unwrap();
-    let q8 = a["q8"].to_vec::<f32>().unwrap();
-    assert_eq!(a["q8"].shape(), &[2, 32]);
+    let names: Vec<&str> = a.keys().map(|k| k.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "q4",
+            "q4.biases",
+            "q4.scales",
+            "q8.biases",
+            "q8.scales",
+            "q8.weight"
+        ]
+    );
+    assert_eq!(a["q8.weight"].dtype(), DType::UInt32);
+    assert_eq!(a["q8.weight"].shape(), &[2, 8]);
+    assert_eq!(a["q8.scales"].shape(), &[2, 1]);
+    assert_eq!(a["q8.scales"].dtype(), DType::Float16);
+    // dequantize takes matrices: the 1-D q4 is one row.
+    let row = |k: &str| {
+        a[k].reshape(&[-1, *a[k].shape().last().unwrap() as isize])
+            .unwrap()
+    };
+    let deq = |w: &str, p: &str, bits: usize| {
+        ferrox::dequantize(
+            &row(w),
+            &row(&format!("{p}.scales")),
+            Some(&row(&format!("{p}.biases"))),
+            Some(32),
+            Some(bits),
+            "affine",
+            None,
+            Some(DType::Float32),
+        )
+        .unwrap()
+        .to_vec::<f32>()
+        .unwrap()
+    };
+    let q8 = deq("q8.weight", "q8", 8);
     assert_eq!((q8[0], q8[31], q8[32]), (-8.0, 7.5, -7.5));
-    let q4 = a["q4"].to_vec::<f32>().unwrap();
+    let q4 = deq("q4", "q4", 4);
     assert_eq!((q4[0], q4[15], q4[16], q4[31]), (-4.0, 3.5, 3.5, -4.0));
 }
 

@@ -17,13 +17,22 @@
 //! |---|---|---|
 //! | F32, F16, BF16, F64 | 0, 1, 30, 28 | float32, float16, bfloat16, float64 (views of the file) |
 //! | I8, I16, I32, I64 | 24, 25, 26, 27 | int8, int16, int32, int64 (views) |
-//! | Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q8_1 | 2, 3, 6, 7, 8, 9 | float32, dequantised when evaluated |
+//! | Q4_0, Q4_1, Q8_0 | 2, 3, 8 | MLX's packed affine triplet (below) |
+//! | Q5_0, Q5_1, Q8_1 | 6, 7, 9 | float32, dequantised when evaluated |
 //! | Q2_K, Q4_K, Q5_K, Q6_K, Q8_K | 10, 12, 13, 14, 15 | float32, dequantised when evaluated |
 //! | Q3_K, IQ* and others | | an `Unsupported` error naming the type |
 //!
-//! ferrox has no quantized array type yet, so quantized tensors load
-//! dequantised (MLX instead returns Q4_0, Q4_1 and Q8_0 as its packed
-//! `(weight, scales, biases)` triplet). Saving writes the eight plain types
+//! As in MLX, a Q4_0, Q4_1 or Q8_0 tensor `NAME.weight` loads as three
+//! arrays that [`dequantize`](crate::ops::quantized::dequantize) and
+//! [`quantized_matmul`](crate::ops::quantized::quantized_matmul) take with
+//! `group_size=32` (the block) and 4 or 8 bits: `NAME.weight` (uint32
+//! codes, packed as `quantize` packs them), `NAME.scales` and
+//! `NAME.biases` (float16, one per block: Q4_0 `d, -8d`; Q4_1 `d, m`; Q8_0
+//! `d, -128d`, its signed codes shifted by 128). A name without the
+//! `.weight` suffix gets `.scales` and `.biases` appended whole (MLX cuts
+//! seven characters off whatever the name is). The other quantized types
+//! load dequantised
+//! (MLX has no packed form for them either). Saving writes the eight plain types
 //! above; other dtypes (bool, unsigned, complex64) are dtype errors, as
 //! gguf has no tensor type for them.
 //!
@@ -35,6 +44,7 @@ use super::atomic::put;
 use super::source::{Encoding, Order, Source, Tensor};
 use crate::dtype::DType;
 use crate::error::{Error, ErrorKind, Result};
+use crate::graph::array::Array;
 use half::f16;
 use std::collections::BTreeMap;
 use std::io::Write;
@@ -244,6 +254,16 @@ impl Quant {
             Quant::Q5_K => (256, 176),
             Quant::Q6_K => (256, 210),
             Quant::Q8_K => (256, 292),
+        }
+    }
+
+    /// The bits of the affine codes a type loads as (MLX's packed triplet),
+    /// or `None` when it loads dequantised.
+    fn packs_as_affine(self) -> Option<usize> {
+        match self {
+            Quant::Q4_0 | Quant::Q4_1 => Some(4),
+            Quant::Q8_0 => Some(8),
+            _ => None,
         }
     }
 
@@ -508,6 +528,21 @@ pub(crate) fn load_source(src: &Source) -> Result<(Arrays, BTreeMap<String, Gguf
         let kind = info.kind.map_err(unsupported)?;
         let (dtype, encoding) = match kind {
             TensorKind::Plain(d) => (d, Encoding::Native),
+            TensorKind::Quantized(q) if q.packs_as_affine().is_some() => {
+                let (start, end) = packed_triplet(
+                    src,
+                    &info.name,
+                    &info.shape,
+                    data_start,
+                    info.offset,
+                    q,
+                    &mut arrays,
+                )?;
+                if end > start {
+                    spans.push((start, end, info.name.clone()));
+                }
+                continue;
+            }
             TensorKind::Quantized(q) => {
                 let (block, _) = q.block();
                 if info.shape.last().is_some_and(|&d| d % block != 0) {
@@ -549,6 +584,97 @@ pub(crate) fn load_source(src: &Source) -> Result<(Arrays, BTreeMap<String, Gguf
         return Err(src.bad(format!("tensors {:?} and {:?} overlap", w[0].2, w[1].2)));
     }
     Ok((arrays, meta))
+}
+
+/// Loads a Q4_0, Q4_1 or Q8_0 tensor as MLX's `(weight, scales, biases)`
+/// (see the module docs) into `arrays`; returns the tensor's byte range.
+fn packed_triplet(
+    src: &Source,
+    name: &str,
+    shape: &[usize],
+    data_start: usize,
+    offset: usize,
+    q: Quant,
+    arrays: &mut Arrays,
+) -> Result<(usize, usize)> {
+    let label = format!("tensor {:?}", name);
+    let Some(bits) = q.packs_as_affine() else {
+        return Err(Error::runtime(&src.op, "internal: not a packed type"));
+    };
+    let (block, block_bytes) = q.block();
+    let cols = shape.last().copied().unwrap_or(1);
+    if cols % block != 0 {
+        return Err(src.bad(format!(
+            "{label}: innermost dimension {cols} is not a multiple of {q:?}'s block of {block}"
+        )));
+    }
+    let numel = crate::graph::layout::checked_numel(&src.op, shape)
+        .map_err(|_| src.bad(format!("{label}: shape {:?} is too large", shape)))?;
+    let blocks = numel / block;
+    let start = data_start
+        .checked_add(offset)
+        .ok_or_else(|| src.bad(format!("{label}: offset {} overflows", offset)))?;
+    let end = blocks
+        .checked_mul(block_bytes)
+        .and_then(|n| start.checked_add(n))
+        .filter(|&e| e <= src.bytes().len())
+        .ok_or_else(|| src.bad(format!("{label}: the data runs past the end of the file")))?;
+    let bytes = &src.bytes()[start..end];
+    let mut words = vec![0u32; blocks * block * bits / 32];
+    let mut scales = Vec::with_capacity(blocks);
+    let mut biases = Vec::with_capacity(blocks);
+    for (x, w) in bytes
+        .chunks_exact(block_bytes)
+        .zip(words.chunks_exact_mut(block * bits / 32))
+    {
+        let d = f16::from_le_bytes([x[0], x[1]]);
+        scales.push(d);
+        let code = |i: usize| -> u32 {
+            match q {
+                // ggml: byte j holds element j (low nibble) and j + 16.
+                Quant::Q4_0 | Quant::Q4_1 => {
+                    let b = x[if q == Quant::Q4_0 { 2 } else { 4 } + i % 16];
+                    (if i < 16 { b & 15 } else { b >> 4 }) as u32
+                }
+                // Signed codes, shifted into 0..256.
+                _ => (x[2 + i] ^ 0x80) as u32,
+            }
+        };
+        for i in 0..block {
+            w[i * bits / 32] |= code(i) << ((i * bits) % 32);
+        }
+        biases.push(match q {
+            Quant::Q4_0 => f16::from_f32(-8.0 * d.to_f32()),
+            Quant::Q4_1 => f16::from_le_bytes([x[2], x[3]]),
+            _ => f16::from_f32(-128.0 * d.to_f32()),
+        });
+    }
+    let mut wshape = shape.to_vec();
+    let mut sshape = shape.to_vec();
+    if let (Some(w), Some(s)) = (wshape.last_mut(), sshape.last_mut()) {
+        *w = cols * bits / 32;
+        *s = cols / block;
+    }
+    let prefix = name.strip_suffix(".weight").unwrap_or(name);
+    let entries = [
+        (name.to_string(), Array::from_slice(&words, &wshape)?),
+        (
+            format!("{prefix}.scales"),
+            Array::from_slice(&scales, &sshape)?,
+        ),
+        (
+            format!("{prefix}.biases"),
+            Array::from_slice(&biases, &sshape)?,
+        ),
+    ];
+    for (name, a) in entries {
+        if arrays.insert(name.clone(), a).is_some() {
+            return Err(src.bad(format!(
+                "tensor {name:?} appears twice (a quantized tensor's scales or biases share a name with another tensor)"
+            )));
+        }
+    }
+    Ok((start, end))
 }
 
 type Parsed = (BTreeMap<String, GgufValue>, Vec<Info>, usize);

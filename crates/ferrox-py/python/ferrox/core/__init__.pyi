@@ -2331,6 +2331,23 @@ def gather_qmm(x: ArrayLike, w: Any, /, scales: Any, biases: Any = ..., lhs_indi
     """
     ...
 
+def gather_qqmm(x: ArrayLike, w: Any, /, scales: Any = ..., lhs_indices: Optional[ArrayLike] = ..., rhs_indices: Optional[ArrayLike] = ..., group_size: Any = ..., bits: Any = ..., mode: str = ..., global_scale_x: Any = ..., global_scale_w: Any = ..., *, sorted_indices: Any = ..., stream: StreamOrDevice = ...) -> array:
+    """
+    gather_qqmm(x: array, w: array, /, scales: array | None = None, lhs_indices: array | None = None, rhs_indices: array | None = None, group_size: int | None = None, bits: int | None = None, mode: str = 'nvfp4', global_scale_x: array | None = None, global_scale_w: array | None = None, *, sorted_indices: bool = False, stream: StreamOrDevice = None) -> array
+
+    :func:`qqmm` with matrix-level gather: ``lhs_indices`` and
+    ``rhs_indices`` are flat indices into the batch dimensions (all but the
+    last two) of ``x`` and of ``w`` (with its ``scales``), as in
+    :func:`gather_mm`; ``sorted_indices`` is a hint.
+
+    Example:
+        >>> w_q, s = ferrox.core.quantize(ferrox.core.ones((4, 3, 32)), mode="mxfp8")
+        >>> x = ferrox.core.ones((1, 1, 32))
+        >>> ferrox.core.gather_qqmm(x, w_q, s, rhs_indices=ferrox.core.array([3, 0]), mode="mxfp8").shape
+        (2, 1, 3)
+    """
+    ...
+
 generic: DtypeCategory
 def get_active_memory() -> int:
     """
@@ -3269,6 +3286,27 @@ def put_along_axis(a: ArrayLike, /, indices: ArrayLike, values: ArrayLike, axis:
     Example:
         >>> ferrox.core.put_along_axis(ferrox.core.zeros((3,), ferrox.core.int32), ferrox.core.array([1]), ferrox.core.array([7]), 0).tolist()
         [0, 7, 0]
+    """
+    ...
+
+def qqmm(x: ArrayLike, w: Any, scales: Any = ..., group_size: Any = ..., bits: Any = ..., mode: str = ..., global_scale_x: Any = ..., global_scale_w: Any = ..., *, stream: StreamOrDevice = ...) -> array:
+    """
+    qqmm(x: array, w: array, scales: array | None = None, group_size: int | None = None, bits: int | None = None, mode: str = 'nvfp4', global_scale_x: array | None = None, global_scale_w: array | None = None, *, stream: StreamOrDevice = None) -> array
+
+    Perform the matrix multiplication ``x @ w.T`` with ``x`` quantized on
+    the fly: ``x`` is quantized and dequantized in ``mode`` (``"nvfp4"``,
+    ``"mxfp8"`` or ``"mxfp4"``) and multiplied with ``w``, which is either
+    packed by :func:`quantize` in the same mode (pass its ``scales``; it is
+    never unpacked whole) or a float matrix (quantized on the fly too).
+    ``w`` is 2-D; the result has ``x``'s dtype. With ``"nvfp4"``,
+    ``global_scale_x`` and ``global_scale_w`` (float32 scalars) are given
+    together or not at all. The affine mode is not supported, and there is
+    no gradient.
+
+    Example:
+        >>> w_q, s = ferrox.core.quantize(ferrox.core.ones((3, 32)), mode="mxfp8")
+        >>> ferrox.core.qqmm(ferrox.core.ones((1, 32)), w_q, s, mode="mxfp8").tolist()
+        [[32.0, 32.0, 32.0]]
     """
     ...
 

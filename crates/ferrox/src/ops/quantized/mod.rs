@@ -3,7 +3,7 @@
 //! bias) per group of `group_size` elements, [`dequantize`] unpacks them,
 //! [`quantized_matmul`] multiplies by a packed matrix without unpacking
 //! it, and [`gather_qmm`] is its [`gather_mm`](crate::ops::matmul_forms::gather_mm)
-//! form. The packing (bit layout, shapes, dtypes) and the rounding of
+//! form; [`qqmm`] and [`gather_qqmm`] quantize `x` too. The packing (bit layout, shapes, dtypes) and the rounding of
 //! scales and biases are MLX's, so weights quantized by either library
 //! work in the other.
 //!
@@ -18,8 +18,11 @@
 //! batching rules are in `grad.rs`.
 
 mod grad;
+mod qqmm;
 #[cfg(test)]
 mod tests;
+
+pub use qqmm::{gather_qqmm, qqmm};
 
 pub use crate::backend::cpu::quantized::QuantMode;
 

@@ -366,3 +366,135 @@ fn bad_arguments_are_errors_naming_the_op() {
     let gsc = Array::from_slice(&[1.0f32], &[1]).unwrap();
     assert!(quantize(&w, Some(32), Some(4), "affine", Some(&gsc)).is_err());
 }
+
+/// `x` through quantize and dequantize in `mode` (f32), as MLX's tests
+/// build the reference of `qqmm`.
+fn round_trip_f32(x: &Array, mode: &str, g: Option<&Array>) -> Array {
+    let (q, s, _) = quantize(x, None, None, mode, g).unwrap();
+    dequantize(&q, &s, None, None, None, mode, g, Some(DType::Float32)).unwrap()
+}
+
+fn amax(a: &Array) -> Array {
+    crate::ops::reduce::max(&crate::ops::unary::abs(a).unwrap(), None, false).unwrap()
+}
+
+#[test]
+fn qqmm_matches_the_product_of_round_trips() {
+    for mode in ["nvfp4", "mxfp8", "mxfp4"] {
+        for (m, n, k) in [(1, 64, 256), (3, 24, 64), (1, 67, 512)] {
+            for global in [false, true] {
+                if global && mode != "nvfp4" {
+                    continue;
+                }
+                let x = arr(&[m, k], 3 + m as u64);
+                let w = arr(&[n, k], 5 + n as u64);
+                let (gx, gw) = if global {
+                    (Some(amax(&x)), Some(amax(&w)))
+                } else {
+                    (None, None)
+                };
+                let (wq, s, _) = quantize(&w, None, None, mode, gw.as_ref()).unwrap();
+                let want = matmul(
+                    &round_trip_f32(&x, mode, gx.as_ref()),
+                    &swapaxes(&round_trip_f32(&w, mode, gw.as_ref()), -1, -2).unwrap(),
+                )
+                .unwrap();
+                let y = qqmm(
+                    &x,
+                    &wq,
+                    Some(&s),
+                    None,
+                    None,
+                    mode,
+                    gx.as_ref(),
+                    gw.as_ref(),
+                )
+                .unwrap();
+                assert_eq!(y.shape(), &[m, n]);
+                let err = max_abs_diff(&y, &want);
+                assert!(err < 1e-3, "{mode} {m}x{n}x{k} global={global}: {err}");
+                // A float w is quantized on the fly to the same matrix.
+                let yf = qqmm(&x, &w, None, None, None, mode, gx.as_ref(), gw.as_ref()).unwrap();
+                let err = max_abs_diff(&yf, &want);
+                assert!(err < 1e-3, "float w {mode} {m}x{n}x{k}: {err}");
+            }
+        }
+    }
+    // A vector x gives a vector; the result has x's dtype.
+    let w = arr(&[5, 32], 9);
+    let (wq, s, _) = quantize(&w, None, None, "mxfp8", None).unwrap();
+    let v = arr(&[32], 10).astype(DType::Float16).unwrap();
+    let y = qqmm(&v, &wq, Some(&s), None, None, "mxfp8", None, None).unwrap();
+    assert_eq!((y.shape(), y.dtype()), (&[5][..], DType::Float16));
+}
+
+#[test]
+fn gather_qqmm_matches_gathered_round_trips() {
+    let x = arr(&[3, 2, 32], 21);
+    let w = arr(&[4, 5, 32], 22);
+    let (wq, s, _) = quantize(&w, None, None, "mxfp8", None).unwrap();
+    let li = Array::from_slice(&[0u32, 2], &[2]).unwrap();
+    let ri = Array::from_slice(&[3u32, 1], &[2]).unwrap();
+    let want = crate::ops::matmul_forms::gather_mm(
+        &round_trip_f32(&x, "mxfp8", None),
+        &swapaxes(&round_trip_f32(&w, "mxfp8", None), -1, -2).unwrap(),
+        Some(&li),
+        Some(&ri),
+    )
+    .unwrap();
+    let y = gather_qqmm(
+        &x,
+        &wq,
+        Some(&s),
+        Some(&li),
+        Some(&ri),
+        None,
+        None,
+        "mxfp8",
+        None,
+        None,
+        false,
+    )
+    .unwrap();
+    assert_eq!(y.shape(), &[2, 2, 5]);
+    assert!(max_abs_diff(&y, &want) < 1e-3);
+}
+
+#[test]
+fn qqmm_bad_arguments_are_errors_naming_the_op() {
+    let x = arr(&[1, 32], 1);
+    let w = arr(&[4, 32], 2);
+    let (wq, s, _) = quantize(&w, None, None, "mxfp8", None).unwrap();
+    let msg = |r: Result<Array>| r.unwrap_err().to_string();
+    assert!(msg(qqmm(&x, &wq, Some(&s), None, None, "affine", None, None)).contains("qqmm"));
+    assert!(msg(qqmm(&x, &wq, None, None, None, "mxfp8", None, None)).contains("scales"));
+    let xi = x.astype(DType::Int32).unwrap();
+    let e = qqmm(&xi, &wq, Some(&s), None, None, "mxfp8", None, None).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Dtype);
+    let g = amax(&x);
+    let (nq, ns, _) = quantize(&w, None, None, "nvfp4", None).unwrap();
+    let e = msg(qqmm(
+        &x,
+        &nq,
+        Some(&ns),
+        None,
+        None,
+        "nvfp4",
+        Some(&g),
+        None,
+    ));
+    assert!(e.contains("global_scale_x"), "{e}");
+    let e = msg(qqmm(
+        &arr(&[1, 48], 3),
+        &wq,
+        Some(&s),
+        None,
+        None,
+        "mxfp8",
+        None,
+        None,
+    ));
+    assert!(e.contains("qqmm") && e.contains("48"), "{e}");
+    let w3 = arr(&[2, 4, 32], 4);
+    assert!(msg(qqmm(&x, &w3, None, None, None, "mxfp8", None, None)).contains("2-D"));
+}

@@ -22,9 +22,11 @@
 //! many rows (prefill) each task dequantizes a block of columns into an f32
 //! tile and multiplies it with the gemm kernel of `backend::cpu::matmul`.
 
+mod qmv;
+
 use crate::backend::cpu::elementwise::out_storage;
 use crate::backend::cpu::matmul::{Epilogue, MatMut, MatRef, gemm_product};
-use crate::backend::cpu::parallel::{simd, worth_splitting};
+use crate::backend::cpu::parallel::worth_splitting;
 use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::graph::layout::{Data, row_major_strides};
@@ -32,6 +34,7 @@ use crate::graph::primitive::{Operand, OutSpec};
 use crate::graph::storage::Pod;
 use crate::graph::walk::walk;
 use half::{bf16, f16};
+use pulp::{Simd, WithSimd};
 use rayon::prelude::*;
 use std::borrow::Cow;
 
@@ -81,8 +84,13 @@ impl QuantMode {
 pub(crate) trait QFloat: Pod + Copy + Send + Sync + 'static {
     fn to_f32(self) -> f32;
     fn from_f32(v: f32) -> Self;
+    /// A slice of scales or biases of this type.
+    fn vals(v: &[Self]) -> Vals<'_>;
 }
 impl QFloat for f32 {
+    fn vals(v: &[Self]) -> Vals<'_> {
+        Vals::F32(v)
+    }
     #[inline(always)]
     fn to_f32(self) -> f32 {
         self
@@ -93,6 +101,9 @@ impl QFloat for f32 {
     }
 }
 impl QFloat for f16 {
+    fn vals(v: &[Self]) -> Vals<'_> {
+        Vals::F16(v)
+    }
     #[inline(always)]
     fn to_f32(self) -> f32 {
         f16::to_f32(self)
@@ -103,6 +114,9 @@ impl QFloat for f16 {
     }
 }
 impl QFloat for bf16 {
+    fn vals(v: &[Self]) -> Vals<'_> {
+        Vals::BF16(v)
+    }
     #[inline(always)]
     fn to_f32(self) -> f32 {
         bf16::to_f32(self)
@@ -581,12 +595,49 @@ pub fn dequantize(
 // quantized_matmul
 // ---------------------------------------------------------------------------
 
+/// Scales or biases as stored (affine: the weight's float dtype), read as
+/// f32 where used, so a call converts nothing up front.
+#[derive(Clone, Copy)]
+pub(crate) enum Vals<'a> {
+    F32(&'a [f32]),
+    F16(&'a [f16]),
+    BF16(&'a [bf16]),
+}
+
+impl Vals<'_> {
+    #[inline(always)]
+    fn get(&self, i: usize) -> f32 {
+        match self {
+            Vals::F32(v) => v[i],
+            Vals::F16(v) => v[i].to_f32(),
+            Vals::BF16(v) => v[i].to_f32(),
+        }
+    }
+    fn len(&self) -> usize {
+        match self {
+            Vals::F32(v) => v.len(),
+            Vals::F16(v) => v.len(),
+            Vals::BF16(v) => v.len(),
+        }
+    }
+    /// Elements `start..start + out.len()` into `out`.
+    #[inline(always)]
+    fn copy_into(&self, start: usize, out: &mut [f32]) {
+        let r = start..start + out.len();
+        match self {
+            Vals::F32(v) => out.copy_from_slice(&v[r]),
+            Vals::F16(v) => out.iter_mut().zip(&v[r]).for_each(|(o, x)| *o = x.to_f32()),
+            Vals::BF16(v) => out.iter_mut().zip(&v[r]).for_each(|(o, x)| *o = x.to_f32()),
+        }
+    }
+}
+
 /// A packed matrix: `rows` rows of `wpr` words, each row `gpr` groups.
 struct QMat<'a> {
     words: &'a [u32],
     wpr: usize,
-    scales: &'a [f32],
-    biases: Option<&'a [f32]>,
+    scales: Vals<'a>,
+    biases: Option<Vals<'a>>,
     gpr: usize,
     gs: usize,
     bits: usize,
@@ -606,10 +657,19 @@ impl QMat<'_> {
             }
         }
     }
+    /// The scales and biases (zeros without) of row `row` (`gpr` each).
+    #[inline(always)]
+    fn row_scales(&self, row: usize, s: &mut [f32], b: &mut [f32]) {
+        self.scales.copy_into(row * self.gpr, s);
+        match &self.biases {
+            Some(v) => v.copy_into(row * self.gpr, b),
+            None => b.fill(0.0),
+        }
+    }
     #[inline(always)]
     fn scale_bias(&self, row: usize, g: usize) -> (f32, f32) {
         let i = row * self.gpr + g;
-        (self.scales[i], self.biases.map_or(0.0, |b| b[i]))
+        (self.scales.get(i), self.biases.map_or(0.0, |b| b.get(i)))
     }
     /// Elements `[g0 * gs, g1 * gs)` of row `row` dequantized into `out`.
     #[inline(always)]
@@ -624,36 +684,6 @@ impl QMat<'_> {
     }
 }
 
-/// `x . codes` for one group of 1-, 2- or 4-bit codes (`words`), without
-/// unpacking to memory: eight codes at a time are shifted out of their
-/// word into eight lanes.
-#[inline(always)]
-fn dot_codes<const B: usize>(words: &[u32], x: &[f32]) -> f32 {
-    let mask = (1u32 << B) - 1;
-    let mut acc = [0f32; 8];
-    for (c, xc) in x.chunks_exact(8).enumerate() {
-        let base = c * 8 * B;
-        let w = words[base / 32] >> (base % 32);
-        for k in 0..8 {
-            acc[k] += xc[k] * ((w >> (k * B)) & mask) as i32 as f32;
-        }
-    }
-    acc.iter().sum()
-}
-
-/// [`dot_codes`] for 8-bit codes (eight codes span two words).
-#[inline(always)]
-fn dot_codes8(words: &[u32], x: &[f32]) -> f32 {
-    let mut acc = [0f32; 8];
-    for (w2, xc) in words.chunks_exact(2).zip(x.chunks_exact(8)) {
-        for k in 0..8 {
-            let w = w2[k / 4];
-            acc[k] += xc[k] * ((w >> ((k % 4) * 8)) & 0xff) as i32 as f32;
-        }
-    }
-    acc.iter().sum()
-}
-
 #[inline(always)]
 fn dot(a: &[f32], b: &[f32]) -> f32 {
     let mut acc = [0f32; 8];
@@ -666,7 +696,7 @@ fn dot(a: &[f32], b: &[f32]) -> f32 {
         .sum();
     for (x, y) in ca.zip(cb) {
         for i in 0..8 {
-            acc[i] += x[i] * y[i];
+            acc[i] = x[i].mul_add(y[i], acc[i]);
         }
     }
     acc.iter().sum::<f32>() + tail
@@ -676,6 +706,12 @@ fn dot(a: &[f32], b: &[f32]) -> f32 {
 pub(crate) const TILE_ROWS: usize = 16;
 /// Output columns per task of the direct (few rows) kernel.
 const DIRECT_COLS: usize = 64;
+
+// The loops below run through `WithSimd` structs with `#[inline(always)]`
+// bodies, not closures passed to `parallel::simd`: a closure's body was
+// compiled as a function of its own, outside pulp's target-feature entry
+// point, so nothing in it was vectorised for AVX2 and every `mul_add`
+// became a call to `fmaf` (see `qmv.rs` for the measurement).
 
 /// `out[m, n] = sum_k x[m, k] * W[n, k]` (transposed, `W` stored as
 /// `[N, K]`) or `sum_k x[m, k] * W[k, n]` (`W` stored as `[K, N]`), for
@@ -701,48 +737,23 @@ fn qmm_f32(
     if m >= TILE_ROWS {
         return qmm_tiled(x, q, m, k, n, transpose, out, parallel);
     }
+    if transpose && qmv::supports(q) {
+        return qmv::qmv(x, q, m, k, n, out, parallel);
+    }
     let gs = q.gs;
     if transpose {
         // Group sums of x, for the bias term.
-        let groups = k / gs;
         let xs: Vec<f32> = x.chunks_exact(gs).map(|c| c.iter().sum()).collect();
         let mut out_t = vec![0f32; n * m];
         let task = |t: usize, chunk: &mut [f32]| {
-            simd(|| {
-                let mut buf = [0f32; 128];
-                let vals = &mut buf[..gs];
-                let fused = m == 1 && q.table.is_none() && matches!(q.bits, 1 | 2 | 4 | 8);
-                let wpg = q.wpr / q.gpr.max(1);
-                for (j, o) in chunk.chunks_exact_mut(m).enumerate() {
-                    let row = t * DIRECT_COLS + j;
-                    if fused {
-                        // One row of x: shift the codes straight into lanes.
-                        let mut sum = 0f32;
-                        for g in 0..groups {
-                            let start = row * q.wpr + g * wpg;
-                            let ws = &q.words[start..start + wpg];
-                            let xg = &x[g * gs..(g + 1) * gs];
-                            let d = match q.bits {
-                                1 => dot_codes::<1>(ws, xg),
-                                2 => dot_codes::<2>(ws, xg),
-                                4 => dot_codes::<4>(ws, xg),
-                                _ => dot_codes8(ws, xg),
-                            };
-                            let (s, b) = q.scale_bias(row, g);
-                            sum += s * d + b * xs[g];
-                        }
-                        o[0] = sum;
-                        continue;
-                    }
-                    for g in 0..groups {
-                        q.values(row, g, vals);
-                        let (s, b) = q.scale_bias(row, g);
-                        for (i, oi) in o.iter_mut().enumerate() {
-                            let xg = &x[i * k + g * gs..i * k + (g + 1) * gs];
-                            *oi += s * dot(xg, vals) + b * xs[i * groups + g];
-                        }
-                    }
-                }
+            simd_kernel(DirectT {
+                x,
+                xs: &xs,
+                q,
+                m,
+                k,
+                row0: t * DIRECT_COLS,
+                out: chunk,
             })
         };
         if parallel {
@@ -768,20 +779,15 @@ fn qmm_f32(
         let blocks = n.div_ceil(cols);
         let mut local = vec![0f32; blocks * m * cols];
         let task = |blk: usize, acc: &mut [f32]| {
-            simd(|| {
-                let g0 = blk * gpb;
-                let g1 = (g0 + gpb).min(q.gpr);
-                let w = (g1 - g0) * gs;
-                let mut row = vec![0f32; w];
-                for kk in 0..k {
-                    q.dequant(kk, g0, g1, &mut row);
-                    for i in 0..m {
-                        let xv = x[i * k + kk];
-                        for (a, &v) in acc[i * cols..i * cols + w].iter_mut().zip(&row) {
-                            *a += xv * v;
-                        }
-                    }
-                }
+            simd_kernel(DirectN {
+                x,
+                q,
+                m,
+                k,
+                g0: blk * gpb,
+                g1: (blk * gpb + gpb).min(q.gpr),
+                cols,
+                acc,
             })
         };
         if parallel {
@@ -804,6 +810,133 @@ fn qmm_f32(
         }
     }
     Ok(())
+}
+
+/// Runs `kernel` compiled for the best available instruction set.
+#[inline(always)]
+fn simd_kernel<K: WithSimd>(kernel: K) -> K::Output {
+    pulp::Arch::new().dispatch(kernel)
+}
+
+/// Rows `row0..` of a transposed `W` against the `m` rows of `x`, a group
+/// at a time (the modes and widths `qmv` does not take); `out` is
+/// `[rows, m]`.
+struct DirectT<'a> {
+    x: &'a [f32],
+    xs: &'a [f32],
+    q: &'a QMat<'a>,
+    m: usize,
+    k: usize,
+    row0: usize,
+    out: &'a mut [f32],
+}
+
+impl WithSimd for DirectT<'_> {
+    type Output = ();
+    #[inline(always)]
+    fn with_simd<S: Simd>(self, _: S) {
+        let DirectT {
+            x,
+            xs,
+            q,
+            m,
+            k,
+            row0,
+            out,
+        } = self;
+        let gs = q.gs;
+        let groups = q.gpr;
+        let mut buf = [0f32; 128];
+        let vals = &mut buf[..gs];
+        for (j, o) in out.chunks_exact_mut(m).enumerate() {
+            let row = row0 + j;
+            for g in 0..groups {
+                q.values(row, g, vals);
+                let (s, b) = q.scale_bias(row, g);
+                for (i, oi) in o.iter_mut().enumerate() {
+                    let xg = &x[i * k + g * gs..i * k + (g + 1) * gs];
+                    *oi += s * dot(xg, vals) + b * xs[i * groups + g];
+                }
+            }
+        }
+    }
+}
+
+/// Groups `g0..g1` of every row of a `[K, N]` `W` against the `m` rows of
+/// `x`: `acc` (`[m, cols]`) accumulates one row of `W` at a time.
+struct DirectN<'a> {
+    x: &'a [f32],
+    q: &'a QMat<'a>,
+    m: usize,
+    k: usize,
+    g0: usize,
+    g1: usize,
+    cols: usize,
+    acc: &'a mut [f32],
+}
+
+impl WithSimd for DirectN<'_> {
+    type Output = ();
+    #[inline(always)]
+    fn with_simd<S: Simd>(self, _: S) {
+        let DirectN {
+            x,
+            q,
+            m,
+            k,
+            g0,
+            g1,
+            cols,
+            acc,
+        } = self;
+        let w = (g1 - g0) * q.gs;
+        let mut row = vec![0f32; w];
+        for kk in 0..k {
+            q.dequant(kk, g0, g1, &mut row);
+            for i in 0..m {
+                let xv = x[i * k + kk];
+                for (a, &v) in acc[i * cols..i * cols + w].iter_mut().zip(&row) {
+                    *a = xv.mul_add(v, *a);
+                }
+            }
+        }
+    }
+}
+
+/// Dequantizes one tile of `W` for the tiled product: rows `c0..c0 + w`
+/// (transposed, into `[w, K]`) or columns `c0..c0 + w` (into `[K, w]`).
+struct DequantTile<'a> {
+    q: &'a QMat<'a>,
+    transpose: bool,
+    k: usize,
+    c0: usize,
+    w: usize,
+    tile: &'a mut [f32],
+}
+
+impl WithSimd for DequantTile<'_> {
+    type Output = ();
+    #[inline(always)]
+    fn with_simd<S: Simd>(self, _: S) {
+        let DequantTile {
+            q,
+            transpose,
+            k,
+            c0,
+            w,
+            tile,
+        } = self;
+        if transpose {
+            for (j, t) in tile.chunks_exact_mut(k).enumerate() {
+                q.dequant(c0 + j, 0, q.gpr, t);
+            }
+        } else {
+            let (g0, g1) = (c0 / q.gs, (c0 + w) / q.gs);
+            for (kk, t) in tile.chunks_exact_mut(w).enumerate() {
+                q.dequant(kk, g0, g1, t);
+            }
+        }
+    }
 }
 
 /// Output columns per dequantized tile of the tiled kernel.
@@ -835,19 +968,13 @@ fn qmm_tiled(
         let c0 = blk * cols;
         let w = cols.min(n - c0);
         let mut tile = vec![0f32; w * k];
-        simd(|| {
-            if transpose {
-                // tile[j, :] = row c0 + j of W ([w, K]).
-                for (j, t) in tile.chunks_exact_mut(k).enumerate() {
-                    q.dequant(c0 + j, 0, q.gpr, t);
-                }
-            } else {
-                // tile[kk, :] = columns c0..c0 + w of row kk ([K, w]).
-                let (g0, g1) = (c0 / gs, (c0 + w) / gs);
-                for (kk, t) in tile.chunks_exact_mut(w).enumerate() {
-                    q.dequant(kk, g0, g1, t);
-                }
-            }
+        simd_kernel(DequantTile {
+            q,
+            transpose,
+            k,
+            c0,
+            w,
+            tile: &mut tile,
         });
         let rhs = if transpose {
             MatRef::new(&tile, 0, (k, w), (1, k))?
@@ -981,18 +1108,17 @@ pub fn qmm(
     with_qfloat!(op, out.dtype, T => {
         let xs = contiguous::<T>(x);
         let xf: Vec<f32> = xs.iter().map(|v| v.to_f32()).collect();
-        let (sd, so) = if mode == QuantMode::Affine {
+        // Affine scales and biases are read in their own dtype (no copy);
+        // the 8-bit scales of the other modes are decoded once.
+        let (st, sf, so) = if mode == QuantMode::Affine {
             let (d, o) = stack::<T>(scales, batch)?;
-            (Cow::<[f32]>::Owned(d.iter().map(|v| v.to_f32()).collect()), o)
+            (Some(d), Vec::new(), o)
         } else {
             let (d, o) = stack::<u8>(scales, batch)?;
-            (Cow::Owned(d.iter().map(|&c| fp_scale(mode, c)).collect()), o)
+            (None, d.iter().map(|&c| fp_scale(mode, c)).collect::<Vec<f32>>(), o)
         };
         let bstack = match biases {
-            Some(b) if mode == QuantMode::Affine => {
-                let (d, o) = stack::<T>(b, batch)?;
-                Some((d.iter().map(|v| v.to_f32()).collect::<Vec<f32>>(), o))
-            }
+            Some(b) if mode == QuantMode::Affine => Some(stack::<T>(b, batch)?),
             _ => None,
         };
         let x_batch = x.shape[..xd - 2].iter().product::<usize>();
@@ -1005,8 +1131,11 @@ pub fn qmm(
             let q = QMat {
                 words: &wd[wo[bi]..wo[bi] + wr * wpr],
                 wpr,
-                scales: &sd[so[bi]..so[bi] + wr * gpr],
-                biases: bstack.as_ref().map(|(d, o)| &d[o[bi]..o[bi] + wr * gpr]),
+                scales: match &st {
+                    Some(d) => T::vals(&d[so[bi]..so[bi] + wr * gpr]),
+                    None => Vals::F32(&sf[so[bi]..so[bi] + wr * gpr]),
+                },
+                biases: bstack.as_ref().map(|(d, o)| T::vals(&d[o[bi]..o[bi] + wr * gpr])),
                 gpr,
                 gs: group_size,
                 bits,
