@@ -46,10 +46,10 @@
 //! key of its first trace as a constant; pass keys as arguments to compiled
 //! functions instead.
 
-mod bits;
+pub(crate) mod bits;
 mod continuous;
 mod discrete;
-mod mlx_math;
+pub(crate) mod mlx_math;
 mod psd_sqrt;
 mod state;
 mod support;

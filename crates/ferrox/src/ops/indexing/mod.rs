@@ -20,11 +20,11 @@
 
 mod at;
 mod dynamic;
-mod gather;
-mod put_along_axis;
-mod scatter;
-mod slice_update;
-mod take;
+pub(crate) mod gather;
+pub(crate) mod put_along_axis;
+pub(crate) mod scatter;
+pub(crate) mod slice_update;
+pub(crate) mod take;
 
 pub use at::{ArrayAt, IndexArrays};
 pub use dynamic::{dynamic_slice, dynamic_slice_update};
