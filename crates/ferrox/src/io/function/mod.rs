@@ -268,25 +268,16 @@ impl FunctionExporter {
             fun(&xs[..n], &kw)
         })?;
         let tape = simplify(tape);
-        // Tape position -> (file instruction, output).
-        let mut at: Vec<Option<(usize, usize)>> = Vec::with_capacity(tape.instrs.len());
-        let mut instrs: Vec<Instr> = Vec::new();
-        let mut operand = |r: &Ref, at: &[Option<(usize, usize)>]| -> Result<Operand> {
-            Ok(match r {
-                Ref::Input(i) => Operand::Input(*i),
-                Ref::Node(k) => {
-                    let (i, j) = at.get(*k).copied().flatten().ok_or_else(|| {
-                        Error::runtime("export_function", "internal error: an unplaced node")
-                    })?;
-                    Operand::Node(i, j)
-                }
-                Ref::Const(a) => Operand::Const(self.constant(a)),
-            })
+        let mut enc = Encoder {
+            ex: self,
+            instrs: Vec::new(),
+            memo: HashMap::new(),
+            at: Vec::with_capacity(tape.instrs.len()),
         };
         for ins in &tape.instrs {
             if let Some(index) = output_index(ins.op.as_ref()) {
                 let group = match ins.inputs.first() {
-                    Some(r @ Ref::Node(_)) => operand(r, &at)?,
+                    Some(r @ Ref::Node(_)) => enc.operand(r)?,
                     _ => Operand::Input(usize::MAX),
                 };
                 let Operand::Node(g, _) = group else {
@@ -295,14 +286,14 @@ impl FunctionExporter {
                         "internal error: an output without its group",
                     ));
                 };
-                at.push(Some((g, index)));
+                enc.at.push((g, index));
                 continue;
             }
             let (kind, params) = registry::describe(ins.op.as_ref())?;
             let inputs = ins
                 .inputs
                 .iter()
-                .map(|r| operand(r, &at))
+                .map(|r| enc.operand(r))
                 .collect::<Result<Vec<_>>>()?;
             let outputs = match &ins.outputs {
                 Some(specs) => specs
@@ -317,20 +308,15 @@ impl FunctionExporter {
                     dtype: ins.dtype,
                 }],
             };
-            at.push(Some((instrs.len(), 0)));
-            instrs.push(Instr {
-                op: kind.to_string(),
-                name: ins.op.name().to_string(),
-                params,
-                inputs,
-                outputs,
-            });
+            let k = enc.push(kind, ins.op.name(), params, inputs, outputs);
+            enc.at.push((k, 0));
         }
         let outputs = tape
             .outputs
             .iter()
-            .map(|r| operand(r, &at))
+            .map(|r| enc.operand(r))
             .collect::<Result<Vec<_>>>()?;
+        let instrs = enc.instrs;
         Ok(Trace {
             args: args.iter().map(spec_of).collect(),
             kwargs: kwargs.iter().map(|(k, a)| (k.clone(), spec_of(a))).collect(),
@@ -365,6 +351,127 @@ impl FunctionExporter {
     }
 }
 
+/// Builds one trace's instruction list.
+struct Encoder<'a> {
+    ex: &'a mut FunctionExporter,
+    instrs: Vec<Instr>,
+    /// Unevaluated captured arrays already encoded, by id.
+    memo: HashMap<u64, Operand>,
+    /// Tape position -> (file instruction, output).
+    at: Vec<(usize, usize)>,
+}
+
+impl Encoder<'_> {
+    fn push(
+        &mut self,
+        kind: &str,
+        name: &str,
+        params: serde_json::Value,
+        inputs: Vec<Operand>,
+        outputs: Vec<Spec>,
+    ) -> usize {
+        self.instrs.push(Instr {
+            op: kind.to_string(),
+            name: name.to_string(),
+            params,
+            inputs,
+            outputs,
+        });
+        self.instrs.len() - 1
+    }
+
+    fn operand(&mut self, r: &Ref) -> Result<Operand> {
+        Ok(match r {
+            Ref::Input(i) => Operand::Input(*i),
+            Ref::Node(k) => {
+                let (i, j) = self.at.get(*k).copied().ok_or_else(|| {
+                    Error::runtime("export_function", "internal error: an unplaced node")
+                })?;
+                Operand::Node(i, j)
+            }
+            Ref::Const(a) => self.captured(a),
+        })
+    }
+
+    /// A captured array: an evaluated one is stored; an unevaluated one is
+    /// exported as the graph that computes it (down to evaluated arrays),
+    /// as far as its ops export, so `big + 0` costs an instruction, not a
+    /// second copy of `big`. An op without an export is stored evaluated.
+    fn captured(&mut self, a: &Array) -> Operand {
+        if let Some(o) = self.memo.get(&a.id()) {
+            return *o;
+        }
+        for n in pending_graph(a) {
+            if self.memo.contains_key(&n.id()) {
+                continue;
+            }
+            let Some(op) = n.primitive().cloned() else {
+                continue;
+            };
+            let group = n.inputs().first().and_then(|g| self.memo.get(&g.id()).copied());
+            let operand = match (output_index(op.as_ref()), group) {
+                (Some(index), Some(Operand::Node(g, _))) => Operand::Node(g, index),
+                (Some(_), _) => Operand::Const(self.ex.constant(&n)),
+                (None, _) => match registry::describe(op.as_ref()) {
+                    Ok((kind, params)) => {
+                        let inputs = n
+                            .inputs()
+                            .iter()
+                            .map(|i| match self.memo.get(&i.id()) {
+                                Some(o) => *o,
+                                None => Operand::Const(self.ex.constant(i)),
+                            })
+                            .collect();
+                        let outputs = match n.output_specs() {
+                            Some(specs) => specs
+                                .iter()
+                                .map(|(shape, dtype)| Spec {
+                                    shape: shape.clone(),
+                                    dtype: *dtype,
+                                })
+                                .collect(),
+                            None => vec![spec_of(&n)],
+                        };
+                        Operand::Node(self.push(kind, op.name(), params, inputs, outputs), 0)
+                    }
+                    Err(_) => Operand::Const(self.ex.constant(&n)),
+                },
+            };
+            self.memo.insert(n.id(), operand);
+        }
+        match self.memo.get(&a.id()) {
+            Some(o) => *o,
+            None => Operand::Const(self.ex.constant(a)),
+        }
+    }
+}
+
+/// The unevaluated nodes that compute `a`, inputs first (iterative: deep
+/// graphs do not overflow the stack). Evaluated arrays and leaves end it.
+fn pending_graph(a: &Array) -> Vec<Array> {
+    let lazy = |x: &Array| x.primitive().is_some() && !x.is_available();
+    let mut order = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    let mut stack = vec![(a.clone(), false)];
+    while let Some((x, expanded)) = stack.pop() {
+        if expanded {
+            order.push(x);
+            continue;
+        }
+        if !lazy(&x) || !seen.insert(x.id()) {
+            continue;
+        }
+        let inputs = x.inputs();
+        stack.push((x, true));
+        for i in inputs.into_iter().rev() {
+            if lazy(&i) && !seen.contains(&i.id()) {
+                stack.push((i, false));
+            }
+        }
+    }
+    order
+}
+
 fn same_signature(a: &Trace, b: &Trace, shapeless: bool) -> bool {
     let same = |x: &Spec, y: &Spec| {
         x.dtype == y.dtype
@@ -382,6 +489,121 @@ fn same_signature(a: &Trace, b: &Trace, shapeless: bool) -> bool {
             .iter()
             .zip(&b.kwargs)
             .all(|((n, x), (m, y))| n == m && same(x, y))
+}
+
+/// One trace of a function as data, for a callback instead of a file
+/// (MLX's `export_function(callback, ...)`): named inputs, keyword names,
+/// captured constants, outputs, and each instruction in order.
+#[derive(Debug, Clone)]
+pub struct TraceDescription {
+    /// Inputs (positional, then keywords) as (name, shape, dtype).
+    pub inputs: Vec<(String, Vec<usize>, DType)>,
+    /// (keyword, the name of its input).
+    pub keywords: Vec<(String, String)>,
+    /// Stored constants by name.
+    pub constants: Vec<(String, Array)>,
+    /// The outputs, as (name, shape, dtype).
+    pub outputs: Vec<(String, Vec<usize>, DType)>,
+    /// The instructions, inputs first.
+    pub primitives: Vec<PrimitiveDescription>,
+}
+
+/// One instruction of a [`TraceDescription`].
+#[derive(Debug, Clone)]
+pub struct PrimitiveDescription {
+    /// The primitive's name (`"subtract"`, `"astype"`).
+    pub name: String,
+    /// Its exportable kind (`"binary"`, `"astype"`).
+    pub kind: String,
+    /// Its parameters, as in the file.
+    pub params: serde_json::Value,
+    /// The names of its operands.
+    pub inputs: Vec<String>,
+    /// Its outputs, as (name, shape, dtype).
+    pub outputs: Vec<(String, Vec<usize>, DType)>,
+}
+
+/// Traces `fun` like [`export_function`] and returns the trace as data
+/// instead of writing it.
+///
+/// ```
+/// use ferrox::io::function::{describe_function, Kwargs};
+/// let x = ferrox::ones(&[2], ferrox::DType::Float32)?;
+/// let d = describe_function(|xs: &[ferrox::Array], _: &Kwargs| Ok(vec![ferrox::abs(&(&xs[0] - 1.0)?)?]),
+///                           &[x], &Kwargs::new(), false)?;
+/// let names: Vec<&str> = d.primitives.iter().map(|p| p.name.as_str()).collect();
+/// assert_eq!(names, ["subtract", "abs"]);
+/// assert_eq!(d.constants.len(), 1); // the scalar 1.0
+/// # Ok::<(), ferrox::Error>(())
+/// ```
+pub fn describe_function(
+    fun: impl Fn(&[Array], &Kwargs) -> Result<Vec<Array>> + Send + Sync + 'static,
+    args: &[Array],
+    kwargs: &Kwargs,
+    shapeless: bool,
+) -> Result<TraceDescription> {
+    let mut ex = FunctionExporter::new(Path::new(""), Arc::new(fun), shapeless, "");
+    let trace = ex.trace(args, kwargs)?;
+    let name = |o: &Operand| match *o {
+        Operand::Input(i) => format!("i{i}"),
+        Operand::Node(k, j) => format!("n{k}_{j}"),
+        Operand::Const(c) => format!("c{c}"),
+    };
+    let specs = trace.args.iter().chain(trace.kwargs.iter().map(|(_, s)| s));
+    let outputs = trace
+        .outputs
+        .iter()
+        .map(|o| {
+            let (shape, dtype) = match *o {
+                Operand::Input(i) => specs.clone().nth(i).map(|s| (s.shape.clone(), s.dtype)),
+                Operand::Node(k, j) => trace
+                    .instrs
+                    .get(k)
+                    .and_then(|ins| ins.outputs.get(j))
+                    .map(|s| (s.shape.clone(), s.dtype)),
+                Operand::Const(c) => ex.constants.get(c).map(|a| (a.shape().to_vec(), a.dtype())),
+            }
+            .unwrap_or((vec![], DType::Float32));
+            (name(o), shape, dtype)
+        })
+        .collect();
+    Ok(TraceDescription {
+        inputs: specs
+            .clone()
+            .enumerate()
+            .map(|(i, s)| (format!("i{i}"), s.shape.clone(), s.dtype))
+            .collect(),
+        keywords: trace
+            .kwargs
+            .iter()
+            .enumerate()
+            .map(|(i, (k, _))| (k.clone(), format!("i{}", trace.args.len() + i)))
+            .collect(),
+        constants: ex
+            .constants
+            .iter()
+            .enumerate()
+            .map(|(i, a)| (format!("c{i}"), a.clone()))
+            .collect(),
+        outputs,
+        primitives: trace
+            .instrs
+            .iter()
+            .enumerate()
+            .map(|(k, ins)| PrimitiveDescription {
+                name: ins.name.clone(),
+                kind: ins.op.clone(),
+                params: ins.params.clone(),
+                inputs: ins.inputs.iter().map(name).collect(),
+                outputs: ins
+                    .outputs
+                    .iter()
+                    .enumerate()
+                    .map(|(j, s)| (format!("n{k}_{j}"), s.shape.clone(), s.dtype))
+                    .collect(),
+            })
+            .collect(),
+    })
 }
 
 // ------------------------------------------------------------------ import

@@ -212,6 +212,18 @@ impl Primitive for Convolution {
         };
         kernels::eval(op, x, w, &params, out)
     }
+    fn output_shape(&self, input_shapes: &[&[usize]]) -> Option<Result<Vec<usize>>> {
+        let [x, w] = input_shapes else {
+            return None;
+        };
+        let params = ConvParams {
+            stride: &self.stride,
+            padding: &self.padding,
+            dilation: &self.dilation,
+            groups: self.groups,
+        };
+        Some(ConvGeometry::new(self.name(), x, w, &params).map(|g| g.out_shape()))
+    }
     fn vjp(
         &self,
         primals: &[Array],
