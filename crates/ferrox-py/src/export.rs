@@ -98,7 +98,9 @@ fn body(fun: FunCell) -> Arc<fxfn::ExportFn> {
                 let f = lock(&fun)
                     .as_ref()
                     .map(|f| f.clone_ref(py))
-                    .ok_or_else(|| PyValueError::new_err("export_function: the function was released"))?;
+                    .ok_or_else(|| {
+                        PyValueError::new_err("export_function: the function was released")
+                    })?;
                 let args = PyTuple::new(py, xs.iter().map(|x| PyArr::new(x.clone())))?;
                 let kwargs = PyDict::new(py);
                 for (k, v) in kw {
@@ -181,7 +183,11 @@ fn to_callback(callback: &Bound<'_, PyAny>, d: &fxfn::TraceDescription) -> PyRes
         Ok(())
     };
     send("inputs", "inputs", specs(&d.inputs)?.into_any())?;
-    send("keyword_inputs", "keywords", d.keywords.clone().into_pyobject(py)?.into_any())?;
+    send(
+        "keyword_inputs",
+        "keywords",
+        d.keywords.clone().into_pyobject(py)?.into_any(),
+    )?;
     let consts = PyList::empty(py);
     for (n, a) in &d.constants {
         consts.append((n, PyArr::new(a.clone())))?;
@@ -247,7 +253,12 @@ fn export_function(
         ));
     };
     let cell: FunCell = Arc::new(Mutex::new(Some(fun)));
-    let mut ex = RsExporter::new(&path, body(cell), shapeless, metadata.as_deref().unwrap_or(""));
+    let mut ex = RsExporter::new(
+        &path,
+        body(cell),
+        shapeless,
+        metadata.as_deref().unwrap_or(""),
+    );
     gil::detach(py, || ex.call(&xs, &kw)).py()
 }
 
@@ -327,7 +338,11 @@ struct Exporter {
 #[pymethods]
 impl Exporter {
     #[pyo3(signature = (*args, **kwargs))]
-    fn __call__(&self, args: &Bound<'_, PyTuple>, kwargs: Option<&Bound<'_, PyDict>>) -> PyResult<()> {
+    fn __call__(
+        &self,
+        args: &Bound<'_, PyTuple>,
+        kwargs: Option<&Bound<'_, PyDict>>,
+    ) -> PyResult<()> {
         let (xs, kw) = inputs(args, kwargs, "export_function")?;
         let ex = self.ex.clone();
         gil::detach(args.py(), move || lock(&ex).call(&xs, &kw)).py()
@@ -383,10 +398,16 @@ fn exporter(
     metadata: Option<String>,
 ) -> PyResult<Exporter> {
     check_callable(py, &fun)?;
-    let path = path_of("exporter", file)?
-        .ok_or_else(|| PyTypeError::new_err("exporter: file must be a path (str or os.PathLike)"))?;
+    let path = path_of("exporter", file)?.ok_or_else(|| {
+        PyTypeError::new_err("exporter: file must be a path (str or os.PathLike)")
+    })?;
     let cell: FunCell = Arc::new(Mutex::new(Some(fun)));
-    let ex = RsExporter::new(&path, body(cell.clone()), shapeless, metadata.as_deref().unwrap_or(""));
+    let ex = RsExporter::new(
+        &path,
+        body(cell.clone()),
+        shapeless,
+        metadata.as_deref().unwrap_or(""),
+    );
     Ok(Exporter {
         ex: Arc::new(Mutex::new(ex)),
         fun: cell,

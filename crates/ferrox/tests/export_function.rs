@@ -3,6 +3,9 @@
 //! keyword inputs, threads sharing one import, and bad files (errors, never
 //! panics).
 
+// `&[x.clone()]` reads better than `std::slice::from_ref(&x)` in tests.
+#![allow(clippy::cloned_ref_to_slice_refs)]
+
 mod common;
 
 use ferrox::io::function::{
@@ -109,7 +112,10 @@ case!(views, [[2, 3, 4]], |xs| {
     let s = ferrox::slice(x, &[0, 2, 3], &[2, 0, 0], &[1, -1, -2])?;
     let b = ferrox::broadcast_to(&ferrox::sum(x, Some(&[0]), true)?, &[5, 3, 4])?;
     let f = ferrox::flatten(x, 1, 2)?;
-    let e = ferrox::expand_dims(&ferrox::squeeze(&ferrox::reshape(x, &[1, 24])?, None)?, &[0])?;
+    let e = ferrox::expand_dims(
+        &ferrox::squeeze(&ferrox::reshape(x, &[1, 24])?, None)?,
+        &[0],
+    )?;
     Ok(vec![(&r * 2.0)?, s, b, f, e, ferrox::contiguous(&t)?])
 });
 case!(concatenate_pad_tril, [[2, 3], [2, 3]], |xs| Ok(vec![
@@ -136,8 +142,23 @@ case!(fast_norms_rope_attention, [[1, 2, 3, 8], [8], [8]], |xs| {
     Ok(vec![
         ferrox::fast::rms_norm(x, Some(&xs[1]), 1e-5)?,
         ferrox::fast::layer_norm(x, Some(&xs[1]), Some(&xs[2]), 1e-5)?,
-        ferrox::fast::rope(x, 8, false, Some(10000.0), 1.0, ferrox::fast::RopeOffset::Array(&off), None)?,
-        ferrox::fast::scaled_dot_product_attention(x, x, x, 0.3, ferrox::fast::AttentionMask::Causal, None)?,
+        ferrox::fast::rope(
+            x,
+            8,
+            false,
+            Some(10000.0),
+            1.0,
+            ferrox::fast::RopeOffset::Array(&off),
+            None,
+        )?,
+        ferrox::fast::scaled_dot_product_attention(
+            x,
+            x,
+            x,
+            0.3,
+            ferrox::fast::AttentionMask::Causal,
+            None,
+        )?,
     ])
 });
 case!(conv, [[1, 6, 6, 3], [4, 3, 3, 3]], |xs| Ok(vec![
@@ -156,12 +177,28 @@ fn indexing_ops() {
             ferrox::take_along_axis(a, &j, Some(0))?,
             ferrox::put_along_axis(a, &j, &Array::from(7.0f32), Some(0))?,
             ferrox::gather(a, &[rows.clone()], &[0], &[1, 3])?,
-            ferrox::scatter_add(a, &[rows.clone()], &ferrox::ones(&[2, 1, 3], DType::Float32)?, &[0])?,
-            a.at(&rows)?.add(&Array::from(1.0f32))?,
-            ferrox::slice_update(a, &ferrox::zeros(&[2, 1], DType::Float32)?, &[0, 1], &[2, 2], None)?,
+            ferrox::scatter_add(
+                a,
+                &[rows.clone()],
+                &ferrox::ones(&[2, 1, 3], DType::Float32)?,
+                &[0],
+            )?,
+            a.at(&rows)?.add(Array::from(1.0f32))?,
+            ferrox::slice_update(
+                a,
+                &ferrox::zeros(&[2, 1], DType::Float32)?,
+                &[0, 1],
+                &[2, 2],
+                None,
+            )?,
         ])
     });
-    round_trip("indexing", f, vec![randn(&[3, 3], 1)], vec![randn(&[3, 3], 2)]);
+    round_trip(
+        "indexing",
+        f,
+        vec![randn(&[3, 3], 1)],
+        vec![randn(&[3, 3], 2)],
+    );
 }
 
 #[test]
@@ -169,7 +206,16 @@ fn quantized_matmul() {
     let w = randn(&[8, 64], 3);
     let (wq, s, b) = ferrox::quantize(&w, Some(32), Some(4), "affine", None).unwrap();
     let f: F = Arc::new(move |xs: &[Array]| {
-        let y = ferrox::quantized_matmul(&xs[0], &wq, &s, b.as_ref(), true, Some(32), Some(4), "affine")?;
+        let y = ferrox::quantized_matmul(
+            &xs[0],
+            &wq,
+            &s,
+            b.as_ref(),
+            true,
+            Some(32),
+            Some(4),
+            "affine",
+        )?;
         Ok(vec![ferrox::maximum(&y, &Array::from(0.0f32))?])
     });
     round_trip("qmm", f, vec![randn(&[2, 64], 1)], vec![randn(&[2, 64], 9)]);
@@ -197,10 +243,16 @@ fn random_with_a_key_input_and_divmod() {
 fn constants_and_a_function_without_inputs() {
     let c = randn(&[3, 3], 4);
     let c2 = c.clone();
-    let f: F = Arc::new(move |_: &[Array]| Ok(vec![c2.clone(), ferrox::zeros(&[2], DType::Int32)?]));
+    let f: F =
+        Arc::new(move |_: &[Array]| Ok(vec![c2.clone(), ferrox::zeros(&[2], DType::Int32)?]));
     round_trip("no_inputs", f, vec![], vec![]);
     let f: F = Arc::new(move |xs: &[Array]| Ok(vec![(&xs[0] + &c)?]));
-    round_trip("captured", f, vec![randn(&[3, 3], 1)], vec![randn(&[3, 3], 2)]);
+    round_trip(
+        "captured",
+        f,
+        vec![randn(&[3, 3], 1)],
+        vec![randn(&[3, 3], 2)],
+    );
 }
 
 #[test]
@@ -230,7 +282,19 @@ fn several_traces_keywords_and_metadata() {
     // The same signature twice is refused.
     assert!(ex.call(&[one.clone()], &Kwargs::new()).is_err());
     ex.close();
-    assert!(ex.call(&[one.clone(), one.clone(), one.clone(), one.clone(), one.clone()], &Kwargs::new()).is_err());
+    assert!(
+        ex.call(
+            &[
+                one.clone(),
+                one.clone(),
+                one.clone(),
+                one.clone(),
+                one.clone()
+            ],
+            &Kwargs::new()
+        )
+        .is_err()
+    );
     // The one captured constant is stored once for all five traces.
     let size = std::fs::metadata(&path).unwrap().len();
     assert!(size < 64 * 64 * 4 + 8192, "{size} bytes");
@@ -241,14 +305,31 @@ fn several_traces_keywords_and_metadata() {
         let y = g.call(&vec![one.clone(); n], &Kwargs::new()).unwrap();
         assert_eq!(y[0].to_vec::<f32>().unwrap(), vec![n as f32; 64 * 64]);
     }
-    assert_eq!(g.call(&[one.clone()], &kw).unwrap()[0].to_vec::<f32>().unwrap()[0], 2.0);
+    assert_eq!(
+        g.call(&[one.clone()], &kw).unwrap()[0]
+            .to_vec::<f32>()
+            .unwrap()[0],
+        2.0
+    );
     // Wrong keyword, count, shape or dtype: a value error naming the call.
     let e = g
-        .call(&[one.clone()], &Kwargs::from([("y".to_string(), one.clone())]))
+        .call(
+            &[one.clone()],
+            &Kwargs::from([("y".to_string(), one.clone())]),
+        )
         .unwrap_err();
     assert_eq!(e.kind(), ferrox::ErrorKind::Value);
-    assert!(g.call(&[ferrox::ones(&[2], DType::Float32).unwrap()], &Kwargs::new()).is_err());
-    assert!(g.call(&[ferrox::ones(&[1], DType::Int32).unwrap()], &Kwargs::new()).is_err());
+    assert!(
+        g.call(
+            &[ferrox::ones(&[2], DType::Float32).unwrap()],
+            &Kwargs::new()
+        )
+        .is_err()
+    );
+    assert!(
+        g.call(&[ferrox::ones(&[1], DType::Int32).unwrap()], &Kwargs::new())
+            .is_err()
+    );
 }
 
 #[test]
@@ -258,7 +339,11 @@ fn shapeless_traces_replay_at_other_shapes() {
     let w = randn(&[8, 3], 2);
     let f = move |xs: &[Array], _: &Kwargs| {
         let h = ferrox::matmul(&xs[0], &w)?;
-        Ok(vec![ferrox::softmax(&ferrox::exp(&(&h * 0.5)?)?, Some(&[-1]), false)?])
+        Ok(vec![ferrox::softmax(
+            &ferrox::exp(&(&h * 0.5)?)?,
+            Some(&[-1]),
+            false,
+        )?])
     };
     let f2 = f.clone();
     export_function(&path, f, &[randn(&[1, 4, 8], 1)], &Kwargs::new(), true, "").unwrap();
@@ -291,7 +376,10 @@ fn unsupported_primitives_are_named() {
     let f = |xs: &[Array], _: &Kwargs| Ok(vec![ferrox::linalg::svd(&xs[0], false)?[0].clone()]);
     let e = export_function(&path, f, &[randn(&[3, 3], 1)], &Kwargs::new(), false, "").unwrap_err();
     assert_eq!(e.kind(), ferrox::ErrorKind::Unsupported);
-    assert!(e.to_string().contains("export of svd is not supported"), "{e}");
+    assert!(
+        e.to_string().contains("export of svd is not supported"),
+        "{e}"
+    );
     assert!(!path.exists());
 }
 
@@ -312,7 +400,9 @@ fn threads_share_one_import() {
     export_function(&path, f, &[randn(&[8, 8], 1)], &Kwargs::new(), false, "").unwrap();
     let g = import_function(&path).unwrap();
     let x = randn(&[8, 8], 3);
-    let want = g.call(&[x.clone()], &Kwargs::new()).unwrap()[0].to_vec::<f32>().unwrap();
+    let want = g.call(&[x.clone()], &Kwargs::new()).unwrap()[0]
+        .to_vec::<f32>()
+        .unwrap();
     let barrier = Arc::new(std::sync::Barrier::new(8));
     let handles: Vec<_> = (0..8)
         .map(|_| {
@@ -320,7 +410,11 @@ fn threads_share_one_import() {
             std::thread::spawn(move || {
                 b.wait();
                 (0..20)
-                    .map(|_| g.call(&[x.clone()], &Kwargs::new()).unwrap()[0].to_vec::<f32>().unwrap())
+                    .map(|_| {
+                        g.call(&[x.clone()], &Kwargs::new()).unwrap()[0]
+                            .to_vec::<f32>()
+                            .unwrap()
+                    })
                     .collect::<Vec<_>>()
             })
         })
@@ -338,6 +432,7 @@ fn exported_bytes() -> Vec<u8> {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("ok.fxfn");
     let c = randn(&[2], 9);
+    c.eval().unwrap(); // stored, not exported as the graph that samples it
     let f = move |xs: &[Array], _: &Kwargs| {
         Ok(vec![ferrox::transpose(&(&xs[0] + &c)?, Some(&[1, 0]))?])
     };
@@ -350,7 +445,10 @@ fn exported_bytes() -> Vec<u8> {
 fn with_program(bytes: &[u8], edit: impl Fn(&mut serde_json::Value)) -> Vec<u8> {
     let n = u64::from_le_bytes(bytes[..8].try_into().unwrap()) as usize;
     let mut header: serde_json::Value = serde_json::from_slice(&bytes[8..8 + n]).unwrap();
-    let program = header["__metadata__"]["ferrox.function"].as_str().unwrap().to_string();
+    let program = header["__metadata__"]["ferrox.function"]
+        .as_str()
+        .unwrap()
+        .to_string();
     let mut program: serde_json::Value = serde_json::from_str(&program).unwrap();
     edit(&mut program);
     header["__metadata__"]["ferrox.function"] = serde_json::Value::String(program.to_string());
@@ -384,8 +482,13 @@ fn bad_files_are_errors() {
     let e = import_err(&with_program(&ok, |p| p["version"] = 99.into()));
     assert!(e.contains("unsupported version 99"), "{e}");
     // An unknown primitive.
-    let e = import_err(&with_program(&ok, |p| p["traces"][0]["instrs"][0]["op"] = "warp_drive".into()));
-    assert!(e.contains("warp_drive") && e.contains("not supported"), "{e}");
+    let e = import_err(&with_program(&ok, |p| {
+        p["traces"][0]["instrs"][0]["op"] = "warp_drive".into()
+    }));
+    assert!(
+        e.contains("warp_drive") && e.contains("not supported"),
+        "{e}"
+    );
     // Parameters that lie: a permutation out of range, a repeated axis.
     let e = import_err(&with_program(&ok, |p| {
         p["traces"][0]["instrs"][1]["params"]["axes"] = serde_json::json!([5, 0])
@@ -396,11 +499,24 @@ fn bad_files_are_errors() {
     }));
     assert!(e.contains("transpose"), "{e}");
     // Operands that refer to nothing, a missing constant, a shape that lies.
-    assert!(import_err(&with_program(&ok, |p| p["traces"][0]["instrs"][0]["inputs"][0] = serde_json::json!({"input": 7}))).contains("refers to nothing"));
-    assert!(import_err(&with_program(&ok, |p| p["traces"][0]["instrs"][1]["inputs"][0] = serde_json::json!({"node": [5, 0]}))).contains("refers to nothing"));
+    assert!(
+        import_err(&with_program(
+            &ok,
+            |p| p["traces"][0]["instrs"][0]["inputs"][0] = serde_json::json!({"input": 7})
+        ))
+        .contains("refers to nothing")
+    );
+    assert!(
+        import_err(&with_program(
+            &ok,
+            |p| p["traces"][0]["instrs"][1]["inputs"][0] = serde_json::json!({"node": [5, 0]})
+        ))
+        .contains("refers to nothing")
+    );
     assert!(import_err(&with_program(&ok, |p| p["constants"] = 3.into())).contains("missing"));
     let e = import_err(&with_program(&ok, |p| {
-        p["traces"][0]["instrs"][1]["outputs"][0]["shape"] = serde_json::json!([1_000_000_000_000u64, 7])
+        p["traces"][0]["instrs"][1]["outputs"][0]["shape"] =
+            serde_json::json!([1_000_000_000_000u64, 7])
     }));
     assert!(e.contains("the file says"), "{e}");
     // An absurd input signature builds nothing large.
@@ -408,4 +524,45 @@ fn bad_files_are_errors() {
         p["traces"][0]["args"][0]["shape"] = serde_json::json!([usize::MAX, usize::MAX])
     }));
     assert!(!e.is_empty());
+}
+
+#[test]
+fn lazy_captured_arrays_export_as_the_graph_that_computes_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("lazy.fxfn");
+    let big = ferrox::ones(&[64, 64], DType::Float32).unwrap();
+    big.eval().unwrap();
+    let mut ex = exporter(
+        &path,
+        move |xs: &[Array], _: &Kwargs| {
+            let mut s = (&big + 0.0)?; // not derived from the inputs, not evaluated
+            for x in xs {
+                s = (&s + x)?;
+            }
+            Ok(vec![s])
+        },
+        false,
+        "",
+    );
+    let one = ferrox::ones(&[1], DType::Float32).unwrap();
+    ex.call(&[], &Kwargs::new()).unwrap();
+    ex.call(std::slice::from_ref(&one), &Kwargs::new()).unwrap();
+    let size = std::fs::metadata(&path).unwrap().len();
+    assert!(
+        size < 64 * 64 * 4 + 8192,
+        "{size} bytes: `big` stored twice"
+    );
+    let g = import_function(&path).unwrap();
+    assert_eq!(
+        g.call(&[], &Kwargs::new()).unwrap()[0]
+            .to_vec::<f32>()
+            .unwrap(),
+        vec![1.0; 4096]
+    );
+    assert_eq!(
+        g.call(&[one], &Kwargs::new()).unwrap()[0]
+            .to_vec::<f32>()
+            .unwrap(),
+        vec![2.0; 4096]
+    );
 }

@@ -81,7 +81,9 @@ pub fn wrong_inputs(op: &str, got: usize) -> Error {
 /// # Ok::<(), ferrox::Error>(())
 /// ```
 pub fn args<'a, const N: usize>(inputs: &'a [Array], op: &str) -> Result<&'a [Array; N]> {
-    inputs.try_into().map_err(|_| wrong_inputs(op, inputs.len()))
+    inputs
+        .try_into()
+        .map_err(|_| wrong_inputs(op, inputs.len()))
 }
 
 /// Normalised axes (or sizes) as the signed values builders take; a value

@@ -21,7 +21,10 @@ pub struct AsType {
 
 impl crate::graph::export::Exportable for AsType {
     const KIND: &'static str = "astype";
-    fn rebuild(&self, inputs: &[crate::graph::array::Array]) -> crate::error::Result<crate::graph::array::Array> {
+    fn rebuild(
+        &self,
+        inputs: &[crate::graph::array::Array],
+    ) -> crate::error::Result<crate::graph::array::Array> {
         let [x] = crate::graph::export::args(inputs, "astype")?;
         astype(x, self.dtype)
     }
@@ -113,7 +116,10 @@ pub struct View {
 
 impl crate::graph::export::Exportable for View {
     const KIND: &'static str = "view";
-    fn rebuild(&self, inputs: &[crate::graph::array::Array]) -> crate::error::Result<crate::graph::array::Array> {
+    fn rebuild(
+        &self,
+        inputs: &[crate::graph::array::Array],
+    ) -> crate::error::Result<crate::graph::array::Array> {
         let [x] = crate::graph::export::args(inputs, "view")?;
         view(x, self.dtype)
     }

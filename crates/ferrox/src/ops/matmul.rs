@@ -132,7 +132,10 @@ pub struct Matmul;
 
 impl crate::graph::export::Exportable for Matmul {
     const KIND: &'static str = "matmul";
-    fn rebuild(&self, inputs: &[crate::graph::array::Array]) -> crate::error::Result<crate::graph::array::Array> {
+    fn rebuild(
+        &self,
+        inputs: &[crate::graph::array::Array],
+    ) -> crate::error::Result<crate::graph::array::Array> {
         let [a, b] = crate::graph::export::args(inputs, "matmul")?;
         matmul(a, b)
     }
@@ -311,7 +314,10 @@ pub struct AddMM {
 
 impl crate::graph::export::Exportable for AddMM {
     const KIND: &'static str = "addmm";
-    fn rebuild(&self, inputs: &[crate::graph::array::Array]) -> crate::error::Result<crate::graph::array::Array> {
+    fn rebuild(
+        &self,
+        inputs: &[crate::graph::array::Array],
+    ) -> crate::error::Result<crate::graph::array::Array> {
         let [c, a, b] = crate::graph::export::args(inputs, "addmm")?;
         addmm(c, a, b, self.alpha, self.beta)
     }

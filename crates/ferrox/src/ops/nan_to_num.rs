@@ -25,7 +25,10 @@ pub struct NanToNum {
 
 impl crate::graph::export::Exportable for NanToNum {
     const KIND: &'static str = "nan_to_num";
-    fn rebuild(&self, inputs: &[crate::graph::array::Array]) -> crate::error::Result<crate::graph::array::Array> {
+    fn rebuild(
+        &self,
+        inputs: &[crate::graph::array::Array],
+    ) -> crate::error::Result<crate::graph::array::Array> {
         let [x] = crate::graph::export::args(inputs, "nan_to_num")?;
         nan_to_num(x, self.nan, Some(self.posinf), Some(self.neginf))
     }

@@ -114,7 +114,10 @@ pub struct Reduce {
 
 impl crate::graph::export::Exportable for Reduce {
     const KIND: &'static str = "reduce";
-    fn rebuild(&self, inputs: &[crate::graph::array::Array]) -> crate::error::Result<crate::graph::array::Array> {
+    fn rebuild(
+        &self,
+        inputs: &[crate::graph::array::Array],
+    ) -> crate::error::Result<crate::graph::array::Array> {
         let [x] = crate::graph::export::args(inputs, self.op.name())?;
         let axes = crate::graph::export::signed(&self.axes);
         reduction(self.op, x, Some(&axes), self.keepdims)
@@ -578,7 +581,10 @@ pub struct ArgReduce {
 
 impl crate::graph::export::Exportable for ArgReduce {
     const KIND: &'static str = "arg_reduce";
-    fn rebuild(&self, inputs: &[crate::graph::array::Array]) -> crate::error::Result<crate::graph::array::Array> {
+    fn rebuild(
+        &self,
+        inputs: &[crate::graph::array::Array],
+    ) -> crate::error::Result<crate::graph::array::Array> {
         let [x] = crate::graph::export::args(inputs, self.name())?;
         let axis = self.axis.map(|a| isize::try_from(a).unwrap_or(isize::MAX));
         arg_reduction(self.op, x, axis, self.keepdims)

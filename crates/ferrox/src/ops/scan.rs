@@ -53,7 +53,10 @@ pub struct Scan {
 
 impl crate::graph::export::Exportable for Scan {
     const KIND: &'static str = "scan";
-    fn rebuild(&self, inputs: &[crate::graph::array::Array]) -> crate::error::Result<crate::graph::array::Array> {
+    fn rebuild(
+        &self,
+        inputs: &[crate::graph::array::Array],
+    ) -> crate::error::Result<crate::graph::array::Array> {
         let [x] = crate::graph::export::args(inputs, self.op.name())?;
         let axis = self.axis.map(|a| isize::try_from(a).unwrap_or(isize::MAX));
         scan_op(self.op, x, axis, self.reverse, self.inclusive)

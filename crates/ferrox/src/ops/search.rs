@@ -72,7 +72,10 @@ pub struct SearchSorted {
 
 impl crate::graph::export::Exportable for SearchSorted {
     const KIND: &'static str = "searchsorted";
-    fn rebuild(&self, inputs: &[crate::graph::array::Array]) -> crate::error::Result<crate::graph::array::Array> {
+    fn rebuild(
+        &self,
+        inputs: &[crate::graph::array::Array],
+    ) -> crate::error::Result<crate::graph::array::Array> {
         let [a, v] = crate::graph::export::args(inputs, "searchsorted")?;
         searchsorted(a, v, self.side)
     }

@@ -28,7 +28,10 @@ pub struct Select;
 
 impl crate::graph::export::Exportable for Select {
     const KIND: &'static str = "select";
-    fn rebuild(&self, inputs: &[crate::graph::array::Array]) -> crate::error::Result<crate::graph::array::Array> {
+    fn rebuild(
+        &self,
+        inputs: &[crate::graph::array::Array],
+    ) -> crate::error::Result<crate::graph::array::Array> {
         let [c, x, y] = crate::graph::export::args(inputs, "where")?;
         r#where(c, x, y)
     }

@@ -34,9 +34,16 @@ pub struct LogSumExp {
 
 impl crate::graph::export::Exportable for LogSumExp {
     const KIND: &'static str = "logsumexp";
-    fn rebuild(&self, inputs: &[crate::graph::array::Array]) -> crate::error::Result<crate::graph::array::Array> {
+    fn rebuild(
+        &self,
+        inputs: &[crate::graph::array::Array],
+    ) -> crate::error::Result<crate::graph::array::Array> {
         let [x] = crate::graph::export::args(inputs, "logsumexp")?;
-        logsumexp(x, Some(&crate::graph::export::signed(&self.axes)), self.keepdims)
+        logsumexp(
+            x,
+            Some(&crate::graph::export::signed(&self.axes)),
+            self.keepdims,
+        )
     }
 }
 
@@ -126,9 +133,16 @@ pub struct Softmax {
 
 impl crate::graph::export::Exportable for Softmax {
     const KIND: &'static str = "softmax";
-    fn rebuild(&self, inputs: &[crate::graph::array::Array]) -> crate::error::Result<crate::graph::array::Array> {
+    fn rebuild(
+        &self,
+        inputs: &[crate::graph::array::Array],
+    ) -> crate::error::Result<crate::graph::array::Array> {
         let [x] = crate::graph::export::args(inputs, "softmax")?;
-        softmax(x, Some(&crate::graph::export::signed(&self.axes)), self.precise)
+        softmax(
+            x,
+            Some(&crate::graph::export::signed(&self.axes)),
+            self.precise,
+        )
     }
 }
 

@@ -36,7 +36,10 @@ pub struct Sort {
 
 impl crate::graph::export::Exportable for Sort {
     const KIND: &'static str = "sort";
-    fn rebuild(&self, inputs: &[crate::graph::array::Array]) -> crate::error::Result<crate::graph::array::Array> {
+    fn rebuild(
+        &self,
+        inputs: &[crate::graph::array::Array],
+    ) -> crate::error::Result<crate::graph::array::Array> {
         let [x] = crate::graph::export::args(inputs, self.kind.name())?;
         let axis = self.axis.map(|a| isize::try_from(a).unwrap_or(isize::MAX));
         let k = |v: usize| isize::try_from(v).unwrap_or(isize::MAX);

@@ -165,7 +165,10 @@ pub struct RandomBits {
 
 impl crate::graph::export::Exportable for RandomBits {
     const KIND: &'static str = "random_bits";
-    fn rebuild(&self, inputs: &[crate::graph::array::Array]) -> crate::error::Result<crate::graph::array::Array> {
+    fn rebuild(
+        &self,
+        inputs: &[crate::graph::array::Array],
+    ) -> crate::error::Result<crate::graph::array::Array> {
         let [key] = crate::graph::export::args(inputs, "random_bits")?;
         bits_of("bits", &self.shape, self.width, key)
     }

@@ -40,11 +40,19 @@ pub(crate) struct MlxMath(pub Fun);
 
 impl crate::graph::export::Exportable for MlxMath {
     const KIND: &'static str = "random_math";
-    fn rebuild(&self, inputs: &[crate::graph::array::Array]) -> crate::error::Result<crate::graph::array::Array> {
+    fn rebuild(
+        &self,
+        inputs: &[crate::graph::array::Array],
+    ) -> crate::error::Result<crate::graph::array::Array> {
         let [x] = crate::graph::export::args(inputs, "random")?;
         match (self.0, x.dtype()) {
-            (Fun::Erf | Fun::Erfinv, DType::Float32) | (_, DType::Float32 | DType::Float64) => apply(self.0, x),
-            (_, d) => Err(Error::dtype("random", format!("an exported {:?} has an input of dtype {d}", self.0))),
+            (Fun::Erf | Fun::Erfinv, DType::Float32) | (_, DType::Float32 | DType::Float64) => {
+                apply(self.0, x)
+            }
+            (_, d) => Err(Error::dtype(
+                "random",
+                format!("an exported {:?} has an input of dtype {d}", self.0),
+            )),
         }
     }
 }

@@ -64,7 +64,7 @@ def key(seed: Any) -> Any:
 def laplace(shape: Union[int, Sequence[int]] = ..., dtype: Optional[Dtype] = ..., loc: Optional[ArrayLike] = ..., scale: Optional[ArrayLike] = ..., key: Optional[array] = ..., *, stream: StreamOrDevice = ...) -> Any:
     """
     `laplace(shape=[], dtype=float32, loc=0.0, scale=1.0, key=None)`:
-    Laplace samples (all finite).
+    Laplace samples (all finite), MLX's for the same key.
 
     Example:
         >>> ferrox.core.random.laplace((3,), key=ferrox.core.random.key(0)).shape
@@ -87,7 +87,7 @@ def multivariate_normal(mean: ArrayLike, cov: ArrayLike, shape: Union[int, Seque
 def normal(shape: Union[int, Sequence[int]] = ..., dtype: Optional[Dtype] = ..., loc: Optional[ArrayLike] = ..., scale: Optional[ArrayLike] = ..., key: Optional[array] = ..., *, stream: StreamOrDevice = ...) -> Any:
     """
     `normal(shape=[], dtype=float32, loc=0.0, scale=1.0, key=None)`: normal
-    samples (all finite).
+    samples (all finite), MLX's for the same key.
 
     Example:
         >>> ferrox.core.random.normal((2, 3), key=ferrox.core.random.key(0)).shape
@@ -98,7 +98,7 @@ def normal(shape: Union[int, Sequence[int]] = ..., dtype: Optional[Dtype] = ...,
 def permutation(x: ArrayLike, axis: Union[int, Sequence[int], None] = ..., key: Optional[array] = ..., *, stream: StreamOrDevice = ...) -> Any:
     """
     `permutation(x, axis=0, key=None)`: a random permutation of `range(x)`
-    for an int `x`, else `x` shuffled along `axis`.
+    (uint32, as in MLX) for an int `x`, else `x` shuffled along `axis`.
 
     Example:
         >>> sorted(ferrox.core.random.permutation(4, key=ferrox.core.random.key(0)).tolist())
@@ -150,8 +150,8 @@ def truncated_normal(lower: ArrayLike, upper: ArrayLike, shape: Union[int, Seque
 def uniform(low: Optional[ArrayLike] = ..., high: Optional[ArrayLike] = ..., shape: Union[int, Sequence[int]] = ..., dtype: Optional[Dtype] = ..., key: Optional[array] = ..., *, stream: StreamOrDevice = ...) -> Any:
     """
     `uniform(low=0, high=1, shape=[], dtype=float32, key=None)`: samples on
-    `[low, high)`; never `high`, for every float dtype. With `shape=[]` the
-    shape is that of the bounds.
+    `[low, high)` (MLX's: rounding can give `high` for some bounds, as in
+    MLX). With `shape=[]` the shape is that of the bounds.
 
     Example:
         >>> ferrox.core.random.uniform(shape=(2,), key=ferrox.core.random.key(0)).shape

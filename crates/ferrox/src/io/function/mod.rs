@@ -319,7 +319,10 @@ impl FunctionExporter {
         let instrs = enc.instrs;
         Ok(Trace {
             args: args.iter().map(spec_of).collect(),
-            kwargs: kwargs.iter().map(|(k, a)| (k.clone(), spec_of(a))).collect(),
+            kwargs: kwargs
+                .iter()
+                .map(|(k, a)| (k.clone(), spec_of(a)))
+                .collect(),
             instrs,
             outputs,
         })
@@ -408,7 +411,10 @@ impl Encoder<'_> {
             let Some(op) = n.primitive().cloned() else {
                 continue;
             };
-            let group = n.inputs().first().and_then(|g| self.memo.get(&g.id()).copied());
+            let group = n
+                .inputs()
+                .first()
+                .and_then(|g| self.memo.get(&g.id()).copied());
             let operand = match (output_index(op.as_ref()), group) {
                 (Some(index), Some(Operand::Node(g, _))) => Operand::Node(g, index),
                 (Some(_), _) => Operand::Const(self.ex.constant(&n)),
@@ -434,6 +440,9 @@ impl Encoder<'_> {
                         };
                         Operand::Node(self.push(kind, op.name(), params, inputs, outputs), 0)
                     }
+                    // A group node has no value of its own: its outputs
+                    // are stored one by one instead.
+                    Err(_) if n.output_specs().is_some() => continue,
                     Err(_) => Operand::Const(self.ex.constant(&n)),
                 },
             };
@@ -484,8 +493,7 @@ fn same_signature(a: &Trace, b: &Trace, shapeless: bool) -> bool {
     a.args.len() == b.args.len()
         && a.kwargs.len() == b.kwargs.len()
         && a.args.iter().zip(&b.args).all(|(x, y)| same(x, y))
-        && a
-            .kwargs
+        && a.kwargs
             .iter()
             .zip(&b.kwargs)
             .all(|((n, x), (m, y))| n == m && same(x, y))
@@ -822,7 +830,11 @@ impl ImportedFunction {
     /// Instructions of each imported trace after simplification and
     /// fusion (for tests and diagnostics).
     pub fn op_names(&self) -> Vec<Vec<&'static str>> {
-        self.inner.traces.iter().map(|t| t.tape.op_names()).collect()
+        self.inner
+            .traces
+            .iter()
+            .map(|t| t.tape.op_names())
+            .collect()
     }
 }
 

@@ -44,58 +44,60 @@ fn entry<T: Exportable>() -> (TypeId, Entry) {
     )
 }
 
+/// Entries by type, and types by kind name.
+type Table = (HashMap<TypeId, Entry>, HashMap<&'static str, TypeId>);
+
 /// Every exportable kind, by type and by name.
-fn table() -> &'static (HashMap<TypeId, Entry>, HashMap<&'static str, TypeId>) {
+fn table() -> &'static Table {
     use crate::ops;
-    static TABLE: LazyLock<(HashMap<TypeId, Entry>, HashMap<&'static str, TypeId>)> =
-        LazyLock::new(|| {
-            let entries = [
-                entry::<ops::unary::Unary>(),
-                entry::<ops::binary::Binary>(),
-                entry::<ops::binary::divmod::DivMod>(),
-                entry::<ops::reduce::Reduce>(),
-                entry::<ops::reduce::ArgReduce>(),
-                entry::<ops::views::Reshape>(),
-                entry::<ops::views::Transpose>(),
-                entry::<ops::views::Broadcast>(),
-                entry::<ops::views::Slice>(),
-                entry::<ops::views::Diagonal>(),
-                entry::<ops::views::Contiguous>(),
-                entry::<ops::cast::AsType>(),
-                entry::<ops::cast::View>(),
-                entry::<ops::matmul::Matmul>(),
-                entry::<ops::matmul::AddMM>(),
-                entry::<ops::softmax::Softmax>(),
-                entry::<ops::softmax::LogSumExp>(),
-                entry::<ops::select::Select>(),
-                entry::<ops::join::Concatenate>(),
-                entry::<ops::join::Pad>(),
-                entry::<ops::join::Triangle>(),
-                entry::<ops::join::DiagMatrix>(),
-                entry::<ops::indexing::take::Take>(),
-                entry::<ops::indexing::take::TakeAlongAxis>(),
-                entry::<ops::indexing::put_along_axis::PutAlongAxis>(),
-                entry::<ops::indexing::gather::Gather>(),
-                entry::<ops::indexing::scatter::Scatter>(),
-                entry::<ops::indexing::slice_update::SliceUpdate>(),
-                entry::<ops::conv::Convolution>(),
-                entry::<ops::quantized::QuantizedMatmul>(),
-                entry::<ops::quantized::Dequantize>(),
-                entry::<ops::scan::Scan>(),
-                entry::<ops::sort::Sort>(),
-                entry::<ops::search::SearchSorted>(),
-                entry::<ops::nan_to_num::NanToNum>(),
-                entry::<ops::closeness::IsClose>(),
-                entry::<ops::fast::norm::RmsNorm>(),
-                entry::<ops::fast::norm::LayerNorm>(),
-                entry::<ops::fast::rope::Rope>(),
-                entry::<ops::fast::attention::ScaledDotProductAttention>(),
-                entry::<crate::random::bits::RandomBits>(),
-                entry::<crate::random::mlx_math::MlxMath>(),
-            ];
-            let by_name = entries.iter().map(|(t, e)| (e.kind, *t)).collect();
-            (entries.into_iter().collect(), by_name)
-        });
+    static TABLE: LazyLock<Table> = LazyLock::new(|| {
+        let entries = [
+            entry::<ops::unary::Unary>(),
+            entry::<ops::binary::Binary>(),
+            entry::<ops::binary::divmod::DivMod>(),
+            entry::<ops::reduce::Reduce>(),
+            entry::<ops::reduce::ArgReduce>(),
+            entry::<ops::views::Reshape>(),
+            entry::<ops::views::Transpose>(),
+            entry::<ops::views::Broadcast>(),
+            entry::<ops::views::Slice>(),
+            entry::<ops::views::Diagonal>(),
+            entry::<ops::views::Contiguous>(),
+            entry::<ops::cast::AsType>(),
+            entry::<ops::cast::View>(),
+            entry::<ops::matmul::Matmul>(),
+            entry::<ops::matmul::AddMM>(),
+            entry::<ops::softmax::Softmax>(),
+            entry::<ops::softmax::LogSumExp>(),
+            entry::<ops::select::Select>(),
+            entry::<ops::join::Concatenate>(),
+            entry::<ops::join::Pad>(),
+            entry::<ops::join::Triangle>(),
+            entry::<ops::join::DiagMatrix>(),
+            entry::<ops::indexing::take::Take>(),
+            entry::<ops::indexing::take::TakeAlongAxis>(),
+            entry::<ops::indexing::put_along_axis::PutAlongAxis>(),
+            entry::<ops::indexing::gather::Gather>(),
+            entry::<ops::indexing::scatter::Scatter>(),
+            entry::<ops::indexing::slice_update::SliceUpdate>(),
+            entry::<ops::conv::Convolution>(),
+            entry::<ops::quantized::QuantizedMatmul>(),
+            entry::<ops::quantized::Dequantize>(),
+            entry::<ops::scan::Scan>(),
+            entry::<ops::sort::Sort>(),
+            entry::<ops::search::SearchSorted>(),
+            entry::<ops::nan_to_num::NanToNum>(),
+            entry::<ops::closeness::IsClose>(),
+            entry::<ops::fast::norm::RmsNorm>(),
+            entry::<ops::fast::norm::LayerNorm>(),
+            entry::<ops::fast::rope::Rope>(),
+            entry::<ops::fast::attention::ScaledDotProductAttention>(),
+            entry::<crate::random::bits::RandomBits>(),
+            entry::<crate::random::mlx_math::MlxMath>(),
+        ];
+        let by_name = entries.iter().map(|(t, e)| (e.kind, *t)).collect();
+        (entries.into_iter().collect(), by_name)
+    });
     &TABLE
 }
 
@@ -108,7 +110,10 @@ pub(crate) fn describe(op: &dyn Primitive) -> Result<(&'static str, serde_json::
             format!("export of {} is not supported", op.name()),
         )
     };
-    let e = table().0.get(&<dyn std::any::Any>::type_id(op.as_any())).ok_or_else(unsupported)?;
+    let e = table()
+        .0
+        .get(&<dyn std::any::Any>::type_id(op.as_any()))
+        .ok_or_else(unsupported)?;
     let params = (e.describe)(op).ok_or_else(unsupported)??;
     Ok((e.kind, params))
 }

@@ -54,7 +54,10 @@ pub struct DivMod;
 
 impl crate::graph::export::Exportable for DivMod {
     const KIND: &'static str = "divmod";
-    fn rebuild_multi(&self, inputs: &[crate::graph::array::Array]) -> crate::error::Result<Vec<crate::graph::array::Array>> {
+    fn rebuild_multi(
+        &self,
+        inputs: &[crate::graph::array::Array],
+    ) -> crate::error::Result<Vec<crate::graph::array::Array>> {
         let [a, b] = crate::graph::export::args(inputs, "divmod")?;
         let (q, r) = divmod(a, b)?;
         Ok(vec![q, r])

@@ -101,7 +101,10 @@ pub struct Binary(pub BinaryOp);
 
 impl crate::graph::export::Exportable for Binary {
     const KIND: &'static str = "binary";
-    fn rebuild(&self, inputs: &[crate::graph::array::Array]) -> crate::error::Result<crate::graph::array::Array> {
+    fn rebuild(
+        &self,
+        inputs: &[crate::graph::array::Array],
+    ) -> crate::error::Result<crate::graph::array::Array> {
         let [a, b] = crate::graph::export::args(inputs, self.0.name())?;
         build(self.0, a, b)
     }

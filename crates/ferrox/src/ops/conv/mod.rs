@@ -181,9 +181,19 @@ pub struct Convolution {
 
 impl crate::graph::export::Exportable for Convolution {
     const KIND: &'static str = "convolution";
-    fn rebuild(&self, inputs: &[crate::graph::array::Array]) -> crate::error::Result<crate::graph::array::Array> {
+    fn rebuild(
+        &self,
+        inputs: &[crate::graph::array::Array],
+    ) -> crate::error::Result<crate::graph::array::Array> {
         let [x, w] = crate::graph::export::args(inputs, "convolution")?;
-        convolution_nd(x, w, &self.stride, &self.padding, &self.dilation, self.groups)
+        convolution_nd(
+            x,
+            w,
+            &self.stride,
+            &self.padding,
+            &self.dilation,
+            self.groups,
+        )
     }
 }
 

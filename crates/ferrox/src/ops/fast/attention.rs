@@ -55,7 +55,10 @@ pub struct ScaledDotProductAttention {
 
 impl crate::graph::export::Exportable for ScaledDotProductAttention {
     const KIND: &'static str = "scaled_dot_product_attention";
-    fn rebuild(&self, inputs: &[crate::graph::array::Array]) -> crate::error::Result<crate::graph::array::Array> {
+    fn rebuild(
+        &self,
+        inputs: &[crate::graph::array::Array],
+    ) -> crate::error::Result<crate::graph::array::Array> {
         let op = "scaled_dot_product_attention";
         let [q, k, v] = match inputs.get(..3) {
             Some([q, k, v]) => [q, k, v],

@@ -36,7 +36,10 @@ pub struct RmsNorm {
 
 impl crate::graph::export::Exportable for RmsNorm {
     const KIND: &'static str = "rms_norm";
-    fn rebuild(&self, inputs: &[crate::graph::array::Array]) -> crate::error::Result<crate::graph::array::Array> {
+    fn rebuild(
+        &self,
+        inputs: &[crate::graph::array::Array],
+    ) -> crate::error::Result<crate::graph::array::Array> {
         match (self.has_weight, inputs) {
             (false, [x]) => rms_norm(x, None, self.eps),
             (true, [x, w]) => rms_norm(x, Some(w), self.eps),
@@ -58,14 +61,20 @@ pub struct LayerNorm {
 
 impl crate::graph::export::Exportable for LayerNorm {
     const KIND: &'static str = "layer_norm";
-    fn rebuild(&self, inputs: &[crate::graph::array::Array]) -> crate::error::Result<crate::graph::array::Array> {
+    fn rebuild(
+        &self,
+        inputs: &[crate::graph::array::Array],
+    ) -> crate::error::Result<crate::graph::array::Array> {
         let eps = self.eps;
         match (self.has_weight, self.has_bias, inputs) {
             (false, false, [x]) => layer_norm(x, None, None, eps),
             (true, false, [x, w]) => layer_norm(x, Some(w), None, eps),
             (false, true, [x, b]) => layer_norm(x, None, Some(b), eps),
             (true, true, [x, w, b]) => layer_norm(x, Some(w), Some(b), eps),
-            _ => Err(crate::graph::export::wrong_inputs("layer_norm", inputs.len())),
+            _ => Err(crate::graph::export::wrong_inputs(
+                "layer_norm",
+                inputs.len(),
+            )),
         }
     }
 }

@@ -30,11 +30,19 @@ pub struct Gather {
 
 impl crate::graph::export::Exportable for Gather {
     const KIND: &'static str = "gather";
-    fn rebuild(&self, inputs: &[crate::graph::array::Array]) -> crate::error::Result<crate::graph::array::Array> {
+    fn rebuild(
+        &self,
+        inputs: &[crate::graph::array::Array],
+    ) -> crate::error::Result<crate::graph::array::Array> {
         let (a, indices) = inputs
             .split_first()
             .ok_or_else(|| crate::graph::export::wrong_inputs("gather", 0))?;
-        gather(a, indices, &crate::graph::export::signed(&self.axes), &self.slice_sizes)
+        gather(
+            a,
+            indices,
+            &crate::graph::export::signed(&self.axes),
+            &self.slice_sizes,
+        )
     }
 }
 

@@ -28,9 +28,17 @@ pub struct PutAlongAxis {
 
 impl crate::graph::export::Exportable for PutAlongAxis {
     const KIND: &'static str = "put_along_axis";
-    fn rebuild(&self, inputs: &[crate::graph::array::Array]) -> crate::error::Result<crate::graph::array::Array> {
+    fn rebuild(
+        &self,
+        inputs: &[crate::graph::array::Array],
+    ) -> crate::error::Result<crate::graph::array::Array> {
         let [a, i, v] = crate::graph::export::args(inputs, "put_along_axis")?;
-        put_along_axis(a, i, v, self.axis.map(|x| isize::try_from(x).unwrap_or(isize::MAX)))
+        put_along_axis(
+            a,
+            i,
+            v,
+            self.axis.map(|x| isize::try_from(x).unwrap_or(isize::MAX)),
+        )
     }
 }
 

@@ -44,7 +44,10 @@ pub struct Scatter {
 
 impl crate::graph::export::Exportable for Scatter {
     const KIND: &'static str = "scatter";
-    fn rebuild(&self, inputs: &[crate::graph::array::Array]) -> crate::error::Result<crate::graph::array::Array> {
+    fn rebuild(
+        &self,
+        inputs: &[crate::graph::array::Array],
+    ) -> crate::error::Result<crate::graph::array::Array> {
         let op = self.mode.name();
         let (a, rest) = inputs
             .split_first()
@@ -53,9 +56,13 @@ impl crate::graph::export::Exportable for Scatter {
             .split_last()
             .ok_or_else(|| crate::graph::export::wrong_inputs(op, 1))?;
         match self.layout {
-            UpdatesLayout::Full => {
-                scatter_mode(self.mode, a, indices, updates, &crate::graph::export::signed(&self.axes))
-            }
+            UpdatesLayout::Full => scatter_mode(
+                self.mode,
+                a,
+                indices,
+                updates,
+                &crate::graph::export::signed(&self.axes),
+            ),
             UpdatesLayout::Squeezed => {
                 // `a.at[indices]`: the leading axes, whole trailing slices,
                 // updates broadcast to the selection.
@@ -66,7 +73,10 @@ impl crate::graph::export::Exportable for Scatter {
                 if k > a.ndim() || self.axes != (0..k).collect::<Vec<_>>() || self.slice != slice {
                     return Err(Error::value(
                         op,
-                        format!("an exported {op} ({self:?}) does not fit an input of shape {:?}", a.shape()),
+                        format!(
+                            "an exported {op} ({self:?}) does not fit an input of shape {:?}",
+                            a.shape()
+                        ),
                     ));
                 }
                 for idx in indices {
@@ -77,10 +87,21 @@ impl crate::graph::export::Exportable for Scatter {
                 if broadcast_shapes(op, updates.shape(), &target)? != target {
                     return Err(Error::shape(
                         op,
-                        format!("updates of shape {:?} do not broadcast to {target:?}", updates.shape()),
+                        format!(
+                            "updates of shape {:?} do not broadcast to {target:?}",
+                            updates.shape()
+                        ),
                     ));
                 }
-                scatter_node(self.mode, a, indices, updates, self.axes.clone(), slice, UpdatesLayout::Squeezed)
+                scatter_node(
+                    self.mode,
+                    a,
+                    indices,
+                    updates,
+                    self.axes.clone(),
+                    slice,
+                    UpdatesLayout::Squeezed,
+                )
             }
         }
     }

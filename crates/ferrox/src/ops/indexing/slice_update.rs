@@ -28,13 +28,19 @@ pub struct SliceUpdate {
 
 impl crate::graph::export::Exportable for SliceUpdate {
     const KIND: &'static str = "slice_update";
-    fn rebuild(&self, inputs: &[crate::graph::array::Array]) -> crate::error::Result<crate::graph::array::Array> {
+    fn rebuild(
+        &self,
+        inputs: &[crate::graph::array::Array],
+    ) -> crate::error::Result<crate::graph::array::Array> {
         let [a, u] = crate::graph::export::args(inputs, "slice_update")?;
         let nd = a.ndim();
         if self.start.len() != nd || self.strides.len() != nd || self.shape.len() != nd {
             return Err(Error::value(
                 "slice_update",
-                format!("an exported slice update {self:?} does not fit an input of shape {:?}", a.shape()),
+                format!(
+                    "an exported slice update {self:?} does not fit an input of shape {:?}",
+                    a.shape()
+                ),
             ));
         }
         // The same selection as start/stop/step arguments: stop one step
@@ -42,11 +48,20 @@ impl crate::graph::export::Exportable for SliceUpdate {
         let mut start = Vec::with_capacity(nd);
         let mut stop = Vec::with_capacity(nd);
         for d in 0..nd {
-            let (b, n, k) = (self.start[d] as i128, self.shape[d] as i128, self.strides[d] as i128);
+            let (b, n, k) = (
+                self.start[d] as i128,
+                self.shape[d] as i128,
+                self.strides[d] as i128,
+            );
             let end = b + n * k;
-            let conv = |v: i128| isize::try_from(v).map_err(|_| {
-                Error::value("slice_update", format!("an exported slice update has an out-of-range bound {v}"))
-            });
+            let conv = |v: i128| {
+                isize::try_from(v).map_err(|_| {
+                    Error::value(
+                        "slice_update",
+                        format!("an exported slice update has an out-of-range bound {v}"),
+                    )
+                })
+            };
             start.push(conv(b)?);
             stop.push(if end < 0 { isize::MIN } else { conv(end)? });
         }
@@ -56,7 +71,13 @@ impl crate::graph::export::Exportable for SliceUpdate {
             .and_then(|p| p.as_any().downcast_ref::<SliceUpdate>())
             .is_some_and(|p| p == self);
         if !same {
-            return Err(Error::value("slice_update", format!("an exported slice update {self:?} does not fit an input of shape {:?}", a.shape())));
+            return Err(Error::value(
+                "slice_update",
+                format!(
+                    "an exported slice update {self:?} does not fit an input of shape {:?}",
+                    a.shape()
+                ),
+            ));
         }
         Ok(y)
     }

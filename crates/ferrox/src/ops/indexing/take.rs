@@ -19,9 +19,16 @@ pub struct Take {
 
 impl crate::graph::export::Exportable for Take {
     const KIND: &'static str = "take";
-    fn rebuild(&self, inputs: &[crate::graph::array::Array]) -> crate::error::Result<crate::graph::array::Array> {
+    fn rebuild(
+        &self,
+        inputs: &[crate::graph::array::Array],
+    ) -> crate::error::Result<crate::graph::array::Array> {
         let [a, i] = crate::graph::export::args(inputs, "take")?;
-        take(a, i, self.axis.map(|x| isize::try_from(x).unwrap_or(isize::MAX)))
+        take(
+            a,
+            i,
+            self.axis.map(|x| isize::try_from(x).unwrap_or(isize::MAX)),
+        )
     }
 }
 
@@ -255,9 +262,16 @@ pub struct TakeAlongAxis {
 
 impl crate::graph::export::Exportable for TakeAlongAxis {
     const KIND: &'static str = "take_along_axis";
-    fn rebuild(&self, inputs: &[crate::graph::array::Array]) -> crate::error::Result<crate::graph::array::Array> {
+    fn rebuild(
+        &self,
+        inputs: &[crate::graph::array::Array],
+    ) -> crate::error::Result<crate::graph::array::Array> {
         let [a, i] = crate::graph::export::args(inputs, "take_along_axis")?;
-        take_along_axis(a, i, self.axis.map(|x| isize::try_from(x).unwrap_or(isize::MAX)))
+        take_along_axis(
+            a,
+            i,
+            self.axis.map(|x| isize::try_from(x).unwrap_or(isize::MAX)),
+        )
     }
 }
 

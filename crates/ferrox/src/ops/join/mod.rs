@@ -42,7 +42,10 @@ pub struct Concatenate {
 
 impl crate::graph::export::Exportable for Concatenate {
     const KIND: &'static str = "concatenate";
-    fn rebuild(&self, inputs: &[crate::graph::array::Array]) -> crate::error::Result<crate::graph::array::Array> {
+    fn rebuild(
+        &self,
+        inputs: &[crate::graph::array::Array],
+    ) -> crate::error::Result<crate::graph::array::Array> {
         let axis = isize::try_from(self.axis).unwrap_or(isize::MAX);
         concatenate(inputs, axis)
     }
@@ -422,12 +425,27 @@ pub struct Pad {
 
 impl crate::graph::export::Exportable for Pad {
     const KIND: &'static str = "pad";
-    fn rebuild(&self, inputs: &[crate::graph::array::Array]) -> crate::error::Result<crate::graph::array::Array> {
+    fn rebuild(
+        &self,
+        inputs: &[crate::graph::array::Array],
+    ) -> crate::error::Result<crate::graph::array::Array> {
         let [x] = crate::graph::export::args(inputs, "pad")?;
         if self.low.len() != self.high.len() {
-            return Err(Error::value("pad", format!("an exported pad has {} low and {} high widths", self.low.len(), self.high.len())));
+            return Err(Error::value(
+                "pad",
+                format!(
+                    "an exported pad has {} low and {} high widths",
+                    self.low.len(),
+                    self.high.len()
+                ),
+            ));
         }
-        let widths: Vec<(usize, usize)> = self.low.iter().copied().zip(self.high.iter().copied()).collect();
+        let widths: Vec<(usize, usize)> = self
+            .low
+            .iter()
+            .copied()
+            .zip(self.high.iter().copied())
+            .collect();
         pad(x, &widths, PadMode::Constant(self.value))
     }
 }
@@ -717,9 +735,16 @@ pub struct Triangle {
 
 impl crate::graph::export::Exportable for Triangle {
     const KIND: &'static str = "triangle";
-    fn rebuild(&self, inputs: &[crate::graph::array::Array]) -> crate::error::Result<crate::graph::array::Array> {
+    fn rebuild(
+        &self,
+        inputs: &[crate::graph::array::Array],
+    ) -> crate::error::Result<crate::graph::array::Array> {
         let [x] = crate::graph::export::args(inputs, self.name())?;
-        if self.upper { triu(x, self.k) } else { tril(x, self.k) }
+        if self.upper {
+            triu(x, self.k)
+        } else {
+            tril(x, self.k)
+        }
     }
 }
 
@@ -806,10 +831,19 @@ pub struct DiagMatrix {
 
 impl crate::graph::export::Exportable for DiagMatrix {
     const KIND: &'static str = "diag_matrix";
-    fn rebuild(&self, inputs: &[crate::graph::array::Array]) -> crate::error::Result<crate::graph::array::Array> {
+    fn rebuild(
+        &self,
+        inputs: &[crate::graph::array::Array],
+    ) -> crate::error::Result<crate::graph::array::Array> {
         let [x] = crate::graph::export::args(inputs, "diag")?;
         if x.ndim() != 1 {
-            return Err(Error::shape("diag", format!("an exported diagonal matrix has an input of shape {:?}", x.shape())));
+            return Err(Error::shape(
+                "diag",
+                format!(
+                    "an exported diagonal matrix has an input of shape {:?}",
+                    x.shape()
+                ),
+            ));
         }
         diag(x, self.k)
     }

@@ -765,7 +765,10 @@ pub struct Dequantize {
 
 impl crate::graph::export::Exportable for Dequantize {
     const KIND: &'static str = "dequantize";
-    fn rebuild(&self, inputs: &[crate::graph::array::Array]) -> crate::error::Result<crate::graph::array::Array> {
+    fn rebuild(
+        &self,
+        inputs: &[crate::graph::array::Array],
+    ) -> crate::error::Result<crate::graph::array::Array> {
         let op = "dequantize";
         let mode = self.mode.name();
         let (gs, bits, dt) = (Some(self.group_size), Some(self.bits), Some(self.dtype));
@@ -843,14 +846,27 @@ pub struct QuantizedMatmul {
 
 impl crate::graph::export::Exportable for QuantizedMatmul {
     const KIND: &'static str = "quantized_matmul";
-    fn rebuild(&self, inputs: &[crate::graph::array::Array]) -> crate::error::Result<crate::graph::array::Array> {
+    fn rebuild(
+        &self,
+        inputs: &[crate::graph::array::Array],
+    ) -> crate::error::Result<crate::graph::array::Array> {
         let op = "quantized_matmul";
         let (x, w, s, b) = match inputs {
             [x, w, s] => (x, w, s, None),
             [x, w, s, b] => (x, w, s, Some(b)),
             _ => return Err(crate::graph::export::wrong_inputs(op, inputs.len())),
         };
-        qmm_checked(op, x, w, s, b, self.transpose, Some(self.group_size), Some(self.bits), self.mode)
+        qmm_checked(
+            op,
+            x,
+            w,
+            s,
+            b,
+            self.transpose,
+            Some(self.group_size),
+            Some(self.bits),
+            self.mode,
+        )
     }
 }
 

@@ -88,7 +88,10 @@ pub struct Reshape {
 
 impl crate::graph::export::Exportable for Reshape {
     const KIND: &'static str = "reshape";
-    fn rebuild(&self, inputs: &[crate::graph::array::Array]) -> crate::error::Result<crate::graph::array::Array> {
+    fn rebuild(
+        &self,
+        inputs: &[crate::graph::array::Array],
+    ) -> crate::error::Result<crate::graph::array::Array> {
         let [x] = crate::graph::export::args(inputs, "reshape")?;
         // Each rule through the builder that records it, so its arguments
         // are validated as the user's were.
@@ -442,7 +445,10 @@ pub struct Transpose {
 
 impl crate::graph::export::Exportable for Transpose {
     const KIND: &'static str = "transpose";
-    fn rebuild(&self, inputs: &[crate::graph::array::Array]) -> crate::error::Result<crate::graph::array::Array> {
+    fn rebuild(
+        &self,
+        inputs: &[crate::graph::array::Array],
+    ) -> crate::error::Result<crate::graph::array::Array> {
         let [x] = crate::graph::export::args(inputs, "transpose")?;
         transpose(x, Some(&self.axes))
     }
@@ -576,7 +582,10 @@ pub struct Broadcast {
 
 impl crate::graph::export::Exportable for Broadcast {
     const KIND: &'static str = "broadcast";
-    fn rebuild(&self, inputs: &[crate::graph::array::Array]) -> crate::error::Result<crate::graph::array::Array> {
+    fn rebuild(
+        &self,
+        inputs: &[crate::graph::array::Array],
+    ) -> crate::error::Result<crate::graph::array::Array> {
         let [x] = crate::graph::export::args(inputs, "broadcast_to")?;
         broadcast_to(x, &self.shape)
     }
@@ -692,13 +701,19 @@ pub struct Slice {
 
 impl crate::graph::export::Exportable for Slice {
     const KIND: &'static str = "slice";
-    fn rebuild(&self, inputs: &[crate::graph::array::Array]) -> crate::error::Result<crate::graph::array::Array> {
+    fn rebuild(
+        &self,
+        inputs: &[crate::graph::array::Array],
+    ) -> crate::error::Result<crate::graph::array::Array> {
         let [x] = crate::graph::export::args(inputs, "slice")?;
         let nd = x.ndim();
         if self.start.len() != nd || self.step.len() != nd || self.shape.len() != nd {
             return Err(Error::value(
                 "slice",
-                format!("an exported slice {self:?} does not fit an input of shape {:?}", x.shape()),
+                format!(
+                    "an exported slice {self:?} does not fit an input of shape {:?}",
+                    x.shape()
+                ),
             ));
         }
         let mut parts = Vec::with_capacity(nd);
@@ -706,8 +721,10 @@ impl crate::graph::export::Exportable for Slice {
             let (b, n, k, len) = (self.start[d], self.shape[d], self.step[d], x.shape()[d]);
             // Every selected index b + i*k (i < n) must lie in [0, len).
             let last = (n as i128 - 1) * k as i128 + b as i128;
-            let fits = n == 0 || (k != 0 && (0..len as i128).contains(&(b as i128))
-                && (0..len as i128).contains(&last));
+            let fits = n == 0
+                || (k != 0
+                    && (0..len as i128).contains(&(b as i128))
+                    && (0..len as i128).contains(&last));
             if !fits || n > len {
                 return Err(Error::value(
                     "slice",
@@ -909,7 +926,10 @@ pub struct Diagonal {
 
 impl crate::graph::export::Exportable for Diagonal {
     const KIND: &'static str = "diagonal";
-    fn rebuild(&self, inputs: &[crate::graph::array::Array]) -> crate::error::Result<crate::graph::array::Array> {
+    fn rebuild(
+        &self,
+        inputs: &[crate::graph::array::Array],
+    ) -> crate::error::Result<crate::graph::array::Array> {
         let [x] = crate::graph::export::args(inputs, "diagonal")?;
         let ax = |a: usize| isize::try_from(a).unwrap_or(isize::MAX);
         diagonal(x, self.offset, ax(self.axis1), ax(self.axis2))
@@ -1071,7 +1091,10 @@ pub struct Contiguous;
 
 impl crate::graph::export::Exportable for Contiguous {
     const KIND: &'static str = "contiguous";
-    fn rebuild(&self, inputs: &[crate::graph::array::Array]) -> crate::error::Result<crate::graph::array::Array> {
+    fn rebuild(
+        &self,
+        inputs: &[crate::graph::array::Array],
+    ) -> crate::error::Result<crate::graph::array::Array> {
         let [x] = crate::graph::export::args(inputs, "contiguous")?;
         contiguous(x)
     }
