@@ -75,8 +75,9 @@ pub fn wrong_inputs(op: &str, got: usize) -> Error {
 ///
 /// ```
 /// let x = ferrox::zeros(&[1], ferrox::DType::Float32)?;
-/// assert!(ferrox::graph::export::args::<2>(&[x.clone()], "add").is_err());
-/// let [y] = ferrox::graph::export::args::<1>(&[x], "exp")?;
+/// let inputs = [x];
+/// assert!(ferrox::graph::export::args::<2>(&inputs, "add").is_err());
+/// let [y] = ferrox::graph::export::args::<1>(&inputs, "exp")?;
 /// assert_eq!(y.shape(), &[1]);
 /// # Ok::<(), ferrox::Error>(())
 /// ```
