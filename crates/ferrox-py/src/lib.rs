@@ -15,6 +15,7 @@ mod convert;
 mod device;
 mod dtypes;
 mod errors;
+mod export;
 mod fast;
 mod fft;
 mod gil;
@@ -55,6 +56,7 @@ fn core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     linalg::register(m)?;
     m.add("matrix_norm", m.getattr("linalg")?.getattr("norm")?)?;
     io::register(m)?;
+    export::register(m)?;
     gil::register(m)?;
     register_aliases_and_constants(m)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;

@@ -34,6 +34,21 @@ pub enum DType {
 }
 
 mod info;
+
+/// A dtype is written by its name (`"float32"`), as in exported functions'
+/// files (`docs/files.md`).
+impl serde::Serialize for DType {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        s.serialize_str(self.name())
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for DType {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<DType, D::Error> {
+        let name = <std::borrow::Cow<'de, str>>::deserialize(d)?;
+        DType::from_name(&name).map_err(serde::de::Error::custom)
+    }
+}
 pub use info::{
     DtypeCategory, DtypeOrCategory, FloatInfo, IntInfo, can_cast, category_of, finfo, iinfo,
     issubdtype, result_type,

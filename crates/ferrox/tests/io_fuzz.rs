@@ -141,3 +141,70 @@ fn every_seed_loads() {
         }
     }
 }
+
+/// Exported functions (`io::function`): a small file with a constant, a
+/// view, a reduction, a gather and a fused chain, and the inputs it takes.
+fn function_seed() -> &'static (Vec<u8>, Vec<ferrox::Array>) {
+    use ferrox::io::function::{Kwargs, export_function};
+    static SEED: OnceLock<(Vec<u8>, Vec<ferrox::Array>)> = OnceLock::new();
+    SEED.get_or_init(|| {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("f.fxfn");
+        let c = ferrox::ones(&[2], DType::Float32).unwrap();
+        let f = move |xs: &[ferrox::Array], _: &Kwargs| {
+            let t = ferrox::transpose(&(&xs[0] + &c)?, Some(&[1, 0]))?;
+            let s = ferrox::sum(&t, Some(&[1]), true)?;
+            let g = ferrox::take(&xs[0], &xs[1], Some(0))?;
+            Ok(vec![ferrox::exp(&(&s * 2.0)?)?, g])
+        };
+        let inputs = vec![
+            ferrox::ones(&[3, 2], DType::Float32).unwrap(),
+            ferrox::Array::from_slice(&[2i32, 0], &[2]).unwrap(),
+        ];
+        export_function(&path, f, &inputs, &Kwargs::new(), false, "m").unwrap();
+        (std::fs::read(path).unwrap(), inputs)
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig {
+        cases: 2_000,
+        failure_persistence: None,
+        ..ProptestConfig::default()
+    })]
+
+    /// Mutations land in the header (the JSON program) four times in five:
+    /// that is where an importer can be lied to.
+    #[test]
+    fn mutated_function_files_never_panic(
+        muts in proptest::collection::vec((any::<usize>(), any::<u8>(), any::<bool>()), 1..4),
+        cut in proptest::option::weighted(0.1, any::<usize>()),
+    ) {
+        use ferrox::io::function::{Kwargs, import_function_bytes};
+        let (bytes, inputs) = function_seed();
+        let header = 8 + u64::from_le_bytes(bytes[..8].try_into().unwrap()) as usize;
+        let mut b = bytes.clone();
+        for (pos, val, in_header) in muts {
+            let i = if in_header { 8 + pos % (header - 8) } else { pos % b.len() };
+            b[i] = val;
+        }
+        if let Some(c) = cut {
+            b.truncate(c % (b.len() + 1));
+        }
+        if let Ok(f) = import_function_bytes(&b, "fuzz") {
+            if let Ok(outs) = f.call(inputs, &Kwargs::new()) {
+                for o in outs {
+                    let _ = o.eval();
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn the_function_seed_imports() {
+    let (bytes, inputs) = function_seed();
+    let f = ferrox::io::function::import_function_bytes(bytes, "seed").unwrap();
+    let outs = f.call(inputs, &Default::default()).unwrap();
+    assert_eq!(outs[1].to_vec::<f32>().unwrap(), vec![1.0; 4]);
+}

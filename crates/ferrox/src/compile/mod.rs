@@ -3,11 +3,11 @@
 
 pub mod cache;
 mod compiled;
-mod fuse;
+pub(crate) mod fuse;
 mod isolated;
 mod signature;
-mod simplify;
-mod tape;
+pub(crate) mod simplify;
+pub(crate) mod tape;
 
 pub use compiled::{
     CompiledFn, cache_len, clear_compile_cache, compile, compile_shapeless, compile_with,

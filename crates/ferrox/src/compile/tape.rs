@@ -70,11 +70,24 @@ impl Tape {
         args: &[Array],
         f: impl FnOnce(&[Array]) -> Result<Vec<Array>>,
     ) -> Result<Tape> {
+        let specs: Vec<(Vec<usize>, DType)> = args
+            .iter()
+            .map(|a| (a.shape().to_vec(), a.dtype()))
+            .collect();
+        Tape::trace_specs(&specs, f)
+    }
+
+    /// Traces `f` on placeholders of the given shapes and dtypes (an
+    /// imported function's signature: no example arrays exist).
+    pub(crate) fn trace_specs(
+        specs: &[(Vec<usize>, DType)],
+        f: impl FnOnce(&[Array]) -> Result<Vec<Array>>,
+    ) -> Result<Tape> {
         let trace = Trace::new(TraceKind::Compile);
         let _end = EndOnDrop(trace.clone());
-        let inputs: Vec<Array> = args
+        let inputs: Vec<Array> = specs
             .iter()
-            .map(|a| placeholder(a.shape().to_vec(), a.dtype(), &trace))
+            .map(|(shape, dtype)| placeholder(shape.clone(), *dtype, &trace))
             .collect();
         let (outputs, keys) = recording_draws(&trace, || f(&inputs));
         let outputs = outputs?;

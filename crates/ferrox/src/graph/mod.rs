@@ -13,6 +13,7 @@
 pub mod array;
 pub mod cell;
 pub mod dot;
+pub mod export;
 pub mod layout;
 pub(crate) mod node;
 pub mod outputs;

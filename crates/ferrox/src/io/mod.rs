@@ -34,6 +34,7 @@
 //! ```
 
 mod atomic;
+pub mod function;
 pub mod gguf;
 pub mod npy;
 pub mod npz;
@@ -47,6 +48,9 @@ use std::path::Path;
 
 pub use crate::ops::fp8::from_fp8;
 pub use atomic::write_atomic;
+pub use function::{
+    FunctionExporter, ImportedFunction, Kwargs, export_function, exporter, import_function,
+};
 pub use gguf::{GgufType, GgufValue};
 
 /// Named arrays, as `savez`, `save_safetensors` and `save_gguf` take them and

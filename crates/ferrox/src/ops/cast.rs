@@ -13,10 +13,21 @@ use crate::graph::layout::Data;
 use crate::graph::primitive::{Operand, OutSpec, Primitive};
 
 /// Converts values to another dtype.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct AsType {
     /// The target dtype.
     pub dtype: DType,
+}
+
+impl crate::graph::export::Exportable for AsType {
+    const KIND: &'static str = "astype";
+    fn rebuild(
+        &self,
+        inputs: &[crate::graph::array::Array],
+    ) -> crate::error::Result<crate::graph::array::Array> {
+        let [x] = crate::graph::export::args(inputs, "astype")?;
+        astype(x, self.dtype)
+    }
 }
 
 impl Primitive for AsType {
@@ -97,10 +108,21 @@ impl Array {
 }
 
 /// Reinterprets the bytes of its input as another dtype.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct View {
     /// The dtype the bytes are read as.
     pub dtype: DType,
+}
+
+impl crate::graph::export::Exportable for View {
+    const KIND: &'static str = "view";
+    fn rebuild(
+        &self,
+        inputs: &[crate::graph::array::Array],
+    ) -> crate::error::Result<crate::graph::array::Array> {
+        let [x] = crate::graph::export::args(inputs, "view")?;
+        view(x, self.dtype)
+    }
 }
 
 impl Primitive for View {

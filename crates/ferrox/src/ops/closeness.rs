@@ -23,8 +23,29 @@ use crate::ops::grad_helpers;
 
 /// Elementwise closeness test (bool output). Inputs broadcast and promote
 /// to a common dtype first.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct IsClose(pub Closeness);
+
+impl crate::graph::export::Exportable for IsClose {
+    const KIND: &'static str = "isclose";
+    fn rebuild(
+        &self,
+        inputs: &[crate::graph::array::Array],
+    ) -> crate::error::Result<crate::graph::array::Array> {
+        let [a, b] = crate::graph::export::args(inputs, "isclose")?;
+        match self.0 {
+            Closeness::Close {
+                rtol,
+                atol,
+                equal_nan,
+            } => isclose(a, b, rtol, atol, equal_nan),
+            other => Err(Error::value(
+                "isclose",
+                format!("an exported isclose holds {other:?}"),
+            )),
+        }
+    }
+}
 
 impl Primitive for IsClose {
     fn is_elementwise(&self) -> bool {

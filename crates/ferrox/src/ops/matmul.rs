@@ -127,8 +127,19 @@ impl Array {
 /// assert_eq!(ferrox::matmul(&a, &a)?.primitive().unwrap().name(), "matmul");
 /// # Ok::<(), ferrox::Error>(())
 /// ```
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Matmul;
+
+impl crate::graph::export::Exportable for Matmul {
+    const KIND: &'static str = "matmul";
+    fn rebuild(
+        &self,
+        inputs: &[crate::graph::array::Array],
+    ) -> crate::error::Result<crate::graph::array::Array> {
+        let [a, b] = crate::graph::export::args(inputs, "matmul")?;
+        matmul(a, b)
+    }
+}
 
 impl Primitive for Matmul {
     fn name(&self) -> &'static str {
@@ -293,12 +304,23 @@ fn matmul_vmap(
 /// assert_eq!(y.primitive().unwrap().name(), "addmm");
 /// # Ok::<(), ferrox::Error>(())
 /// ```
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct AddMM {
     /// Scale of the product.
     pub alpha: f32,
     /// Scale of `c`.
     pub beta: f32,
+}
+
+impl crate::graph::export::Exportable for AddMM {
+    const KIND: &'static str = "addmm";
+    fn rebuild(
+        &self,
+        inputs: &[crate::graph::array::Array],
+    ) -> crate::error::Result<crate::graph::array::Array> {
+        let [c, a, b] = crate::graph::export::args(inputs, "addmm")?;
+        addmm(c, a, b, self.alpha, self.beta)
+    }
 }
 
 impl Primitive for AddMM {

@@ -13,7 +13,7 @@ use crate::ops::select::r#where;
 // ---------------------------------------------------------------------------
 
 /// Replaces NaN, +inf and -inf with finite values (complex: in each part).
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct NanToNum {
     /// Replacement for NaN.
     pub nan: f64,
@@ -21,6 +21,17 @@ pub struct NanToNum {
     pub posinf: f64,
     /// Replacement for -inf.
     pub neginf: f64,
+}
+
+impl crate::graph::export::Exportable for NanToNum {
+    const KIND: &'static str = "nan_to_num";
+    fn rebuild(
+        &self,
+        inputs: &[crate::graph::array::Array],
+    ) -> crate::error::Result<crate::graph::array::Array> {
+        let [x] = crate::graph::export::args(inputs, "nan_to_num")?;
+        nan_to_num(x, self.nan, Some(self.posinf), Some(self.neginf))
+    }
 }
 
 impl Primitive for NanToNum {

@@ -26,7 +26,7 @@ use crate::ops::grad_helpers;
 use crate::with_dtype;
 
 /// The reductions computed by [`Reduce`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum ReduceOp {
     /// Sum.
     Sum,
@@ -102,7 +102,7 @@ impl ReduceOp {
 
 /// A reduction over `axes` (sorted, distinct). The output is row-major over
 /// the kept dimensions (with or without the reduced ones as size 1).
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Reduce {
     /// What to compute.
     pub op: ReduceOp,
@@ -110,6 +110,18 @@ pub struct Reduce {
     pub axes: Vec<usize>,
     /// Whether the output keeps the reduced axes as size 1.
     pub keepdims: bool,
+}
+
+impl crate::graph::export::Exportable for Reduce {
+    const KIND: &'static str = "reduce";
+    fn rebuild(
+        &self,
+        inputs: &[crate::graph::array::Array],
+    ) -> crate::error::Result<crate::graph::array::Array> {
+        let [x] = crate::graph::export::args(inputs, self.op.name())?;
+        let axes = crate::graph::export::signed(&self.axes);
+        reduction(self.op, x, Some(&axes), self.keepdims)
+    }
 }
 
 impl Primitive for Reduce {
@@ -555,7 +567,7 @@ pub fn any(a: &Array, axes: Option<&[isize]>, keepdims: bool) -> Result<Array> {
 }
 
 /// argmax or argmin.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum ArgOp {
     /// Index of the maximum.
     Max,
@@ -566,7 +578,7 @@ pub enum ArgOp {
 /// Index of the first extreme element along `axis`, or of the flattened
 /// array for `None`. The output is `uint32`, row-major over the other
 /// dimensions.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct ArgReduce {
     /// Which extreme.
     pub op: ArgOp,
@@ -574,6 +586,18 @@ pub struct ArgReduce {
     pub axis: Option<usize>,
     /// Whether the output keeps the reduced axes as size 1.
     pub keepdims: bool,
+}
+
+impl crate::graph::export::Exportable for ArgReduce {
+    const KIND: &'static str = "arg_reduce";
+    fn rebuild(
+        &self,
+        inputs: &[crate::graph::array::Array],
+    ) -> crate::error::Result<crate::graph::array::Array> {
+        let [x] = crate::graph::export::args(inputs, self.name())?;
+        let axis = self.axis.map(|a| isize::try_from(a).unwrap_or(isize::MAX));
+        arg_reduction(self.op, x, axis, self.keepdims)
+    }
 }
 
 impl ArgReduce {

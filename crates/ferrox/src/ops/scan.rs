@@ -39,7 +39,7 @@ impl ScanOp {
 }
 
 /// A cumulative scan along `axis` (or the flattened array for `None`).
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Scan {
     /// What to accumulate.
     pub op: ScanOp,
@@ -49,6 +49,18 @@ pub struct Scan {
     pub reverse: bool,
     /// Include each element in its own output.
     pub inclusive: bool,
+}
+
+impl crate::graph::export::Exportable for Scan {
+    const KIND: &'static str = "scan";
+    fn rebuild(
+        &self,
+        inputs: &[crate::graph::array::Array],
+    ) -> crate::error::Result<crate::graph::array::Array> {
+        let [x] = crate::graph::export::args(inputs, self.op.name())?;
+        let axis = self.axis.map(|a| isize::try_from(a).unwrap_or(isize::MAX));
+        scan_op(self.op, x, axis, self.reverse, self.inclusive)
+    }
 }
 
 impl Primitive for Scan {

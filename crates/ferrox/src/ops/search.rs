@@ -64,10 +64,21 @@ pub fn searchsorted(sorted: &Array, values: &Array, side: Side) -> Result<Array>
 /// assert_eq!(i.primitive().unwrap().name(), "searchsorted");
 /// # Ok::<(), ferrox::Error>(())
 /// ```
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct SearchSorted {
     /// Where equal elements put the insertion point.
     pub side: Side,
+}
+
+impl crate::graph::export::Exportable for SearchSorted {
+    const KIND: &'static str = "searchsorted";
+    fn rebuild(
+        &self,
+        inputs: &[crate::graph::array::Array],
+    ) -> crate::error::Result<crate::graph::array::Array> {
+        let [a, v] = crate::graph::export::args(inputs, "searchsorted")?;
+        searchsorted(a, v, self.side)
+    }
 }
 
 impl Primitive for SearchSorted {

@@ -23,8 +23,19 @@ use crate::ops::grad_helpers;
 
 /// Picks `x` where the condition is true and `y` elsewhere. Inputs:
 /// condition (bool), x, y (one dtype, the output's).
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Select;
+
+impl crate::graph::export::Exportable for Select {
+    const KIND: &'static str = "select";
+    fn rebuild(
+        &self,
+        inputs: &[crate::graph::array::Array],
+    ) -> crate::error::Result<crate::graph::array::Array> {
+        let [c, x, y] = crate::graph::export::args(inputs, "where")?;
+        r#where(c, x, y)
+    }
+}
 
 impl Primitive for Select {
     fn is_elementwise(&self) -> bool {

@@ -24,12 +24,27 @@ fn float_dtype(name: &str, dtype: DType) -> Result<DType> {
 }
 
 /// `log(sum(exp(x)))` over `axes` (sorted, distinct).
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct LogSumExp {
     /// The reduced axes, sorted.
     pub axes: Vec<usize>,
     /// Whether the output keeps the reduced axes as size 1.
     pub keepdims: bool,
+}
+
+impl crate::graph::export::Exportable for LogSumExp {
+    const KIND: &'static str = "logsumexp";
+    fn rebuild(
+        &self,
+        inputs: &[crate::graph::array::Array],
+    ) -> crate::error::Result<crate::graph::array::Array> {
+        let [x] = crate::graph::export::args(inputs, "logsumexp")?;
+        logsumexp(
+            x,
+            Some(&crate::graph::export::signed(&self.axes)),
+            self.keepdims,
+        )
+    }
 }
 
 impl Primitive for LogSumExp {
@@ -106,7 +121,7 @@ pub fn logsumexp(a: &Array, axes: Option<&[isize]>, keepdims: bool) -> Result<Ar
 }
 
 /// `exp(x - max) / sum(exp(x - max))` over `axes` (sorted, distinct).
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Softmax {
     /// The normalised axes, sorted.
     pub axes: Vec<usize>,
@@ -114,6 +129,21 @@ pub struct Softmax {
     /// always compute half floats in `f32` (faster than emulated half
     /// arithmetic and at least as accurate), so it does not change results.
     pub precise: bool,
+}
+
+impl crate::graph::export::Exportable for Softmax {
+    const KIND: &'static str = "softmax";
+    fn rebuild(
+        &self,
+        inputs: &[crate::graph::array::Array],
+    ) -> crate::error::Result<crate::graph::array::Array> {
+        let [x] = crate::graph::export::args(inputs, "softmax")?;
+        softmax(
+            x,
+            Some(&crate::graph::export::signed(&self.axes)),
+            self.precise,
+        )
+    }
 }
 
 impl Primitive for Softmax {

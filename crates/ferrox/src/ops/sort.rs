@@ -26,12 +26,31 @@ use crate::ops::grad_helpers;
 /// assert_eq!(ferrox::sort(&a, None)?.primitive().unwrap().name(), "sort");
 /// # Ok::<(), ferrox::Error>(())
 /// ```
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Sort {
     /// What is computed per row.
     pub kind: SortKind,
     /// The axis (normalised); `None` works on the flattened input.
     pub axis: Option<usize>,
+}
+
+impl crate::graph::export::Exportable for Sort {
+    const KIND: &'static str = "sort";
+    fn rebuild(
+        &self,
+        inputs: &[crate::graph::array::Array],
+    ) -> crate::error::Result<crate::graph::array::Array> {
+        let [x] = crate::graph::export::args(inputs, self.kind.name())?;
+        let axis = self.axis.map(|a| isize::try_from(a).unwrap_or(isize::MAX));
+        let k = |v: usize| isize::try_from(v).unwrap_or(isize::MAX);
+        match self.kind {
+            SortKind::Sort => sort(x, axis),
+            SortKind::ArgSort => argsort(x, axis),
+            SortKind::Partition { kth } => partition(x, k(kth), axis),
+            SortKind::ArgPartition { kth } => argpartition(x, k(kth), axis),
+            SortKind::TopK { k } => topk(x, k, axis),
+        }
+    }
 }
 
 impl Primitive for Sort {

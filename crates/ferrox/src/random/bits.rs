@@ -155,12 +155,23 @@ pub(crate) fn bits_of(op: &str, shape: &[usize], width: usize, key: &Array) -> R
 /// assert_eq!((op.shape.as_slice(), op.width), (&[3usize][..], 2));
 /// # Ok::<(), ferrox::Error>(())
 /// ```
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct RandomBits {
     /// The shape each key fills.
     pub shape: Vec<usize>,
     /// Bytes per element: 1, 2, 4 or 8.
     pub width: usize,
+}
+
+impl crate::graph::export::Exportable for RandomBits {
+    const KIND: &'static str = "random_bits";
+    fn rebuild(
+        &self,
+        inputs: &[crate::graph::array::Array],
+    ) -> crate::error::Result<crate::graph::array::Array> {
+        let [key] = crate::graph::export::args(inputs, "random_bits")?;
+        bits_of("bits", &self.shape, self.width, key)
+    }
 }
 
 impl Primitive for RandomBits {

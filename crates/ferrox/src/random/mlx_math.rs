@@ -24,7 +24,7 @@ use crate::ops::binary::{add, divide, multiply};
 use rayon::prelude::*;
 
 /// Which function.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub(crate) enum Fun {
     Log,
     Log1p,
@@ -35,8 +35,27 @@ pub(crate) enum Fun {
 
 /// One of [`Fun`] applied elementwise (float32, or float64 for the C
 /// library functions).
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub(crate) struct MlxMath(pub Fun);
+
+impl crate::graph::export::Exportable for MlxMath {
+    const KIND: &'static str = "random_math";
+    fn rebuild(
+        &self,
+        inputs: &[crate::graph::array::Array],
+    ) -> crate::error::Result<crate::graph::array::Array> {
+        let [x] = crate::graph::export::args(inputs, "random")?;
+        match (self.0, x.dtype()) {
+            (Fun::Erf | Fun::Erfinv, DType::Float32) | (_, DType::Float32 | DType::Float64) => {
+                apply(self.0, x)
+            }
+            (_, d) => Err(Error::dtype(
+                "random",
+                format!("an exported {:?} has an input of dtype {d}", self.0),
+            )),
+        }
+    }
+}
 
 /// Evaluates with float32 arithmetic for half-precision inputs: `x` goes to
 /// float32, the function is applied, the result is rounded back.

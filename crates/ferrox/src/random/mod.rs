@@ -62,10 +62,10 @@
 //! # Ok::<(), ferrox::Error>(())
 //! ```
 
-mod bits;
+pub(crate) mod bits;
 mod continuous;
 mod discrete;
-mod mlx_math;
+pub(crate) mod mlx_math;
 mod psd_sqrt;
 mod support;
 

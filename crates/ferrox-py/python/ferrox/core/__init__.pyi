@@ -238,6 +238,26 @@ class DtypeError:
     An op does not support a dtype: both a TypeError (as numpy) and a ValueError (as MLX).
     """
 
+class FunctionExporter:
+    """
+    Made by :func:`exporter`: each call adds one trace of the function to
+    the file; a context manager (``close`` on exit).
+    """
+    def __call__(self, /, *args: Any, **kwargs: Any) -> Any:
+        """
+        Call self as a function.
+        """
+        ...
+    def __enter__(self) -> Any:
+        ...
+    def __exit__(self, exc_type: Any = ..., exc_value: Any = ..., traceback: Any = ...) -> Any:
+        ...
+    def close(self) -> Any:
+        """
+        Stops adding traces.
+        """
+        ...
+
 class GradFunction:
     """
     The function `grad` or `value_and_grad` returns.
@@ -245,6 +265,29 @@ class GradFunction:
     def __call__(self, /, *args: Any, **kwargs: Any) -> Any:
         """
         Call self as a function.
+        """
+        ...
+
+class ImportedFunction:
+    """
+    A function read from a file by :func:`import_function`; call it with
+    the inputs of one exported trace. Returns a tuple of arrays.
+    """
+    def __call__(self, /, *args: Any, **kwargs: Any) -> Any:
+        """
+        Call self as a function.
+        """
+        ...
+    @property
+    def metadata(self) -> Any:
+        """
+        The metadata string saved with the function.
+        """
+        ...
+    @property
+    def traces(self) -> Any:
+        """
+        How many traces the file holds.
         """
         ...
 
@@ -2114,6 +2157,24 @@ def expm1(a: ArrayLike, /, *, stream: StreamOrDevice = ...) -> array:
     """
     ...
 
+def export_function(file: Any, fun: Callable[..., Any], *args: Any, shapeless: Any = ..., metadata: Any = ..., **kwargs: Any) -> None:
+    """
+    export_function(file, fun, *args, shapeless=False, metadata=None, **kwargs) -> None
+
+    Traces ``fun`` on the example inputs (positional and keyword arrays, or
+    one tuple of arrays and/or one dict of arrays) and writes the trace, its
+    constants and ``metadata`` (a string) to ``file``. ``file`` may instead
+    be a callable: it is then called with one dict per part of the trace
+    (``type`` "inputs", "keyword_inputs", "constants", "primitive" — with
+    ``name`` and ``arguments`` — and "outputs"), as in MLX. With ``shapeless``
+    the imported function accepts inputs of other shapes (same ranks).
+
+    Example:
+        >>> import tempfile, os; p = os.path.join(tempfile.mkdtemp(), "f.mlxfn")
+        >>> ferrox.core.export_function(p, lambda x: ferrox.core.exp(x), ferrox.core.zeros((2,)))
+    """
+    ...
+
 def export_to_dot(file: Any, *args: Any, **kwargs: Any) -> None:
     """
     export_to_dot(file, *args, **kwargs) -> None
@@ -2127,6 +2188,21 @@ def export_to_dot(file: Any, *args: Any, **kwargs: Any) -> None:
         >>> x = ferrox.core.array([1.0]); ferrox.core.export_to_dot(f, ferrox.core.exp(x), x=x)
         >>> f.getvalue().startswith("digraph")
         True
+    """
+    ...
+
+def exporter(file: Any, fun: Callable[..., Any], *, shapeless: Any = ..., metadata: Any = ...) -> FunctionExporter:
+    """
+    exporter(file, fun, *, shapeless=False, metadata=None) -> FunctionExporter
+
+    An object whose calls each export one more trace of ``fun`` (other
+    shapes, argument counts or keywords) to ``file``; use it as a context
+    manager. The file is complete after every call.
+
+    Example:
+        >>> import tempfile, os; p = os.path.join(tempfile.mkdtemp(), "sum.mlxfn")
+        >>> with ferrox.core.exporter(p, lambda *xs: sum(xs)) as ex:
+        ...     ex(ferrox.core.array(1)); ex(ferrox.core.array(1), ferrox.core.array(2))
     """
     ...
 
@@ -2557,6 +2633,24 @@ def imag(a: ArrayLike, /, *, stream: StreamOrDevice = ...) -> array:
     Example:
         >>> ferrox.core.imag(ferrox.core.array([1.0])).tolist()
         [0.0]
+    """
+    ...
+
+def import_function(file: Any, return_metadata: Any = ...) -> Callable | Tuple[Callable, str]:
+    """
+    import_function(file, return_metadata=False) -> Callable | tuple[Callable, str]
+
+    Reads a function written by :func:`export_function` or
+    :func:`exporter`. The result runs without the original code, from any
+    thread, and always returns a tuple of arrays; call it with positional
+    and keyword arrays or one tuple and/or dict of arrays. With
+    ``return_metadata`` also returns the metadata string.
+
+    Example:
+        >>> import tempfile, os; p = os.path.join(tempfile.mkdtemp(), "f.mlxfn")
+        >>> ferrox.core.export_function(p, lambda x: 2 * x, ferrox.core.ones((2,)))
+        >>> ferrox.core.import_function(p)(ferrox.core.ones((2,)))[0].tolist()
+        [2.0, 2.0]
     """
     ...
 

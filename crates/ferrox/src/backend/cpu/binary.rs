@@ -32,7 +32,7 @@ use rayon::prelude::*;
 
 /// The binary elementwise operations.
 #[allow(missing_docs)] // each variant is named after the public function
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum BinaryOp {
     Add,
     Subtract,

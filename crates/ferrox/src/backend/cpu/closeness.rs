@@ -12,7 +12,7 @@ use crate::graph::storage::Pod;
 use crate::with_dtype;
 
 /// The element test shared by `isclose`, `allclose` and `array_equal`.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
 pub enum Closeness {
     /// numpy's `isclose`: `a == b`, or both finite and
     /// `|a - b| <= atol + rtol * |b|`, or (with `equal_nan`) both NaN.

@@ -20,7 +20,7 @@ use pulp::{Simd, WithSimd};
 use rayon::prelude::*;
 
 /// The scans computed by [`Scan`](crate::ops::scan::Scan).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum ScanOp {
     /// Running sum.
     Sum,

@@ -25,7 +25,7 @@ use crate::with_dtype;
 /// ```
 /// assert_eq!(ferrox::ops::indexing::ScatterMode::Add.name(), "scatter_add");
 /// ```
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum ScatterMode {
     /// Replace (`scatter`); of duplicate indices the last update wins.
     Set,
@@ -59,7 +59,7 @@ impl ScatterMode {
 /// use ferrox::ops::indexing::UpdatesLayout;
 /// assert_ne!(UpdatesLayout::Full, UpdatesLayout::Squeezed);
 /// ```
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum UpdatesLayout {
     /// MLX's layout: updates have exactly the shape `index_shape + slice`.
     Full,

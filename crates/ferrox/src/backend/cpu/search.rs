@@ -11,7 +11,7 @@ use rayon::prelude::*;
 use std::cmp::Ordering;
 
 /// Which insertion point a value equal to elements of the row gets.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum Side {
     /// Before the equal elements (the count of smaller elements).
     Left,

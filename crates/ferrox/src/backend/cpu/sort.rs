@@ -61,7 +61,7 @@ impl SortKey for Complex64 {
 /// use ferrox::ops::sort::SortKind;
 /// assert_eq!(SortKind::TopK { k: 2 }.name(), "topk");
 /// ```
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum SortKind {
     /// The sorted values.
     Sort,

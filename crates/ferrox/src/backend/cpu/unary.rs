@@ -27,7 +27,7 @@ use std::borrow::Cow;
 
 /// The unary elementwise operations.
 #[allow(missing_docs)] // each variant is named after what it denotes
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum UnaryOp {
     Abs,
     Negative,

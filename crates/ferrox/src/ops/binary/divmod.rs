@@ -49,8 +49,20 @@ pub fn divmod(a: &Array, b: &Array) -> Result<(Array, Array)> {
 }
 
 /// The primitive of [`divmod`]: outputs `[quotient, remainder]`.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct DivMod;
+
+impl crate::graph::export::Exportable for DivMod {
+    const KIND: &'static str = "divmod";
+    fn rebuild_multi(
+        &self,
+        inputs: &[crate::graph::array::Array],
+    ) -> crate::error::Result<Vec<crate::graph::array::Array>> {
+        let [a, b] = crate::graph::export::args(inputs, "divmod")?;
+        let (q, r) = divmod(a, b)?;
+        Ok(vec![q, r])
+    }
+}
 
 impl Primitive for DivMod {
     fn name(&self) -> &'static str {

@@ -96,8 +96,19 @@ impl BinaryOp {
 
 /// A binary elementwise primitive; both inputs have the compute dtype of
 /// the op (see [`BinaryOp::dtypes`]).
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Binary(pub BinaryOp);
+
+impl crate::graph::export::Exportable for Binary {
+    const KIND: &'static str = "binary";
+    fn rebuild(
+        &self,
+        inputs: &[crate::graph::array::Array],
+    ) -> crate::error::Result<crate::graph::array::Array> {
+        let [a, b] = crate::graph::export::args(inputs, self.0.name())?;
+        build(self.0, a, b)
+    }
+}
 
 impl Primitive for Binary {
     fn is_elementwise(&self) -> bool {

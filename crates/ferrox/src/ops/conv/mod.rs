@@ -167,7 +167,7 @@ pub fn conv2d(
 /// assert_eq!(y.primitive().unwrap().name(), "conv1d");
 /// # Ok::<(), ferrox::Error>(())
 /// ```
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Convolution {
     /// Step between windows, per spatial dimension.
     pub stride: Vec<usize>,
@@ -177,6 +177,24 @@ pub struct Convolution {
     pub dilation: Vec<usize>,
     /// Number of channel groups.
     pub groups: usize,
+}
+
+impl crate::graph::export::Exportable for Convolution {
+    const KIND: &'static str = "convolution";
+    fn rebuild(
+        &self,
+        inputs: &[crate::graph::array::Array],
+    ) -> crate::error::Result<crate::graph::array::Array> {
+        let [x, w] = crate::graph::export::args(inputs, "convolution")?;
+        convolution_nd(
+            x,
+            w,
+            &self.stride,
+            &self.padding,
+            &self.dilation,
+            self.groups,
+        )
+    }
 }
 
 impl Primitive for Convolution {
@@ -203,6 +221,18 @@ impl Primitive for Convolution {
             groups: self.groups,
         };
         kernels::eval(op, x, w, &params, out)
+    }
+    fn output_shape(&self, input_shapes: &[&[usize]]) -> Option<Result<Vec<usize>>> {
+        let [x, w] = input_shapes else {
+            return None;
+        };
+        let params = ConvParams {
+            stride: &self.stride,
+            padding: &self.padding,
+            dilation: &self.dilation,
+            groups: self.groups,
+        };
+        Some(ConvGeometry::new(self.name(), x, w, &params).map(|g| g.out_shape()))
     }
     fn vjp(
         &self,

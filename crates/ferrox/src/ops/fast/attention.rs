@@ -39,7 +39,7 @@ pub enum AttentionMask<'a> {
 /// `[q, k, v, mask?, sinks?]`. With `training` it has two outputs: the
 /// result and the per-row softmax statistics (`[B, N_q, T_q, 2]`,
 /// float32) its vjp reads.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct ScaledDotProductAttention {
     /// Multiplies the queries.
     pub scale: f32,
@@ -51,6 +51,34 @@ pub struct ScaledDotProductAttention {
     pub has_sinks: bool,
     /// Whether the statistics are a second output.
     pub training: bool,
+}
+
+impl crate::graph::export::Exportable for ScaledDotProductAttention {
+    const KIND: &'static str = "scaled_dot_product_attention";
+    fn rebuild(
+        &self,
+        inputs: &[crate::graph::array::Array],
+    ) -> crate::error::Result<crate::graph::array::Array> {
+        let op = "scaled_dot_product_attention";
+        let [q, k, v] = match inputs.get(..3) {
+            Some([q, k, v]) => [q, k, v],
+            _ => return Err(crate::graph::export::wrong_inputs(op, inputs.len())),
+        };
+        let rest = &inputs[3..];
+        let (mask, sinks) = match (self.has_mask, self.has_sinks, rest) {
+            (false, false, []) => (None, None),
+            (true, false, [m]) => (Some(m), None),
+            (false, true, [s]) => (None, Some(s)),
+            (true, true, [m, s]) => (Some(m), Some(s)),
+            _ => return Err(crate::graph::export::wrong_inputs(op, inputs.len())),
+        };
+        let mask = match (mask, self.causal) {
+            (Some(m), _) => AttentionMask::Array(m),
+            (None, true) => AttentionMask::Causal,
+            (None, false) => AttentionMask::None,
+        };
+        scaled_dot_product_attention(q, k, v, self.scale, mask, sinks)
+    }
 }
 
 /// The backward primitive; inputs `[q, k, v, mask?, sinks?, out, stats,

@@ -7,11 +7,11 @@
 //! allows; its derivative and batching rules sit beside it. Float64 inputs
 //! take the composed path (the kernels are float32 inside).
 
-mod attention;
+pub(crate) mod attention;
 mod attention_grad;
 mod cross_entropy;
-mod norm;
-mod rope;
+pub(crate) mod norm;
+pub(crate) mod rope;
 
 pub use attention::{
     AttentionMask, ScaledDotProductAttention, ScaledDotProductAttentionVjp,

@@ -26,7 +26,7 @@ pub(crate) enum Kind {
 }
 
 /// The primitive of [`rms_norm`]; inputs `[x]` or `[x, weight]`.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct RmsNorm {
     /// Added to the mean square.
     pub eps: f32,
@@ -34,8 +34,22 @@ pub struct RmsNorm {
     pub has_weight: bool,
 }
 
+impl crate::graph::export::Exportable for RmsNorm {
+    const KIND: &'static str = "rms_norm";
+    fn rebuild(
+        &self,
+        inputs: &[crate::graph::array::Array],
+    ) -> crate::error::Result<crate::graph::array::Array> {
+        match (self.has_weight, inputs) {
+            (false, [x]) => rms_norm(x, None, self.eps),
+            (true, [x, w]) => rms_norm(x, Some(w), self.eps),
+            _ => Err(crate::graph::export::wrong_inputs("rms_norm", inputs.len())),
+        }
+    }
+}
+
 /// The primitive of [`layer_norm`]; inputs `[x, weight?, bias?]`.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct LayerNorm {
     /// Added to the variance.
     pub eps: f32,
@@ -43,6 +57,26 @@ pub struct LayerNorm {
     pub has_weight: bool,
     /// Whether a bias is an input (last).
     pub has_bias: bool,
+}
+
+impl crate::graph::export::Exportable for LayerNorm {
+    const KIND: &'static str = "layer_norm";
+    fn rebuild(
+        &self,
+        inputs: &[crate::graph::array::Array],
+    ) -> crate::error::Result<crate::graph::array::Array> {
+        let eps = self.eps;
+        match (self.has_weight, self.has_bias, inputs) {
+            (false, false, [x]) => layer_norm(x, None, None, eps),
+            (true, false, [x, w]) => layer_norm(x, Some(w), None, eps),
+            (false, true, [x, b]) => layer_norm(x, None, Some(b), eps),
+            (true, true, [x, w, b]) => layer_norm(x, Some(w), Some(b), eps),
+            _ => Err(crate::graph::export::wrong_inputs(
+                "layer_norm",
+                inputs.len(),
+            )),
+        }
+    }
 }
 
 /// Root-mean-square normalisation over the last axis:

@@ -26,7 +26,7 @@ pub enum RopeOffset<'a> {
 }
 
 /// The primitive of [`rope`]; inputs `[x, offset (int32), freqs (float32)?]`.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Rope {
     /// Leading features rotated.
     pub dims: usize,
@@ -38,6 +38,44 @@ pub struct Rope {
     pub scale: f32,
     /// `false`: the inverse rotation.
     pub forward: bool,
+}
+
+impl crate::graph::export::Exportable for Rope {
+    const KIND: &'static str = "rope";
+    fn rebuild(
+        &self,
+        inputs: &[crate::graph::array::Array],
+    ) -> crate::error::Result<crate::graph::array::Array> {
+        let (x, offset, freqs) = match inputs {
+            [x, o] => (x, o, None),
+            [x, o, f] => (x, o, Some(f)),
+            _ => return Err(crate::graph::export::wrong_inputs("rope", inputs.len())),
+        };
+        let base = freqs.is_none().then_some(self.base);
+        let y = rope(
+            x,
+            self.dims,
+            self.traditional,
+            base,
+            self.scale,
+            RopeOffset::Array(offset),
+            freqs,
+        )?;
+        if self.forward
+            || y.primitive()
+                .and_then(|p| p.as_any().downcast_ref::<Rope>())
+                .is_none()
+        {
+            return Ok(y);
+        }
+        // The inverse rotation (a derivative's), on the validated inputs.
+        Ok(Array::from_op(
+            y.shape().to_vec(),
+            y.dtype(),
+            self.clone(),
+            y.inputs(),
+        ))
+    }
 }
 
 impl Rope {

@@ -20,12 +20,30 @@ use crate::ops::grad_helpers;
 /// assert_eq!(g.primitive().unwrap().name(), "gather");
 /// # Ok::<(), ferrox::Error>(())
 /// ```
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Gather {
     /// The axis each index array indexes (normalised, distinct).
     pub axes: Vec<usize>,
     /// The extent of the slice taken at each index tuple, per axis of `a`.
     pub slice_sizes: Vec<usize>,
+}
+
+impl crate::graph::export::Exportable for Gather {
+    const KIND: &'static str = "gather";
+    fn rebuild(
+        &self,
+        inputs: &[crate::graph::array::Array],
+    ) -> crate::error::Result<crate::graph::array::Array> {
+        let (a, indices) = inputs
+            .split_first()
+            .ok_or_else(|| crate::graph::export::wrong_inputs("gather", 0))?;
+        gather(
+            a,
+            indices,
+            &crate::graph::export::signed(&self.axes),
+            &self.slice_sizes,
+        )
+    }
 }
 
 impl Primitive for Gather {

@@ -20,12 +20,12 @@
 
 mod at;
 mod dynamic;
-mod gather;
+pub(crate) mod gather;
 mod masked;
-mod put_along_axis;
-mod scatter;
-mod slice_update;
-mod take;
+pub(crate) mod put_along_axis;
+pub(crate) mod scatter;
+pub(crate) mod slice_update;
+pub(crate) mod take;
 
 pub use at::{ArrayAt, IndexArrays};
 pub use dynamic::{dynamic_slice, dynamic_slice_update};

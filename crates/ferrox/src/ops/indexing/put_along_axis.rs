@@ -20,10 +20,26 @@ use crate::ops::shape_rules::normalize_axis;
 /// assert_eq!(p.primitive().unwrap().name(), "put_along_axis");
 /// # Ok::<(), ferrox::Error>(())
 /// ```
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct PutAlongAxis {
     /// The axis (normalised); `None` for flattened `a` and 1-d indices.
     pub axis: Option<usize>,
+}
+
+impl crate::graph::export::Exportable for PutAlongAxis {
+    const KIND: &'static str = "put_along_axis";
+    fn rebuild(
+        &self,
+        inputs: &[crate::graph::array::Array],
+    ) -> crate::error::Result<crate::graph::array::Array> {
+        let [a, i, v] = crate::graph::export::args(inputs, "put_along_axis")?;
+        put_along_axis(
+            a,
+            i,
+            v,
+            self.axis.map(|x| isize::try_from(x).unwrap_or(isize::MAX)),
+        )
+    }
 }
 
 impl Primitive for PutAlongAxis {

@@ -29,7 +29,7 @@ use crate::ops::shape_rules::broadcast_shapes;
 /// assert_eq!(s.primitive().unwrap().name(), "scatter_add");
 /// # Ok::<(), ferrox::Error>(())
 /// ```
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Scatter {
     /// How updates combine with the values they land on.
     pub mode: ScatterMode,
@@ -40,6 +40,71 @@ pub struct Scatter {
     pub slice: Vec<usize>,
     /// How the updates operand maps onto `index_shape + slice`.
     pub layout: UpdatesLayout,
+}
+
+impl crate::graph::export::Exportable for Scatter {
+    const KIND: &'static str = "scatter";
+    fn rebuild(
+        &self,
+        inputs: &[crate::graph::array::Array],
+    ) -> crate::error::Result<crate::graph::array::Array> {
+        let op = self.mode.name();
+        let (a, rest) = inputs
+            .split_first()
+            .ok_or_else(|| crate::graph::export::wrong_inputs(op, 0))?;
+        let (updates, indices) = rest
+            .split_last()
+            .ok_or_else(|| crate::graph::export::wrong_inputs(op, 1))?;
+        match self.layout {
+            UpdatesLayout::Full => scatter_mode(
+                self.mode,
+                a,
+                indices,
+                updates,
+                &crate::graph::export::signed(&self.axes),
+            ),
+            UpdatesLayout::Squeezed => {
+                // `a.at[indices]`: the leading axes, whole trailing slices,
+                // updates broadcast to the selection.
+                let k = indices.len();
+                let slice: Vec<usize> = std::iter::repeat_n(1, k)
+                    .chain(a.shape().get(k..).unwrap_or(&[]).iter().copied())
+                    .collect();
+                if k > a.ndim() || self.axes != (0..k).collect::<Vec<_>>() || self.slice != slice {
+                    return Err(Error::value(
+                        op,
+                        format!(
+                            "an exported {op} ({self:?}) does not fit an input of shape {:?}",
+                            a.shape()
+                        ),
+                    ));
+                }
+                for idx in indices {
+                    require_indices(op, idx)?;
+                }
+                let mut target = index_shape(op, indices)?;
+                target.extend_from_slice(&a.shape()[k..]);
+                if broadcast_shapes(op, updates.shape(), &target)? != target {
+                    return Err(Error::shape(
+                        op,
+                        format!(
+                            "updates of shape {:?} do not broadcast to {target:?}",
+                            updates.shape()
+                        ),
+                    ));
+                }
+                scatter_node(
+                    self.mode,
+                    a,
+                    indices,
+                    updates,
+                    self.axes.clone(),
+                    slice,
+                    UpdatesLayout::Squeezed,
+                )
+            }
+        }
+    }
 }
 
 impl Primitive for Scatter {

@@ -15,7 +15,7 @@ use crate::graph::primitive::{Operand, OutSpec, Primitive};
 /// assert_eq!(s.primitive().unwrap().name(), "slice_update");
 /// # Ok::<(), ferrox::Error>(())
 /// ```
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct SliceUpdate {
     /// First index of the slice along each axis (normalised, in range when
     /// the slice is not empty).
@@ -24,6 +24,63 @@ pub struct SliceUpdate {
     pub strides: Vec<isize>,
     /// The slice's shape.
     pub shape: Vec<usize>,
+}
+
+impl crate::graph::export::Exportable for SliceUpdate {
+    const KIND: &'static str = "slice_update";
+    fn rebuild(
+        &self,
+        inputs: &[crate::graph::array::Array],
+    ) -> crate::error::Result<crate::graph::array::Array> {
+        let [a, u] = crate::graph::export::args(inputs, "slice_update")?;
+        let nd = a.ndim();
+        if self.start.len() != nd || self.strides.len() != nd || self.shape.len() != nd {
+            return Err(Error::value(
+                "slice_update",
+                format!(
+                    "an exported slice update {self:?} does not fit an input of shape {:?}",
+                    a.shape()
+                ),
+            ));
+        }
+        // The same selection as start/stop/step arguments: stop one step
+        // past the last selected index (isize::MIN: through the front).
+        let mut start = Vec::with_capacity(nd);
+        let mut stop = Vec::with_capacity(nd);
+        for d in 0..nd {
+            let (b, n, k) = (
+                self.start[d] as i128,
+                self.shape[d] as i128,
+                self.strides[d] as i128,
+            );
+            let end = b + n * k;
+            let conv = |v: i128| {
+                isize::try_from(v).map_err(|_| {
+                    Error::value(
+                        "slice_update",
+                        format!("an exported slice update has an out-of-range bound {v}"),
+                    )
+                })
+            };
+            start.push(conv(b)?);
+            stop.push(if end < 0 { isize::MIN } else { conv(end)? });
+        }
+        let y = slice_update(a, u, &start, &stop, Some(&self.strides))?;
+        let same = y
+            .primitive()
+            .and_then(|p| p.as_any().downcast_ref::<SliceUpdate>())
+            .is_some_and(|p| p == self);
+        if !same {
+            return Err(Error::value(
+                "slice_update",
+                format!(
+                    "an exported slice update {self:?} does not fit an input of shape {:?}",
+                    a.shape()
+                ),
+            ));
+        }
+        Ok(y)
+    }
 }
 
 impl Primitive for SliceUpdate {

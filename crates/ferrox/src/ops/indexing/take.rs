@@ -11,10 +11,25 @@ use crate::ops::grad_helpers;
 use crate::ops::shape_rules::normalize_axis;
 
 /// Selects entries of `a` along `axis` (or of the flattened `a` when `None`).
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Take {
     /// The axis taken from (normalised); `None` takes from flattened `a`.
     pub axis: Option<usize>,
+}
+
+impl crate::graph::export::Exportable for Take {
+    const KIND: &'static str = "take";
+    fn rebuild(
+        &self,
+        inputs: &[crate::graph::array::Array],
+    ) -> crate::error::Result<crate::graph::array::Array> {
+        let [a, i] = crate::graph::export::args(inputs, "take")?;
+        take(
+            a,
+            i,
+            self.axis.map(|x| isize::try_from(x).unwrap_or(isize::MAX)),
+        )
+    }
 }
 
 impl Primitive for Take {
@@ -239,10 +254,25 @@ pub fn take(a: &Array, indices: &Array, axis: Option<isize>) -> Result<Array> {
 
 /// Picks one entry of `a` along an axis per entry of `indices`
 /// (`a` and `indices` broadcast against each other on the other axes).
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct TakeAlongAxis {
     /// The axis (normalised); `None` for flattened `a` and 1-d indices.
     pub axis: Option<usize>,
+}
+
+impl crate::graph::export::Exportable for TakeAlongAxis {
+    const KIND: &'static str = "take_along_axis";
+    fn rebuild(
+        &self,
+        inputs: &[crate::graph::array::Array],
+    ) -> crate::error::Result<crate::graph::array::Array> {
+        let [a, i] = crate::graph::export::args(inputs, "take_along_axis")?;
+        take_along_axis(
+            a,
+            i,
+            self.axis.map(|x| isize::try_from(x).unwrap_or(isize::MAX)),
+        )
+    }
 }
 
 impl Primitive for TakeAlongAxis {

@@ -34,10 +34,21 @@ mod tests;
 /// assert_eq!(c.primitive().unwrap().name(), "concatenate");
 /// # Ok::<(), ferrox::Error>(())
 /// ```
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Concatenate {
     /// The (normalised) axis.
     pub axis: usize,
+}
+
+impl crate::graph::export::Exportable for Concatenate {
+    const KIND: &'static str = "concatenate";
+    fn rebuild(
+        &self,
+        inputs: &[crate::graph::array::Array],
+    ) -> crate::error::Result<crate::graph::array::Array> {
+        let axis = isize::try_from(self.axis).unwrap_or(isize::MAX);
+        concatenate(inputs, axis)
+    }
 }
 
 impl Primitive for Concatenate {
@@ -409,7 +420,7 @@ pub enum PadMode {
 /// assert_eq!(p.primitive().unwrap().name(), "pad");
 /// # Ok::<(), ferrox::Error>(())
 /// ```
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Pad {
     /// Elements before the input, per axis.
     pub low: Vec<usize>,
@@ -417,6 +428,33 @@ pub struct Pad {
     pub high: Vec<usize>,
     /// The fill value (cast to the dtype).
     pub value: f64,
+}
+
+impl crate::graph::export::Exportable for Pad {
+    const KIND: &'static str = "pad";
+    fn rebuild(
+        &self,
+        inputs: &[crate::graph::array::Array],
+    ) -> crate::error::Result<crate::graph::array::Array> {
+        let [x] = crate::graph::export::args(inputs, "pad")?;
+        if self.low.len() != self.high.len() {
+            return Err(Error::value(
+                "pad",
+                format!(
+                    "an exported pad has {} low and {} high widths",
+                    self.low.len(),
+                    self.high.len()
+                ),
+            ));
+        }
+        let widths: Vec<(usize, usize)> = self
+            .low
+            .iter()
+            .copied()
+            .zip(self.high.iter().copied())
+            .collect();
+        pad(x, &widths, PadMode::Constant(self.value))
+    }
 }
 
 impl Pad {
@@ -769,12 +807,27 @@ pub fn meshgrid(arrays: &[Array], sparse: bool, indexing: &str) -> Result<Vec<Ar
 /// assert_eq!(t.primitive().unwrap().name(), "tril");
 /// # Ok::<(), ferrox::Error>(())
 /// ```
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Triangle {
     /// Diagonal offset.
     pub k: isize,
     /// `triu` (keep `col - row >= k`) instead of `tril` (keep `col - row <= k`).
     pub upper: bool,
+}
+
+impl crate::graph::export::Exportable for Triangle {
+    const KIND: &'static str = "triangle";
+    fn rebuild(
+        &self,
+        inputs: &[crate::graph::array::Array],
+    ) -> crate::error::Result<crate::graph::array::Array> {
+        let [x] = crate::graph::export::args(inputs, self.name())?;
+        if self.upper {
+            triu(x, self.k)
+        } else {
+            tril(x, self.k)
+        }
+    }
 }
 
 impl Primitive for Triangle {
@@ -852,10 +905,30 @@ pub fn triu(a: &Array, k: isize) -> Result<Array> {
 /// assert_eq!(d.primitive().unwrap().name(), "diag");
 /// # Ok::<(), ferrox::Error>(())
 /// ```
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct DiagMatrix {
     /// Diagonal offset.
     pub k: isize,
+}
+
+impl crate::graph::export::Exportable for DiagMatrix {
+    const KIND: &'static str = "diag_matrix";
+    fn rebuild(
+        &self,
+        inputs: &[crate::graph::array::Array],
+    ) -> crate::error::Result<crate::graph::array::Array> {
+        let [x] = crate::graph::export::args(inputs, "diag")?;
+        if x.ndim() != 1 {
+            return Err(Error::shape(
+                "diag",
+                format!(
+                    "an exported diagonal matrix has an input of shape {:?}",
+                    x.shape()
+                ),
+            ));
+        }
+        diag(x, self.k)
+    }
 }
 
 impl Primitive for DiagMatrix {

@@ -754,7 +754,7 @@ impl Primitive for Quantize {
 /// assert_eq!(v.primitive().unwrap().name(), "dequantize");
 /// # Ok::<(), ferrox::Error>(())
 /// ```
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Dequantize {
     /// The quantization mode.
     pub mode: QuantMode,
@@ -764,6 +764,25 @@ pub struct Dequantize {
     pub bits: usize,
     /// The output dtype.
     pub dtype: DType,
+}
+
+impl crate::graph::export::Exportable for Dequantize {
+    const KIND: &'static str = "dequantize";
+    fn rebuild(
+        &self,
+        inputs: &[crate::graph::array::Array],
+    ) -> crate::error::Result<crate::graph::array::Array> {
+        let op = "dequantize";
+        let mode = self.mode.name();
+        let (gs, bits, dt) = (Some(self.group_size), Some(self.bits), Some(self.dtype));
+        match (self.mode, inputs) {
+            (QuantMode::Affine, [w, s, b]) => dequantize(w, s, Some(b), gs, bits, mode, None, dt),
+            (QuantMode::Affine, _) => Err(crate::graph::export::wrong_inputs(op, inputs.len())),
+            (_, [w, s]) => dequantize(w, s, None, gs, bits, mode, None, dt),
+            (_, [w, s, g]) => dequantize(w, s, None, gs, bits, mode, Some(g), dt),
+            _ => Err(crate::graph::export::wrong_inputs(op, inputs.len())),
+        }
+    }
 }
 
 impl Primitive for Dequantize {
@@ -816,7 +835,7 @@ impl Primitive for Dequantize {
 /// assert_eq!(y.primitive().unwrap().name(), "quantized_matmul");
 /// # Ok::<(), ferrox::Error>(())
 /// ```
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct QuantizedMatmul {
     /// The quantization mode.
     pub mode: QuantMode,
@@ -826,6 +845,32 @@ pub struct QuantizedMatmul {
     pub bits: usize,
     /// `x @ W^T` (W stored `[N, K]`) rather than `x @ W`.
     pub transpose: bool,
+}
+
+impl crate::graph::export::Exportable for QuantizedMatmul {
+    const KIND: &'static str = "quantized_matmul";
+    fn rebuild(
+        &self,
+        inputs: &[crate::graph::array::Array],
+    ) -> crate::error::Result<crate::graph::array::Array> {
+        let op = "quantized_matmul";
+        let (x, w, s, b) = match inputs {
+            [x, w, s] => (x, w, s, None),
+            [x, w, s, b] => (x, w, s, Some(b)),
+            _ => return Err(crate::graph::export::wrong_inputs(op, inputs.len())),
+        };
+        qmm_checked(
+            op,
+            x,
+            w,
+            s,
+            b,
+            self.transpose,
+            Some(self.group_size),
+            Some(self.bits),
+            self.mode,
+        )
+    }
 }
 
 impl Primitive for QuantizedMatmul {

@@ -38,8 +38,16 @@ use crate::graph::primitive::{Operand, OutSpec, Primitive};
 /// assert_eq!(p.as_any().downcast_ref::<Unary>(), Some(&Unary(UnaryOp::Sqrt)));
 /// # Ok::<(), ferrox::Error>(())
 /// ```
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Unary(pub UnaryOp);
+
+impl crate::graph::export::Exportable for Unary {
+    const KIND: &'static str = "unary";
+    fn rebuild(&self, inputs: &[crate::graph::array::Array]) -> Result<crate::graph::array::Array> {
+        let [x] = crate::graph::export::args(inputs, self.0.name())?;
+        dtypes::build(self.0, x)
+    }
+}
 
 impl Primitive for Unary {
     fn is_elementwise(&self) -> bool {

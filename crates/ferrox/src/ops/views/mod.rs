@@ -77,7 +77,7 @@ fn view_of(
 /// assert_eq!(a.primitive().unwrap().name(), "reshape");
 /// # Ok::<(), ferrox::Error>(())
 /// ```
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Reshape {
     /// The output shape.
     pub shape: Vec<usize>,
@@ -86,9 +86,48 @@ pub struct Reshape {
     pub rule: ReshapeRule,
 }
 
+impl crate::graph::export::Exportable for Reshape {
+    const KIND: &'static str = "reshape";
+    fn rebuild(
+        &self,
+        inputs: &[crate::graph::array::Array],
+    ) -> crate::error::Result<crate::graph::array::Array> {
+        let [x] = crate::graph::export::args(inputs, "reshape")?;
+        // Each rule through the builder that records it, so its arguments
+        // are validated as the user's were.
+        let y = match &self.rule {
+            ReshapeRule::Fixed => reshape(x, &crate::graph::export::signed(&self.shape))?,
+            ReshapeRule::Infer(spec) => reshape(x, spec)?,
+            ReshapeRule::Flatten(s, e) => flatten(
+                x,
+                isize::try_from(*s).unwrap_or(isize::MAX),
+                isize::try_from(*e).unwrap_or(isize::MAX),
+            )?,
+            ReshapeRule::Unflatten(ax, parts) => {
+                unflatten(x, isize::try_from(*ax).unwrap_or(isize::MAX), parts)?
+            }
+            ReshapeRule::Squeeze(axes) => squeeze(x, Some(&crate::graph::export::signed(axes)))?,
+            ReshapeRule::ExpandDims(axes) => expand_dims(x, &crate::graph::export::signed(axes))?,
+        };
+        if y.shape() != self.shape.as_slice() {
+            return Err(Error::value(
+                "reshape",
+                format!(
+                    "an exported reshape of shape {:?} by {:?} gives {:?}, not {:?}",
+                    x.shape(),
+                    self.rule,
+                    y.shape(),
+                    self.shape
+                ),
+            ));
+        }
+        Ok(y)
+    }
+}
+
 /// How a [`Reshape`]'s output shape derives from its input's: what the
 /// user asked for, so a shapeless trace can apply it to other shapes.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum ReshapeRule {
     /// Exactly [`Reshape::shape`] (input sizes must match).
     Fixed,
@@ -398,10 +437,21 @@ pub fn expand_dims(a: &Array, axes: &[isize]) -> Result<Array> {
 /// assert_eq!(t.primitive().unwrap().name(), "transpose");
 /// # Ok::<(), ferrox::Error>(())
 /// ```
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Transpose {
     /// The permutation.
     pub axes: Vec<usize>,
+}
+
+impl crate::graph::export::Exportable for Transpose {
+    const KIND: &'static str = "transpose";
+    fn rebuild(
+        &self,
+        inputs: &[crate::graph::array::Array],
+    ) -> crate::error::Result<crate::graph::array::Array> {
+        let [x] = crate::graph::export::args(inputs, "transpose")?;
+        transpose(x, Some(&self.axes))
+    }
 }
 
 impl Primitive for Transpose {
@@ -524,10 +574,21 @@ pub fn moveaxis(a: &Array, source: isize, destination: isize) -> Result<Array> {
 /// assert_eq!(b.primitive().unwrap().name(), "broadcast_to");
 /// # Ok::<(), ferrox::Error>(())
 /// ```
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Broadcast {
     /// The output shape.
     pub shape: Vec<usize>,
+}
+
+impl crate::graph::export::Exportable for Broadcast {
+    const KIND: &'static str = "broadcast";
+    fn rebuild(
+        &self,
+        inputs: &[crate::graph::array::Array],
+    ) -> crate::error::Result<crate::graph::array::Array> {
+        let [x] = crate::graph::export::args(inputs, "broadcast_to")?;
+        broadcast_to(x, &self.shape)
+    }
 }
 
 impl Primitive for Broadcast {
@@ -646,7 +707,7 @@ pub fn broadcast_arrays(arrays: &[Array]) -> Result<Vec<Array>> {
 /// assert_eq!(s.primitive().unwrap().name(), "slice");
 /// # Ok::<(), ferrox::Error>(())
 /// ```
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Slice {
     /// First selected index per axis.
     pub start: Vec<isize>,
@@ -654,6 +715,46 @@ pub struct Slice {
     pub step: Vec<isize>,
     /// The output shape (the number of selected indices per axis).
     pub shape: Vec<usize>,
+}
+
+impl crate::graph::export::Exportable for Slice {
+    const KIND: &'static str = "slice";
+    fn rebuild(
+        &self,
+        inputs: &[crate::graph::array::Array],
+    ) -> crate::error::Result<crate::graph::array::Array> {
+        let [x] = crate::graph::export::args(inputs, "slice")?;
+        let nd = x.ndim();
+        if self.start.len() != nd || self.step.len() != nd || self.shape.len() != nd {
+            return Err(Error::value(
+                "slice",
+                format!(
+                    "an exported slice {self:?} does not fit an input of shape {:?}",
+                    x.shape()
+                ),
+            ));
+        }
+        let mut parts = Vec::with_capacity(nd);
+        for d in 0..nd {
+            let (b, n, k, len) = (self.start[d], self.shape[d], self.step[d], x.shape()[d]);
+            // Every selected index b + i*k (i < n) must lie in [0, len).
+            let last = (n as i128 - 1) * k as i128 + b as i128;
+            let fits = n == 0
+                || (k != 0
+                    && (0..len as i128).contains(&(b as i128))
+                    && (0..len as i128).contains(&last));
+            if !fits || n > len {
+                return Err(Error::value(
+                    "slice",
+                    format!(
+                        "an exported slice (start {b}, {n} elements, step {k}) is out of bounds for axis {d} of size {len}"
+                    ),
+                ));
+            }
+            parts.push((b, n, k));
+        }
+        Ok(slice_parts(x, &parts))
+    }
 }
 
 impl Slice {
@@ -831,7 +932,7 @@ pub fn slice(a: &Array, start: &[isize], stop: &[isize], strides: &[isize]) -> R
 /// assert_eq!(d.primitive().unwrap().name(), "diagonal");
 /// # Ok::<(), ferrox::Error>(())
 /// ```
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Diagonal {
     /// Diagonal offset (positive: above the main diagonal).
     pub offset: isize,
@@ -839,6 +940,18 @@ pub struct Diagonal {
     pub axis1: usize,
     /// Second axis of the plane.
     pub axis2: usize,
+}
+
+impl crate::graph::export::Exportable for Diagonal {
+    const KIND: &'static str = "diagonal";
+    fn rebuild(
+        &self,
+        inputs: &[crate::graph::array::Array],
+    ) -> crate::error::Result<crate::graph::array::Array> {
+        let [x] = crate::graph::export::args(inputs, "diagonal")?;
+        let ax = |a: usize| isize::try_from(a).unwrap_or(isize::MAX);
+        diagonal(x, self.offset, ax(self.axis1), ax(self.axis2))
+    }
 }
 
 impl Primitive for Diagonal {
@@ -991,8 +1104,19 @@ pub fn diagonal(a: &Array, offset: isize, axis1: isize, axis2: isize) -> Result<
 /// assert_eq!(c.primitive().unwrap().name(), "contiguous");
 /// # Ok::<(), ferrox::Error>(())
 /// ```
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Contiguous;
+
+impl crate::graph::export::Exportable for Contiguous {
+    const KIND: &'static str = "contiguous";
+    fn rebuild(
+        &self,
+        inputs: &[crate::graph::array::Array],
+    ) -> crate::error::Result<crate::graph::array::Array> {
+        let [x] = crate::graph::export::args(inputs, "contiguous")?;
+        contiguous(x)
+    }
+}
 
 impl Primitive for Contiguous {
     fn name(&self) -> &'static str {

@@ -43,7 +43,7 @@ use std::borrow::Cow;
 // ---------------------------------------------------------------------------
 
 /// A quantization mode (MLX's `mode=` strings).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum QuantMode {
     /// `w = scale * q + bias` with `bits`-bit unsigned codes.
     Affine,
