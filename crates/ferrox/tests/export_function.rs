@@ -244,7 +244,9 @@ fn draws_without_a_key_are_refused_with_a_clear_error() {
     let dir = tempfile::tempdir().expect("a temporary directory");
     let path = dir.path().join("keyless.fxfn");
     let f = |xs: &[Array], _: &Kwargs| -> Result<Vec<Array>> {
-        Ok(vec![(&xs[0] + &random::uniform(0.0, 1.0, &[2], DType::Float32, None)?)?])
+        Ok(vec![
+            (&xs[0] + &random::uniform(0.0, 1.0, &[2], DType::Float32, None)?)?,
+        ])
     };
     let err = export_function(&path, f, &[randn(&[2], 3)], &Kwargs::new(), false, "")
         .expect_err("a keyless draw cannot be exported");

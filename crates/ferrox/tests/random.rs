@@ -572,16 +572,16 @@ fn compiled_draws_without_a_key_follow_the_callers_default_key() -> Result<()> {
     let x = full(&[8], 2.0, DType::Float32)?;
     let run = |g: &dyn Fn() -> Result<Vec<Array>>| -> Result<Vec<f32>> { g()?[0].to_vec::<f32>() };
     let (a, b) = (
-        run(&|| cf.call(&[x.clone()]))?,
-        run(&|| cf.call(&[x.clone()]))?,
+        run(&|| cf.call(std::slice::from_ref(&x)))?,
+        run(&|| cf.call(std::slice::from_ref(&x)))?,
     );
     assert_ne!(a, b, "two calls drew the same numbers");
     for s in [3u64, 4] {
         random::seed(s);
-        let compiled = run(&|| cf.call(&[x.clone()]))?;
+        let compiled = run(&|| cf.call(std::slice::from_ref(&x)))?;
         let after_compiled = random::current_key()?.to_vec::<u32>()?;
         random::seed(s);
-        let plain = run(&|| f(&[x.clone()]))?;
+        let plain = run(&|| f(std::slice::from_ref(&x)))?;
         assert_eq!(compiled, plain, "seed {s}");
         assert_eq!(after_compiled, random::current_key()?.to_vec::<u32>()?);
     }
@@ -589,9 +589,9 @@ fn compiled_draws_without_a_key_follow_the_callers_default_key() -> Result<()> {
     // equals the uncompiled draw after seed(s).
     let fresh = compile(f);
     random::seed(9);
-    let first = run(&|| fresh.call(&[x.clone()]))?;
+    let first = run(&|| fresh.call(std::slice::from_ref(&x)))?;
     random::seed(9);
-    assert_eq!(first, run(&|| f(&[x.clone()]))?);
+    assert_eq!(first, run(&|| f(std::slice::from_ref(&x)))?);
     // Threads share the trace and draw from their own keys.
     let barrier = Arc::new(Barrier::new(4));
     let handles: Vec<_> = (0..4u64)
@@ -600,7 +600,7 @@ fn compiled_draws_without_a_key_follow_the_callers_default_key() -> Result<()> {
             std::thread::spawn(move || -> Result<(Vec<f32>, Vec<f32>)> {
                 random::seed(100 + t % 2);
                 barrier.wait();
-                let got = cf.call(&[x.clone()])?[0].to_vec::<f32>()?;
+                let got = cf.call(std::slice::from_ref(&x))?[0].to_vec::<f32>()?;
                 random::seed(100 + t % 2);
                 Ok((got, f(&[x])?[0].to_vec::<f32>()?))
             })
