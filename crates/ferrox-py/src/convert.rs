@@ -354,8 +354,9 @@ fn from_sequence(obj: &Bound<'_, PyAny>, dtype: Option<DType>) -> PyResult<Array
 ///
 /// ``a`` as an array: arrays are returned as they are (or cast to
 /// ``dtype``), anything else converts as :func:`array` does. Arrays are
-/// immutable, so sharing is always safe; ``copy`` is accepted for the
-/// array API.
+/// immutable, so sharing is always safe. ``copy=False`` raises
+/// ``ValueError``, as in MLX on the CPU: ferrox never adopts a foreign
+/// buffer, so it cannot promise a conversion without a copy.
 ///
 /// Example:
 ///     >>> ferrox.core.asarray([1, 2]).tolist()
@@ -367,7 +368,12 @@ fn asarray(
     dtype: Option<&Bound<'_, PyAny>>,
     copy: Option<bool>,
 ) -> PyResult<PyArr> {
-    let _ = copy;
+    if copy == Some(false) {
+        return Err(PyValueError::new_err(
+            "asarray: copy=False is not supported: ferrox does not adopt other buffers \
+             without copying (pass copy=None or copy=True)",
+        ));
+    }
     let d = opt_dtype(dtype)?;
     if a.hasattr("__dlpack__")? && a.cast::<PyArr>().is_err() && !is_numpy_like(a)? {
         return from_dlpack(a, None).and_then(|x| match d {

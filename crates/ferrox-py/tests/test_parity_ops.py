@@ -483,3 +483,11 @@ def test_arange_integer_steps_and_inferred_int64():
     big = fx.arange(2**40, 2**40 + 3)
     assert big.dtype == fx.int64 and big.tolist() == [2**40, 2**40 + 1, 2**40 + 2]
     assert fx.arange(5).dtype == fx.int32
+
+
+def test_asarray_copy_false_raises_as_mlx():
+    with pytest.raises(ValueError):
+        fx.asarray(np.arange(4), copy=False)
+    with pytest.raises(ValueError):
+        fx.asarray(fx.array([1, 2]), copy=False)
+    assert fx.asarray(np.arange(3), copy=True).tolist() == [0, 1, 2]

@@ -439,3 +439,40 @@ def test_named_tuples_and_tuple_subclasses_keep_their_types():
     assert isinstance(v, Vector) and [e.item() for e in v] == [2.0, 4.0]
     batched = fx.vmap(step)(State(fx.ones((3, 2)), fx.ones((3, 2))))
     assert isinstance(batched, State) and batched.b.shape == (3, 2)
+
+
+def test_custom_rules_of_a_one_argument_function_get_the_argument_itself():
+    @fx.custom_function
+    def f(x):
+        return fx.exp(x)
+
+    @f.jvp
+    def f_jvp(x, dx):
+        return fx.ones_like(x) * 7 * dx
+
+    @f.vjp
+    def f_vjp(x, cotangent, output):
+        return fx.ones_like(x) * 42 * cotangent
+
+    @f.vmap
+    def f_vmap(x, axis):
+        return fx.ones_like(x) * 3, axis
+
+    assert fx.grad(f)(fx.array(1.0)).item() == 42.0
+    (_,), (t,) = fx.jvp(f, [fx.array(1.0)], [fx.array(1.0)])
+    assert t.item() == 7.0
+    assert fx.vmap(f)(fx.ones(4)).tolist() == [3.0] * 4
+
+
+def test_grad_argument_checks_raise_value_errors():
+    with pytest.raises(ValueError):
+        fx.grad(lambda x: x.sum(keepdims=True))(fx.ones((2, 2)))
+    with pytest.raises(ValueError):
+        fx.grad(lambda x: x, argnums=-1)
+    with pytest.raises(ValueError):
+        fx.value_and_grad(lambda x: x, argnums=())
+    with pytest.raises(ValueError):
+        fx.value_and_grad(lambda p: p["x"] * p["y"])({"x": 0.5, "y": fx.array(2.0)})
+    f = fx.grad(lambda x, y: x * y, argnums=[0], argnames=["y"])
+    with pytest.raises(ValueError):
+        f(x=fx.array(1.0), y=fx.array(2.0))

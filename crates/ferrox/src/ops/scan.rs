@@ -804,15 +804,20 @@ mod tests {
             }
             assert!((jv - jv_fd).abs() < 1e-5, "jvp {jv} vs {jv_fd}");
         }
-        assert!(
-            logcumsumexp(
-                &Array::from_slice(&[crate::dtype::Complex64::new(0.0, 1.0)], &[1]).unwrap(),
-                None,
-                false,
-                true
-            )
-            .is_err()
-        );
+        // Complex: log of the running sum of exp (one element: itself).
+        let z = crate::dtype::Complex64::new(0.5, 1.0);
+        let got = logcumsumexp(
+            &Array::from_slice(&[z, z], &[2]).unwrap(),
+            None,
+            false,
+            true,
+        )
+        .unwrap()
+        .to_vec::<crate::dtype::Complex64>()
+        .unwrap();
+        assert!((got[0] - z).norm() < 1e-6, "{got:?}");
+        let two = z + crate::dtype::Complex64::new(std::f32::consts::LN_2, 0.0);
+        assert!((got[1] - two).norm() < 1e-5, "{got:?}");
         let i = logcumsumexp(
             &Array::from_slice(&[1i32, 2], &[2]).unwrap(),
             None,
