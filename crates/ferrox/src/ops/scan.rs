@@ -369,12 +369,37 @@ fn nan_to_neg_inf(v: &Array) -> Result<Array> {
     crate::ops::select::r#where(&crate::ops::unary::isnan(v)?, &neg_inf, v)
 }
 
+/// Complex `logcumsumexp`: the log of the running sum of exp, shifted by
+/// the largest real part along the axis so that exp does not overflow.
+fn complex_logcumsumexp(
+    a: &Array,
+    axis: Option<isize>,
+    reverse: bool,
+    inclusive: bool,
+) -> Result<Array> {
+    use crate::ops::unary::{exp, log, real};
+    let flat;
+    let (x, ax) = match axis {
+        Some(ax) => (a, ax),
+        None => {
+            flat = crate::ops::views::reshape(a, &[-1])?;
+            (&flat, 0)
+        }
+    };
+    // The shift cancels exactly, so its own derivative is zero.
+    let m = crate::ops::reduce::max(&real(x)?, Some(&[ax]), true)?;
+    let shifted = crate::ops::binary::subtract(x, &m)?;
+    let s = cumsum(&exp(&shifted)?, Some(ax), reverse, inclusive)?;
+    crate::ops::binary::add(&log(&s)?, &m)
+}
+
 /// Cumulative `log(sum(exp(a)))` along `axis` (`None`: the flattened
 /// array), computed stably (running maximum and rescaled sum).
 ///
 /// `reverse` scans from the end; `inclusive: false` excludes each element
 /// from its own output (the first output is `-inf`). bool and integer
-/// inputs compute in float32; complex64 is an error.
+/// inputs compute in float32; complex64 takes the log of the running sum
+/// of exp, shifted by the largest real part along the axis.
 ///
 /// ```
 /// let a = ferrox::Array::from_slice(&[0.0f32, 0.0, 1000.0], &[3])?;
@@ -394,20 +419,8 @@ pub fn logcumsumexp(
         // Complex: log of the cumulative sum of exp, shifted by the largest
         // real part along the axis so that exp does not overflow.
         DType::Complex64 => {
-            use crate::ops::unary::{exp, log, real};
-            let flat;
-            let (x, ax) = match axis {
-                Some(ax) => (a, ax),
-                None => {
-                    flat = crate::ops::views::reshape(a, &[-1])?;
-                    (&flat, 0)
-                }
-            };
-            // The shift cancels exactly, so its own derivative is zero.
-            let m = crate::ops::reduce::max(&real(x)?, Some(&[ax]), true)?;
-            let shifted = crate::ops::binary::subtract(x, &m)?;
-            let s = cumsum(&exp(&shifted)?, Some(ax), reverse, inclusive)?;
-            return crate::ops::binary::add(&log(&s)?, &m);
+            return complex_logcumsumexp(a, axis, reverse, inclusive)
+                .map_err(|e| crate::error::Error::new(e.kind(), "logcumsumexp", e.message()));
         }
         d if d.is_float() => a.clone(),
         _ => a.astype(DType::Float32)?,

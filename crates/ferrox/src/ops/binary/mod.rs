@@ -412,12 +412,16 @@ pub fn arctan2(a: &Array, b: &Array) -> Result<Array> {
 pub fn logaddexp(a: &Array, b: &Array) -> Result<Array> {
     if a.dtype() == DType::Complex64 || b.dtype() == DType::Complex64 {
         use crate::ops::unary::{exp, log, real};
-        let (a, b) = (a.astype(DType::Complex64)?, b.astype(DType::Complex64)?);
-        let a_larger = greater_equal(&real(&a)?, &real(&b)?)?;
-        let m = crate::ops::select::r#where(&a_larger, &a, &b)?;
-        let other = crate::ops::select::r#where(&a_larger, &b, &a)?;
-        let rest = log(&add(&exp(&subtract(&other, &m)?)?, &Array::from(1.0))?)?;
-        return add(&m, &rest);
+        let composed = || -> Result<Array> {
+            let (a, b) = (a.astype(DType::Complex64)?, b.astype(DType::Complex64)?);
+            let a_larger = greater_equal(&real(&a)?, &real(&b)?)?;
+            let m = crate::ops::select::r#where(&a_larger, &a, &b)?;
+            let other = crate::ops::select::r#where(&a_larger, &b, &a)?;
+            let rest = log(&add(&exp(&subtract(&other, &m)?)?, &Array::from(1.0))?)?;
+            add(&m, &rest)
+        };
+        // Errors name this op, not the ones it is composed of.
+        return composed().map_err(|e| Error::new(e.kind(), "logaddexp", e.message()));
     }
     build(BinaryOp::LogAddExp, a, b)
 }
