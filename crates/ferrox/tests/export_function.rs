@@ -240,17 +240,29 @@ fn random_with_a_key_input_and_divmod() {
 }
 
 #[test]
-fn draws_without_a_key_are_refused_with_a_clear_error() {
+fn draws_without_a_key_export_the_keys_of_the_export() -> Result<()> {
     let dir = tempfile::tempdir().expect("a temporary directory");
     let path = dir.path().join("keyless.fxfn");
-    let f = |xs: &[Array], _: &Kwargs| -> Result<Vec<Array>> {
-        Ok(vec![
-            (&xs[0] + &random::uniform(0.0, 1.0, &[2], DType::Float32, None)?)?,
-        ])
-    };
-    let err = export_function(&path, f, &[randn(&[2], 3)], &Kwargs::new(), false, "")
-        .expect_err("a keyless draw cannot be exported");
-    assert!(err.to_string().contains("default key"), "{err}");
+    let draw = || random::uniform(0.0, 1.0, &[3], DType::Float32, None);
+    random::seed(5);
+    export_function(
+        &path,
+        move |_: &[Array], _: &Kwargs| Ok(vec![draw()?]),
+        &[],
+        &Kwargs::new(),
+        false,
+        "",
+    )?;
+    let imported = import_function(&path)?;
+    let (a, b) = (
+        imported.call(&[], &Kwargs::new())?,
+        imported.call(&[], &Kwargs::new())?,
+    );
+    random::seed(5);
+    let want = draw()?.to_vec::<f32>()?;
+    assert_eq!(a[0].to_vec::<f32>()?, want);
+    assert_eq!(b[0].to_vec::<f32>()?, want);
+    Ok(())
 }
 
 #[test]

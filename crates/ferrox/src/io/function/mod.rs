@@ -46,6 +46,33 @@ use std::sync::Arc;
 /// Keyword inputs by name (sorted: the order in a trace's signature).
 pub type Kwargs = BTreeMap<String, Array>;
 
+/// The tape with its draws from the default key fixed to keys drawn now
+/// from the exporting thread's default key, in order (as MLX exports
+/// them): an exported file replays the numbers of its export, so
+/// `seed(s)` before exporting and before calling the original function
+/// gives the same numbers. A file has no per-call key input.
+fn bake_key_draws(mut tape: Tape, args: usize) -> Result<Tape> {
+    if tape.key_draws == 0 {
+        return Ok(tape);
+    }
+    let keys = (0..tape.key_draws)
+        .map(|_| crate::transforms::default_key::default_key())
+        .collect::<Result<Vec<_>>>()?;
+    let bake = |r: &mut Ref| {
+        if let Ref::Input(i) = *r {
+            if let Some(key) = i.checked_sub(args).and_then(|j| keys.get(j)) {
+                *r = Ref::Const(key.clone());
+            }
+        }
+    };
+    for ins in &mut tape.instrs {
+        ins.inputs.iter_mut().for_each(bake);
+    }
+    tape.outputs.iter_mut().for_each(bake);
+    tape.key_draws = 0;
+    Ok(tape)
+}
+
 /// The `format` value of an exported function's program.
 pub const FORMAT: &str = "ferrox.function";
 /// The version of the program layout this build writes and reads.
@@ -267,18 +294,7 @@ impl FunctionExporter {
             let kw: Kwargs = names.iter().cloned().zip(xs[n..].iter().cloned()).collect();
             fun(&xs[..n], &kw)
         })?;
-        if tape.key_draws > 0 {
-            // A draw from the caller's default key is a per-call input the
-            // file has no place for yet.
-            return Err(Error::unsupported(
-                "export_function",
-                format!(
-                    "the function draws {} random keys from the default key; pass a key \
-                     as an argument (random.key / random.split) to export it",
-                    tape.key_draws
-                ),
-            ));
-        }
+        let tape = bake_key_draws(tape, inputs.len())?;
         let tape = simplify(tape);
         let mut enc = Encoder {
             ex: self,
