@@ -190,21 +190,36 @@ fn full_like(
     ok(on(stream, || ferrox::full(a.shape(), fill_value, d))?)
 }
 
-/// `arange(stop)`, `arange(start, stop, step=None)`; int32 when every
-/// bound is an int, else float32.
+/// `arange(stop)`, `arange(start, stop, step=None)`, `arange(stop=n,
+/// step=s)`; int32 when every bound is an int (int64 when one does not fit),
+/// else float32.
 ///
 /// Example:
 ///     >>> ferrox.core.arange(0, 6, 2).tolist()
 ///     [0, 2, 4]
+///     >>> ferrox.core.arange(stop=3).tolist()
+///     [0, 1, 2]
 #[pyfunction]
-#[pyo3(signature = (start, stop = None, step = None, dtype = None, *, stream = None))]
+#[pyo3(signature = (start = None, stop = None, step = None, dtype = None, *, stream = None))]
 fn arange(
-    start: &Any<'_>,
+    start: Option<&Any<'_>>,
     stop: Option<&Any<'_>>,
     step: Option<&Any<'_>>,
     dtype: Option<&Any<'_>>,
     stream: Stream<'_, '_>,
 ) -> PyResult<PyArr> {
+    let py_zero;
+    let (start, stop) = match (start.filter(|s| !s.is_none()), stop) {
+        (Some(start), stop) => (start, stop),
+        // `arange(stop=n)`: start at 0.
+        (None, Some(stop)) if !stop.is_none() => {
+            py_zero = 0i64.into_pyobject(stop.py())?.into_any();
+            (&py_zero, Some(stop))
+        }
+        _ => return Err(PyTypeError::new_err(
+            "arange() needs a stop: arange(stop), arange(start, stop[, step]) or arange(stop=n)",
+        )),
+    };
     let mut all_int = start.is_instance_of::<PyInt>();
     let (b, e) = match stop {
         Some(s) if !s.is_none() => {

@@ -491,3 +491,15 @@ def test_asarray_copy_false_raises_as_mlx():
     with pytest.raises(ValueError):
         fx.asarray(fx.array([1, 2]), copy=False)
     assert fx.asarray(np.arange(3), copy=True).tolist() == [0, 1, 2]
+
+
+def test_arange_keyword_stop_and_infinite_steps():
+    assert fx.arange(stop=3).tolist() == [0, 1, 2]
+    big = fx.arange(stop=2, step=2**40)
+    assert big.dtype == fx.int64 and big.tolist() == [0]
+    assert fx.arange(10, 0, float("inf")).tolist() == []
+    assert fx.arange(0, 10, float("inf")).tolist() == np.arange(0, 10, np.inf).tolist()
+    with pytest.raises(ValueError):
+        fx.arange(0, float("inf"), 1)
+    with pytest.raises(TypeError):
+        fx.arange()

@@ -140,22 +140,46 @@ impl Primitive for Arange {
 /// ```
 /// let z = ferrox::arange(0.0, 3.0, 0.2, ferrox::DType::Int32)?;
 /// assert_eq!(z.to_vec::<i32>()?, vec![0; 15]);
+/// let one = ferrox::arange(0.0, 10.0, f64::INFINITY, ferrox::DType::Float32)?;
+/// assert_eq!(one.to_vec::<f32>()?, vec![0.0]);
+/// assert_eq!(ferrox::arange(10.0, 0.0, f64::INFINITY, ferrox::DType::Float32)?.size(), 0);
 /// let a = ferrox::arange(0.0, 1.0, 0.25, ferrox::DType::Float32)?;
 /// assert_eq!(a.to_vec::<f32>()?, vec![0.0, 0.25, 0.5, 0.75]);
 /// assert!(ferrox::arange(0.0, 1.0, 0.0, ferrox::DType::Float32).is_err());
 /// # Ok::<(), ferrox::Error>(())
 /// ```
 pub fn arange(start: f64, stop: f64, step: f64, dtype: DType) -> Result<Array> {
-    if step == 0.0 || !step.is_finite() || !start.is_finite() || !stop.is_finite() {
+    if step == 0.0 || step.is_nan() || !start.is_finite() || !stop.is_finite() {
         return Err(Error::value(
             "arange",
-            format!("start {start}, stop {stop} and step {step} must be finite and step non-zero"),
+            format!(
+                "start {start} and stop {stop} must be finite and step {step} non-zero and not NaN"
+            ),
         ));
     }
     if dtype == DType::Bool || dtype == DType::Complex64 {
         return Err(Error::dtype(
             "arange",
             format!("dtype {dtype} is not supported"),
+        ));
+    }
+    // An infinite step gives `[start]` when it points from start towards
+    // stop, else nothing (numpy's and MLX's answer).
+    if step.is_infinite() {
+        let n = usize::from((stop - start) * step.signum() > 0.0);
+        let first = if dtype.is_integer() {
+            start.trunc()
+        } else {
+            start
+        };
+        return Ok(Array::from_op(
+            vec![n],
+            dtype,
+            Arange {
+                start: first,
+                step: 0.0,
+            },
+            vec![],
         ));
     }
     let n = ((stop - start) / step).ceil().max(0.0);

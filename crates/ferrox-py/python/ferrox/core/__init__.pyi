@@ -418,14 +418,17 @@ def any(a: ArrayLike, /, axis: Union[int, Sequence[int], None] = ..., keepdims: 
     """
     ...
 
-def arange(start: Any, stop: Any = ..., step: Any = ..., dtype: Optional[Dtype] = ..., *, stream: StreamOrDevice = ...) -> Any:
+def arange(start: Any = ..., stop: Any = ..., step: Any = ..., dtype: Optional[Dtype] = ..., *, stream: StreamOrDevice = ...) -> Any:
     """
-    `arange(stop)`, `arange(start, stop, step=None)`; int32 when every
-    bound is an int, else float32.
+    `arange(stop)`, `arange(start, stop, step=None)`, `arange(stop=n,
+    step=s)`; int32 when every bound is an int (int64 when one does not fit),
+    else float32.
 
     Example:
         >>> ferrox.core.arange(0, 6, 2).tolist()
         [0, 2, 4]
+        >>> ferrox.core.arange(stop=3).tolist()
+        [0, 1, 2]
     """
     ...
 
@@ -1297,8 +1300,9 @@ def asarray(a: ArrayLike, dtype: Optional[Dtype] = ..., *, copy: Any = ...) -> a
 
     ``a`` as an array: arrays are returned as they are (or cast to
     ``dtype``), anything else converts as :func:`array` does. Arrays are
-    immutable, so sharing is always safe; ``copy`` is accepted for the
-    array API.
+    immutable, so sharing is always safe. ``copy=False`` raises
+    ``ValueError``, as in MLX on the CPU: ferrox never adopts a foreign
+    buffer, so it cannot promise a conversion without a copy.
 
     Example:
         >>> ferrox.core.asarray([1, 2]).tolist()
