@@ -12,6 +12,7 @@ use crate::error::{Error, Result};
 use crate::graph::array::Array;
 use crate::ops::cast::astype;
 use crate::ops::creation::zeros;
+use crate::ops::grad_helpers::reshape_to;
 use crate::ops::join::concatenate;
 use crate::ops::scan::cumsum;
 use crate::ops::select::r#where;
@@ -78,10 +79,10 @@ pub fn masked_scatter(a: &Array, mask: &Array, values: &Array) -> Result<Array> 
     } else {
         mask.size()
     };
-    let lifted: Vec<isize> = std::iter::repeat_n(1, trailing.len() + 1 - values.ndim())
-        .chain(values.shape().iter().map(|&d| d as isize))
+    let lifted: Vec<usize> = std::iter::repeat_n(1, trailing.len() + 1 - values.ndim())
+        .chain(values.shape().iter().copied())
         .collect();
-    let values = reshape(&astype(values, a.dtype())?, &lifted)?;
+    let values = reshape_to(&astype(values, a.dtype())?, &lifted)?;
     let per_slice: Vec<usize> = std::iter::once(slices)
         .chain(trailing.iter().copied())
         .collect();
@@ -99,13 +100,13 @@ pub fn masked_scatter(a: &Array, mask: &Array, values: &Array) -> Result<Array> 
     // the filler).
     let filler = zeros(&[1], a.dtype())?;
     let flat = concatenate(&[filler, reshape(&values, &[-1])?], 0)?;
-    let lifted_mask: Vec<isize> = mask
+    let lifted_mask: Vec<usize> = mask
         .shape()
         .iter()
-        .map(|&d| d as isize)
+        .copied()
         .chain(std::iter::repeat_n(1, trailing.len()))
         .collect();
-    let full_mask = broadcast_to(&reshape(mask, &lifted_mask)?, shape)?;
+    let full_mask = broadcast_to(&reshape_to(mask, &lifted_mask)?, shape)?;
     let count_dtype = if a.size() < i32::MAX as usize {
         DType::Int32
     } else {
@@ -114,12 +115,8 @@ pub fn masked_scatter(a: &Array, mask: &Array, values: &Array) -> Result<Array> 
     let flat_mask = reshape(&full_mask, &[-1])?;
     let position = cumsum(&astype(&flat_mask, count_dtype)?, Some(0), false, true)?;
     let index = r#where(&flat_mask, &position, &zeros(&[], count_dtype)?)?;
-    let picked = reshape(&take(&flat, &index, None)?, &shape_isize(shape))?;
+    let picked = reshape_to(&take(&flat, &index, None)?, shape)?;
     r#where(&full_mask, &picked, a)
-}
-
-fn shape_isize(shape: &[usize]) -> Vec<isize> {
-    shape.iter().map(|&d| d as isize).collect()
 }
 
 #[cfg(test)]
