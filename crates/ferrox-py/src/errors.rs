@@ -2,14 +2,15 @@
 
 use ferrox::{Error, ErrorKind};
 use pyo3::exceptions::{
-    PyFileNotFoundError, PyIndexError, PyMemoryError, PyNotImplementedError, PyOSError,
-    PyRuntimeError, PyValueError,
+    PyFileNotFoundError, PyMemoryError, PyNotImplementedError, PyOSError, PyRuntimeError,
+    PyValueError,
 };
 use pyo3::prelude::*;
 
 /// The Python exception for a ferrox error: shape, axis and value errors
 /// are `ValueError`, dtype errors `DtypeError` (a `TypeError` and a
-/// `ValueError`), index errors `IndexError`,
+/// `ValueError`), index errors `IndexingError` (an `IndexError` and a
+/// `ValueError`),
 /// a missing transform rule `NotImplementedError`, allocation failures
 /// `MemoryError`, failed kernels `RuntimeError`, file errors `OSError`
 /// (`FileNotFoundError` for a missing file). The message is the error's
@@ -22,8 +23,8 @@ pub fn to_py(e: Error) -> PyErr {
     let msg = e.to_string();
     match e.kind() {
         ErrorKind::Shape | ErrorKind::Axis | ErrorKind::Value => PyValueError::new_err(msg),
-        ErrorKind::Dtype => dtype_error(msg),
-        ErrorKind::Index => PyIndexError::new_err(msg),
+        ErrorKind::Dtype => DTYPE_ERROR.err(msg),
+        ErrorKind::Index => INDEXING_ERROR.err(msg),
         ErrorKind::Unsupported => PyNotImplementedError::new_err(msg),
         ErrorKind::Memory => PyMemoryError::new_err(msg),
         ErrorKind::Runtime => PyRuntimeError::new_err(msg),
@@ -32,41 +33,73 @@ pub fn to_py(e: Error) -> PyErr {
     }
 }
 
-/// `ferrox.core.DtypeError`, a subclass of both `TypeError` (numpy raises
-/// that for an unsupported dtype) and `ValueError` (MLX does), so code
-/// written for either catches it.
-static DTYPE_ERROR: pyo3::sync::PyOnceLock<Py<pyo3::types::PyType>> = pyo3::sync::PyOnceLock::new();
+/// An exception class of `ferrox.core` deriving from two builtins, made once
+/// per interpreter.
+struct DualError {
+    cell: pyo3::sync::PyOnceLock<Py<pyo3::types::PyType>>,
+    name: &'static str,
+    bases: [&'static str; 2],
+    doc: &'static str,
+}
 
-fn dtype_error_type(py: Python<'_>) -> PyResult<&Bound<'_, pyo3::types::PyType>> {
-    DTYPE_ERROR
-        .get_or_try_init(py, || {
-            let builtins = py.import("builtins")?;
-            let bases = pyo3::types::PyTuple::new(
-                py,
-                [builtins.getattr("TypeError")?, builtins.getattr("ValueError")?],
-            )?;
-            let ns = pyo3::types::PyDict::new(py);
-            ns.set_item("__module__", "ferrox.core")?;
-            ns.set_item(
-                "__doc__",
-                "An op does not support a dtype: both a TypeError (as numpy) and a ValueError (as MLX).",
-            )?;
-            let t = builtins.getattr("type")?.call1(("DtypeError", bases, ns))?;
-            Ok(t.cast_into::<pyo3::types::PyType>()?.unbind())
+impl DualError {
+    const fn new(name: &'static str, bases: [&'static str; 2], doc: &'static str) -> Self {
+        DualError {
+            cell: pyo3::sync::PyOnceLock::new(),
+            name,
+            bases,
+            doc,
+        }
+    }
+
+    fn get<'py>(&'py self, py: Python<'py>) -> PyResult<&'py Bound<'py, pyo3::types::PyType>> {
+        self.cell
+            .get_or_try_init(py, || {
+                let builtins = py.import("builtins")?;
+                let bases = pyo3::types::PyTuple::new(
+                    py,
+                    [
+                        builtins.getattr(self.bases[0])?,
+                        builtins.getattr(self.bases[1])?,
+                    ],
+                )?;
+                let ns = pyo3::types::PyDict::new(py);
+                ns.set_item("__module__", "ferrox.core")?;
+                ns.set_item("__doc__", self.doc)?;
+                let t = builtins.getattr("type")?.call1((self.name, bases, ns))?;
+                Ok(t.cast_into::<pyo3::types::PyType>()?.unbind())
+            })
+            .map(|t| t.bind(py))
+    }
+
+    fn err(&self, msg: String) -> PyErr {
+        crate::gil::attach(|py| match self.get(py) {
+            Ok(t) => PyErr::from_type(t.clone(), msg),
+            Err(e) => e,
         })
-        .map(|t| t.bind(py))
+    }
 }
 
-fn dtype_error(msg: String) -> PyErr {
-    crate::gil::attach(|py| match dtype_error_type(py) {
-        Ok(t) => PyErr::from_type(t.clone(), msg),
-        Err(e) => e,
-    })
-}
+/// `ferrox.core.DtypeError`: numpy raises a `TypeError` for an unsupported
+/// dtype, MLX a `ValueError`; code written for either catches this.
+static DTYPE_ERROR: DualError = DualError::new(
+    "DtypeError",
+    ["TypeError", "ValueError"],
+    "An op does not support a dtype: both a TypeError (as numpy) and a ValueError (as MLX).",
+);
 
-/// Registers `DtypeError`.
+/// `ferrox.core.IndexingError`: numpy raises an `IndexError` for a bad
+/// index (too many indices, out of bounds), MLX a `ValueError`.
+static INDEXING_ERROR: DualError = DualError::new(
+    "IndexingError",
+    ["IndexError", "ValueError"],
+    "A bad index: both an IndexError (as numpy) and a ValueError (as MLX).",
+);
+
+/// Registers `DtypeError` and `IndexingError`.
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add("DtypeError", dtype_error_type(m.py())?)
+    m.add("DtypeError", DTYPE_ERROR.get(m.py())?)?;
+    m.add("IndexingError", INDEXING_ERROR.get(m.py())?)
 }
 
 /// A Python exception as a ferrox error, for Rust code between a Python

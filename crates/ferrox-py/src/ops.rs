@@ -146,10 +146,9 @@ fn full(
 fn zeros_like(a: &Any<'_>, dtype: Option<&Any<'_>>, stream: Stream<'_, '_>) -> PyResult<PyArr> {
     let a = to_array(a)?;
     let d = opt_dtype(dtype)?;
-    ok(on(stream, || match d {
-        Some(d) => ferrox::zeros_like(&a)?.astype(d),
-        None => ferrox::zeros_like(&a),
-    })?)
+    // Built on the template, so a shapeless compile follows its shape.
+    let d = d.unwrap_or(a.dtype());
+    ok(on(stream, || ferrox::ops::creation::fill_like(&a, 0.0, d))?)
 }
 
 /// ones_like(a, /, dtype=None, *, stream=None) -> array
@@ -164,10 +163,9 @@ fn zeros_like(a: &Any<'_>, dtype: Option<&Any<'_>>, stream: Stream<'_, '_>) -> P
 fn ones_like(a: &Any<'_>, dtype: Option<&Any<'_>>, stream: Stream<'_, '_>) -> PyResult<PyArr> {
     let a = to_array(a)?;
     let d = opt_dtype(dtype)?;
-    ok(on(stream, || match d {
-        Some(d) => ferrox::ones_like(&a)?.astype(d),
-        None => ferrox::ones_like(&a),
-    })?)
+    // Built on the template, so a shapeless compile follows its shape.
+    let d = d.unwrap_or(a.dtype());
+    ok(on(stream, || ferrox::ops::creation::fill_like(&a, 1.0, d))?)
 }
 
 /// full_like(a, /, fill_value, dtype=None, *, stream=None) -> array
@@ -187,7 +185,9 @@ fn full_like(
 ) -> PyResult<PyArr> {
     let a = to_array(a)?;
     let d = opt_dtype(dtype)?.unwrap_or(a.dtype());
-    ok(on(stream, || ferrox::full(a.shape(), fill_value, d))?)
+    ok(on(stream, || {
+        ferrox::ops::creation::fill_like(&a, fill_value, d)
+    })?)
 }
 
 /// `arange(stop)`, `arange(start, stop, step=None)`, `arange(stop=n,
@@ -200,26 +200,60 @@ fn full_like(
 ///     >>> ferrox.core.arange(stop=3).tolist()
 ///     [0, 1, 2]
 #[pyfunction]
-#[pyo3(signature = (start = None, stop = None, step = None, dtype = None, *, stream = None))]
-fn arange(
-    start: Option<&Any<'_>>,
-    stop: Option<&Any<'_>>,
-    step: Option<&Any<'_>>,
-    dtype: Option<&Any<'_>>,
+#[pyo3(signature = (*args, start = None, stop = None, step = None, dtype = None, stream = None))]
+#[pyo3(text_signature = "(start=None, stop=None, step=None, dtype=None, *, stream=None)")]
+fn arange<'py>(
+    args: &Bound<'py, PyTuple>,
+    start: Option<Any<'py>>,
+    stop: Option<Any<'py>>,
+    step: Option<Any<'py>>,
+    dtype: Option<Any<'py>>,
     stream: Stream<'_, '_>,
 ) -> PyResult<PyArr> {
+    // MLX's two forms, `arange(start, stop, step=None, dtype=None)` and
+    // `arange(stop, step=None, dtype=None)`: one positional bound is the
+    // stop unless `stop=` is given too, and a keyword `start` needs a stop.
+    let keyword_start = start.is_some();
+    let mut slots = [start, stop, step, dtype];
+    let names = ["start", "stop", "step", "dtype"];
+    let positional: Vec<Any<'py>> = args.iter().collect();
+    if positional.len() > 4 {
+        return Err(PyTypeError::new_err(format!(
+            "arange() takes at most 4 positional arguments ({} given)",
+            positional.len()
+        )));
+    }
+    let first = usize::from(positional.len() == 1 && slots[1].is_none());
+    for (i, v) in positional.into_iter().enumerate() {
+        let slot = &mut slots[i + first];
+        if slot.is_some() {
+            return Err(PyTypeError::new_err(format!(
+                "arange() got multiple values for argument '{}'",
+                names[i + first]
+            )));
+        }
+        *slot = Some(v);
+    }
+    let [start, stop, step, dtype] = slots;
+    let stop = stop.filter(|s| !s.is_none() || !keyword_start);
     let py_zero;
     let (start, stop) = match (start.filter(|s| !s.is_none()), stop) {
+        (Some(_), None) if keyword_start => {
+            return Err(PyTypeError::new_err(
+                "arange(): a keyword start needs a stop: arange(start=a, stop=b[, step])",
+            ))
+        }
         (Some(start), stop) => (start, stop),
-        // `arange(stop=n)`: start at 0.
+        // `arange(stop)` or `arange(stop=n)`: start at 0.
         (None, Some(stop)) if !stop.is_none() => {
             py_zero = 0i64.into_pyobject(stop.py())?.into_any();
-            (&py_zero, Some(stop))
+            (py_zero, Some(stop))
         }
         _ => return Err(PyTypeError::new_err(
             "arange() needs a stop: arange(stop), arange(start, stop[, step]) or arange(stop=n)",
         )),
     };
+    let (stop, step, dtype) = (stop.as_ref(), step.as_ref(), dtype.as_ref());
     let mut all_int = start.is_instance_of::<PyInt>();
     let (b, e) = match stop {
         Some(s) if !s.is_none() => {

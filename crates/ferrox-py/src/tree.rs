@@ -283,7 +283,8 @@ fn constants(py: Python<'_>, tree: &Tree, out: &mut Vec<Constant>) -> PyResult<(
                 out.push(tag("s"));
                 out.push(Constant::Str(s.to_string()));
             } else {
-                return Err(PyTypeError::new_err(format!(
+                // ValueError, as MLX raises for this.
+                return Err(PyValueError::new_err(format!(
                     "compile: unsupported argument type {}; pass arrays, Python scalars, \
                      strings, None or lists/tuples/dicts of them",
                     obj.get_type().name()?

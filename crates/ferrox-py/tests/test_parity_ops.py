@@ -503,3 +503,90 @@ def test_arange_keyword_stop_and_infinite_steps():
         fx.arange(0, float("inf"), 1)
     with pytest.raises(TypeError):
         fx.arange()
+
+
+def test_arange_positional_and_keyword_bounds_follow_mlx_overloads():
+    assert fx.arange(5).tolist() == [0, 1, 2, 3, 4]
+    assert fx.arange(1, stop=4).tolist() == [1, 2, 3]
+    assert fx.arange(-3, None, -1).tolist() == [0, -1, -2]
+    assert fx.arange(0, 10, 3, fx.float32).tolist() == [0.0, 3.0, 6.0, 9.0]
+    with pytest.raises(TypeError, match="keyword start needs a stop"):
+        fx.arange(start=1, step=2)
+    with pytest.raises(TypeError, match="multiple values"):
+        fx.arange(1, 2, stop=3)
+    with pytest.raises(TypeError, match="at most 4"):
+        fx.arange(1, 2, 1, fx.int32, 5)
+
+
+def test_python_floats_keep_double_precision_with_float64_arrays():
+    a = fx.array([1.0], dtype=fx.float64)
+    for v in (0.1, 1e-4, np.pi, 1e300, 1e-300):
+        assert (a * v).dtype == fx.float64 and (a * v).tolist() == [v]
+    assert fx.full((3,), 0.37, dtype=fx.float64).tolist() == [0.37] * 3
+    assert fx.maximum(fx.zeros((1,), dtype=fx.float64), 0.1).tolist() == [0.1]
+    assert fx.where(fx.array([False]), a, 0.1).tolist() == [0.1]
+    # Still weak: a float32 array stays float32, an int32 one becomes float32.
+    assert (fx.array([1.0]) * 0.1).dtype == fx.float32
+    assert (fx.array([1]) * 0.1).dtype == fx.float32
+
+
+def test_vecdot_and_segmented_mm_refuse_mismatched_operands():
+    with pytest.raises(ValueError, match="vecdot"):
+        fx.vecdot(fx.array([1, 2]), fx.array([1]))
+    assert fx.vecdot(fx.array([[1, 2], [3, 4]]), fx.array([1, 1])).tolist() == [3, 7]
+    seg = fx.array([[0, 5], [5, 10]]).astype(fx.uint32)
+    with pytest.raises(ValueError, match="segmented_mm"):
+        fx.segmented_mm(fx.ones((2, 10, 10)), fx.ones((2, 10, 10)), seg)
+
+
+def test_put_along_axis_accepts_empty_float_indices():
+    e = fx.array([], fx.float32)
+    out = fx.put_along_axis(e, e, e, axis=None)
+    assert out.shape == (0,) and out.tolist() == []
+    with pytest.raises(ValueError):
+        fx.put_along_axis(fx.zeros((2,)), fx.array([0.0]), fx.array([1.0]), axis=None)
+
+
+def test_half_precision_products_accumulate_in_float32():
+    rng = np.random.default_rng(4)
+    for m, k, n in [(1, 256, 16), (4, 256, 1), (3, 64, 5)]:
+        a = rng.uniform(-0.1, 0.1, (m, k)).astype(np.float16)
+        b = rng.uniform(-0.1, 0.1, (k, n)).astype(np.float16)
+        want = (a.astype(np.float32) @ b.astype(np.float32)).astype(np.float16)
+        for dt in (fx.float16, fx.bfloat16):
+            got = np.array((fx.array(a).astype(dt) @ fx.array(b).astype(dt)).astype(fx.float32))
+            ref = want if dt == fx.float16 else np.array(
+                (fx.array(a).astype(dt).astype(fx.float32) @ fx.array(b).astype(dt).astype(fx.float32))
+                .astype(dt).astype(fx.float32))
+            np.testing.assert_array_equal(got, ref.astype(np.float32))
+
+
+def test_shapeless_compile_of_like_constructors_and_gather_mm_follows_the_inputs():
+    zeros = fx.compile(lambda x: fx.zeros_like(x), shapeless=True)
+    full = fx.compile(lambda x: fx.full_like(x, 3, dtype=fx.int32), shapeless=True)
+    assert zeros(fx.ones((1, 1, 32))).shape == (1, 1, 32)
+    assert zeros(fx.ones((2, 2, 16))).shape == (2, 2, 16)
+    assert full(fx.ones((2, 3))).tolist() == [[3, 3, 3]] * 2
+    assert full(fx.ones((4,))).tolist() == [3] * 4
+    idx = fx.array([0, 1, 2, 3])
+    b = fx.array(np.random.default_rng(5).normal(size=(4, 8, 5)).astype(np.float32))
+    mm = fx.compile(lambda x: fx.gather_mm(x, b, lhs_indices=idx, rhs_indices=idx), shapeless=True)
+    for rows in (2, 3):
+        x = fx.ones((4, rows, 8))
+        close(mm(x), np.array(fx.gather_mm(x, b, lhs_indices=idx, rhs_indices=idx)))
+
+
+def test_conv1d_of_higher_rank_inputs_convolves_every_spatial_axis():
+    x = np.random.default_rng(6).normal(size=(1, 5, 5, 2)).astype(np.float32)
+    w = np.random.default_rng(7).normal(size=(2, 3, 3, 1)).astype(np.float32)
+    got = fx.conv1d(fx.array(x), fx.array(w), groups=2)
+    close(got, np.array(fx.conv2d(fx.array(x), fx.array(w), groups=2)))
+
+
+def test_bad_indices_raise_an_error_that_is_both_index_and_value_error():
+    with pytest.raises(IndexError):
+        fx.array(0)[0]
+    with pytest.raises(ValueError):
+        a = fx.array(0)
+        a[0] = fx.array(1)
+    assert issubclass(fx.IndexingError, IndexError) and issubclass(fx.IndexingError, ValueError)

@@ -209,7 +209,7 @@ def test_compile_decorator_kwargs_and_errors():
         bad(fx.ones((2,)))
     # A non-array output is kept as the trace returned it (as in MLX).
     assert fx.compile(lambda x: 3)(fx.ones((2,))) == 3
-    with pytest.raises(TypeError):
+    with pytest.raises(ValueError, match="unsupported argument type"):
         fx.compile(lambda x: x)(object())
 
 
@@ -476,3 +476,16 @@ def test_grad_argument_checks_raise_value_errors():
     f = fx.grad(lambda x, y: x * y, argnums=[0], argnames=["y"])
     with pytest.raises(ValueError):
         f(x=fx.array(1.0), y=fx.array(2.0))
+
+
+def test_a_compiled_function_keeps_the_wrapped_docstring_and_signature():
+    import inspect
+
+    def inner(x, y: str = "a"):
+        """A useful function."""
+        return x
+
+    c = fx.compile(inner)
+    assert c.__doc__ == inner.__doc__ and c.__name__ == "inner"
+    assert inspect.signature(c) == inspect.signature(inner)
+    assert "compiled Python function" in inspect.getdoc(fx.CompiledFunction)

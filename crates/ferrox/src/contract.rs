@@ -237,14 +237,28 @@ pub fn inner(a: &Array, b: &Array) -> Result<Array> {
 /// let b = Array::from_slice(&[1.0f32, 1.0, 2.0, 2.0], &[2, 2])?;
 /// assert_eq!(vecdot(&a, &b, -1)?.to_vec::<f32>()?, vec![3.0, 6.0]);
 /// assert!(vecdot(&a, &b, 2).is_err());
+/// let c = Array::from_slice(&[1.0f32], &[1])?;
+/// assert!(vecdot(&a, &c, 0).is_err()); // lengths 2 and 1 along the axis
 /// # Ok::<(), ferrox::Error>(())
 /// ```
 pub fn vecdot(a: &Array, b: &Array, axis: isize) -> Result<Array> {
     let shape = crate::ops::shape_rules::broadcast_shapes("vecdot", a.shape(), b.shape())?;
-    // The axis must exist in both operands (as MLX checks), then it is
-    // taken in the broadcast shape.
-    normalize_axis("vecdot", axis, a.ndim())?;
-    normalize_axis("vecdot", axis, b.ndim())?;
+    // The axis must exist in both operands (as MLX checks) and have one
+    // length in both: broadcasting does not stretch the contracted axis.
+    let (ia, ib) = (
+        normalize_axis("vecdot", axis, a.ndim())?,
+        normalize_axis("vecdot", axis, b.ndim())?,
+    );
+    if a.shape()[ia] != b.shape()[ib] {
+        return Err(Error::shape(
+            "vecdot",
+            format!(
+                "the operands' axis {axis} lengths differ: {:?} and {:?}",
+                a.shape(),
+                b.shape()
+            ),
+        ));
+    }
     let ax = normalize_axis("vecdot", axis, shape.len())?;
     let prod = multiply(&crate::ops::unary::conjugate(a)?, b)?;
     crate::ops::reduce::sum(&prod, Some(&[ax as isize]), false)

@@ -56,10 +56,16 @@ impl Array {
     /// use ferrox::*;
     /// let h = ones(&[2], DType::Float16)?;
     /// assert_eq!(multiply(&h, &Array::weak_f64(2.0))?.dtype(), DType::Float16);
+    /// // With a float64 array it keeps its double precision.
+    /// let d = ones(&[1], DType::Float64)?;
+    /// assert_eq!(multiply(&d, &Array::weak_f64(0.1))?.to_vec::<f64>()?, vec![0.1]);
     /// # Ok::<(), ferrox::Error>(())
     /// ```
     pub fn weak_f64(value: f64) -> Array {
-        Self::try_scalar(value as f32, true).unwrap_or_else(|_| Self::unavailable(DType::Float32))
+        match Self::try_scalar(value as f32, true) {
+            Ok(a) => crate::graph::array::mark_weak_exact(a, value),
+            Err(_) => Self::unavailable(DType::Float32),
+        }
     }
     /// A weakly typed integer scalar (int32 unless combined with an array;
     /// int64 when the value does not fit int32, so that combined with a

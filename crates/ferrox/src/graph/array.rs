@@ -47,6 +47,7 @@ impl Array {
             dtype,
             stream: current_stream(),
             weak: false,
+            weak_exact: None,
             op: None,
             inputs: RwLock::new(vec![]),
             outputs: None,
@@ -68,6 +69,7 @@ impl Array {
             dtype,
             stream: current_stream(),
             weak: false,
+            weak_exact: None,
             op: None,
             inputs: RwLock::new(vec![]),
             outputs: None,
@@ -138,6 +140,7 @@ impl Array {
             dtype,
             stream: current_stream(),
             weak: false,
+            weak_exact: None,
             op: Some(op),
             inputs: RwLock::new(inputs),
             outputs: None,
@@ -161,6 +164,7 @@ impl Array {
             dtype,
             stream: current_stream(),
             weak: false,
+            weak_exact: None,
             op: Some(op),
             inputs: RwLock::new(inputs),
             outputs: Some(outputs),
@@ -279,4 +283,21 @@ pub(crate) fn mark_weak(mut a: Array) -> Array {
         n.weak = true;
     }
     a
+}
+
+/// Records on a freshly built weak float scalar the double-precision value
+/// it was rounded from (see [`Node::weak_exact`](super::node::Node)).
+pub(crate) fn mark_weak_exact(mut a: Array, value: f64) -> Array {
+    if let Some(n) = Arc::get_mut(&mut a.0) {
+        n.weak_exact = Some(value);
+    }
+    a
+}
+
+impl Array {
+    /// The double-precision value of a weak float scalar built by
+    /// [`Array::weak_f64`] (its float32 data is that value rounded).
+    pub(crate) fn weak_exact(&self) -> Option<f64> {
+        self.0.weak_exact
+    }
 }

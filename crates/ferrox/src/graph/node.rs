@@ -26,6 +26,10 @@ pub(crate) struct Node {
     /// A weakly typed scalar (a plain number) that adopts the other
     /// operand's dtype in binary ops.
     pub(crate) weak: bool,
+    /// For a weak float scalar, the value it was made from: its data is
+    /// that value rounded to float32, and a cast to float64 starts from
+    /// this instead (so `float64_array * 0.1` multiplies by the double 0.1).
+    pub(crate) weak_exact: Option<f64>,
     /// `None` for leaves created from data.
     pub(crate) op: Option<Arc<dyn Primitive>>,
     /// Read-locked by the evaluating thread for the whole kernel (it

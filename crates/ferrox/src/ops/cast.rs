@@ -75,6 +75,9 @@ pub fn astype(a: &Array, dtype: DType) -> Result<Array> {
     if a.dtype() == dtype {
         return Ok(a.clone());
     }
+    if let (DType::Float64, Some(exact)) = (dtype, a.weak_exact()) {
+        return Ok(Array::scalar(exact));
+    }
     Ok(Array::from_op(
         a.shape().to_vec(),
         dtype,

@@ -107,6 +107,27 @@ pub fn full_like(a: &Array, value: f64) -> Result<Array> {
     full(a.shape(), value, a.dtype())
 }
 
+/// `value` cast to `dtype` with the shape of `template`, as a node that
+/// takes `template` as an input: in a shapeless compiled function its shape
+/// follows the template's at every call (MLX's `full_like` is built the
+/// same way). [`zeros_like`], [`ones_like`] and [`full_like`] do not depend
+/// on their template, so the transforms' rules can make zeros without
+/// keeping or computing it; this is the one for user code that compiles.
+/// The template is evaluated (its values are never read).
+///
+/// ```
+/// use ferrox::{ops::creation::fill_like, Array, DType};
+/// let t = Array::from_slice(&[1.0f32, 2.0, 3.0], &[3])?;
+/// let y = fill_like(&t, 7.0, DType::Int32)?;
+/// assert_eq!((y.shape(), y.to_vec::<i32>()?), (&[3][..], vec![7; 3]));
+/// # Ok::<(), ferrox::Error>(())
+/// ```
+pub fn fill_like(template: &Array, value: f64, dtype: DType) -> Result<Array> {
+    let value = full(&[], value, dtype)?;
+    let template = template.astype(dtype)?;
+    crate::ops::select::r#where(&Array::scalar(true), &value, &template)
+}
+
 /// `start + i * step` for each index, computed in f64 and cast (numpy's rule).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Arange {

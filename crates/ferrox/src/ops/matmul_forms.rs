@@ -30,12 +30,18 @@ fn require_matrices(op: &str, a: &Array, b: &Array) -> Result<()> {
 
 /// `x` (`[batch..., r, c]`) as `[B, r, c]` and the index array picking its
 /// batch entries (`indices`, or every entry in order).
-fn flat_batch(op: &str, x: &Array, indices: Option<&Array>) -> Result<(Array, Array)> {
+pub(crate) fn flat_batch(op: &str, x: &Array, indices: Option<&Array>) -> Result<(Array, Array)> {
     let nd = x.ndim();
     let (r, c) = (x.shape()[nd - 2], x.shape()[nd - 1]);
     let batch = &x.shape()[..nd - 2];
     let b: usize = batch.iter().product();
-    let flat = reshape(x, &[b as isize, r as isize, c as isize])?;
+    // One batch axis already is the flat form: no reshape, so a shapeless
+    // compiled function replays with other row counts.
+    let flat = if batch.len() == 1 {
+        x.clone()
+    } else {
+        reshape(x, &[b as isize, r as isize, c as isize])?
+    };
     let idx = match indices {
         Some(i) => {
             if !i.dtype().is_integer() {
@@ -180,6 +186,16 @@ pub fn block_masked_mm(
 pub fn segmented_mm(a: &Array, b: &Array, segments: &Array) -> Result<Array> {
     let op = "segmented_mm";
     require_matrices(op, a, b)?;
+    if a.ndim() != 2 || b.ndim() != 2 {
+        return Err(Error::value(
+            op,
+            format!(
+                "a and b must be matrices (batched products are not supported), got shapes {:?} and {:?}",
+                a.shape(),
+                b.shape()
+            ),
+        ));
+    }
     let sn = segments.ndim();
     if sn == 0 || segments.shape()[sn - 1] != 2 || !segments.dtype().is_integer() {
         return Err(Error::value(

@@ -291,6 +291,11 @@ class ImportedFunction:
         """
         ...
 
+class IndexingError:
+    """
+    A bad index: both an IndexError (as numpy) and a ValueError (as MLX).
+    """
+
 class PrintOptions:
     """
     The print options (``precision``: decimals of printed floats, -1 for

@@ -1,10 +1,10 @@
 //! CPU kernels of matrix products: the shape geometry, strided matrix
 //! views, per-dtype kernels (gemm or a blocked loop) and the batched driver.
 //!
-//! Kernels (`MatKernel`): f32, f64, f16 and complex64 go through the `gemm`
+//! Kernels (`MatKernel`): f32, f64 and complex64 go through the `gemm`
 //! crate, which takes arbitrary positive row and column strides, so transposed
-//! inputs are multiplied without a copy. bfloat16 is widened to f32,
-//! multiplied, and rounded once. Integer and bool products use a blocked loop
+//! inputs are multiplied without a copy. float16 and bfloat16 are widened to
+//! f32, multiplied, and rounded once. Integer and bool products use a blocked loop
 //! that accumulates (wrapping) in the output type, like numpy.
 //!
 //! Parallelism: a stack of small matrices is split over cores by batch; a
@@ -357,14 +357,6 @@ impl GemmNative for f64 {
         self * s as f64
     }
 }
-impl GemmNative for f16 {
-    fn from_f32(v: f32) -> Self {
-        f16::from_f32(v)
-    }
-    fn scaled(self, s: f32) -> Self {
-        f16::from_f32(self.to_f32() * s)
-    }
-}
 impl GemmNative for crate::dtype::Complex64 {
     fn from_f32(v: f32) -> Self {
         crate::dtype::Complex64::new(v, 0.0)
@@ -424,8 +416,8 @@ pub(crate) fn gemm_product<T: GemmNative>(
     // `MatMut::new` checked the same for `dst` with non-overlapping rows
     // (`rs >= cols`), so gemm's writes neither alias each other nor any read
     // (dst is a `&mut` borrow, disjoint from the shared `a` and `b`). T is one
-    // of f32, f64, f16 (= gemm::f16) or Complex64 (= gemm::c32), the types
-    // gemm supports, so its dispatch does not panic.
+    // of f32, f64 or Complex64 (= gemm::c32), types gemm supports, so its
+    // dispatch does not panic.
     unsafe {
         gemm::gemm(
             m,
@@ -460,44 +452,49 @@ macro_rules! gemm_kernel {($($t:ty),*) => {$(
         }
     }
 )*}}
-gemm_kernel!(f32, f64, f16, crate::dtype::Complex64);
+gemm_kernel!(f32, f64, crate::dtype::Complex64);
 
-impl MatKernel for bf16 {
-    /// Widened to f32, multiplied by gemm, rounded once.
-    fn product(
-        mut dst: MatMut<'_, Self>,
-        a: MatRef<'_, Self>,
-        b: MatRef<'_, Self>,
-        epilogue: Epilogue,
-        parallel: bool,
-    ) -> Result<()> {
-        check_dims(&dst, &a, &b)?;
-        let (m, k, n) = (a.rows, a.cols, b.cols);
-        let wa = a.to_row_major(f32::from);
-        let wb = b.to_row_major(f32::from);
-        let mut wd = vec![0f32; m * n];
-        if matches!(epilogue, Epilogue::Accumulate { beta, .. } if beta != 0.0) {
-            for i in 0..m {
-                for (w, &x) in wd[i * n..(i + 1) * n].iter_mut().zip(dst.row_mut(i).iter()) {
-                    *w = x.to_f32();
+/// Half-precision products are widened to f32, multiplied by gemm, and
+/// rounded once: the sums accumulate in f32, as numpy and MLX do (gemm's
+/// own f16 matrix-vector path accumulates in f16, several ulps off).
+macro_rules! widened_kernel {($($t:ty),*) => {$(
+    impl MatKernel for $t {
+        fn product(
+            mut dst: MatMut<'_, Self>,
+            a: MatRef<'_, Self>,
+            b: MatRef<'_, Self>,
+            epilogue: Epilogue,
+            parallel: bool,
+        ) -> Result<()> {
+            check_dims(&dst, &a, &b)?;
+            let (m, k, n) = (a.rows, a.cols, b.cols);
+            let wa = a.to_row_major(f32::from);
+            let wb = b.to_row_major(f32::from);
+            let mut wd = vec![0f32; m * n];
+            if matches!(epilogue, Epilogue::Accumulate { beta, .. } if beta != 0.0) {
+                for i in 0..m {
+                    for (w, &x) in wd[i * n..(i + 1) * n].iter_mut().zip(dst.row_mut(i).iter()) {
+                        *w = x.to_f32();
+                    }
                 }
             }
-        }
-        gemm_product(
-            MatMut::new(&mut wd, m, n, n)?,
-            MatRef::row_major(&wa, m, k)?,
-            MatRef::row_major(&wb, k, n)?,
-            epilogue,
-            parallel,
-        )?;
-        for i in 0..m {
-            for (x, &w) in dst.row_mut(i).iter_mut().zip(&wd[i * n..(i + 1) * n]) {
-                *x = bf16::from_f32(w);
+            gemm_product(
+                MatMut::new(&mut wd, m, n, n)?,
+                MatRef::row_major(&wa, m, k)?,
+                MatRef::row_major(&wb, k, n)?,
+                epilogue,
+                parallel,
+            )?;
+            for i in 0..m {
+                for (x, &w) in dst.row_mut(i).iter_mut().zip(&wd[i * n..(i + 1) * n]) {
+                    *x = <$t>::from_f32(w);
+                }
             }
+            Ok(())
         }
-        Ok(())
     }
-}
+)*}}
+widened_kernel!(f16, bf16);
 
 /// Columns of the output handled per pass of the integer loop: a block of
 /// the output row stays in L1 while rows of `b` stream past it.

@@ -149,6 +149,15 @@ pub fn put_along_axis(
     axis: Option<isize>,
 ) -> Result<Array> {
     let op = "put_along_axis";
+    // An empty index array selects nothing whatever its dtype (MLX accepts
+    // `put_along_axis(e, e, e)` for an empty float `e`).
+    let int_indices;
+    let indices = if indices.size() == 0 && !indices.dtype().is_integer() {
+        int_indices = indices.astype(crate::dtype::DType::Int32)?;
+        &int_indices
+    } else {
+        indices
+    };
     require_indices(op, indices)?;
     let (grid, axis) = match axis {
         None if indices.ndim() != 1 => {
@@ -227,6 +236,13 @@ mod tests {
                 .kind(),
             ErrorKind::Shape
         );
+        // Empty float indices select nothing; non-empty ones are refused.
+        let e = Array::from_slice::<f32>(&[], &[0]).unwrap();
+        let p = put_along_axis(&e, &e, &e, None).unwrap();
+        assert_eq!(p.shape(), &[0]);
+        assert_eq!(p.to_vec::<f32>().unwrap(), Vec::<f32>::new());
+        let f = Array::from_slice(&[0.0f32], &[1]).unwrap();
+        assert!(put_along_axis(&f, &f, &f, None).is_err());
     }
 
     #[test]

@@ -33,6 +33,7 @@ use crate::graph::array::Array;
 use crate::graph::layout::Data;
 use crate::graph::outputs::not_single;
 use crate::graph::primitive::{Operand, OutSpec, Primitive};
+use crate::ops::matmul_forms::flat_batch;
 use crate::ops::shape_rules::broadcast_shapes;
 use crate::ops::views::{broadcast_to, reshape, squeeze};
 
@@ -648,33 +649,6 @@ pub fn gather_qmm(
         Some(b),
         mode,
     )
-}
-
-/// `x` (`[batch..., r, c]`) as `[B, r, c]` and the index array picking its
-/// batch entries (`indices`, or every entry in order).
-fn flat_batch(op: &str, x: &Array, indices: Option<&Array>) -> Result<(Array, Array)> {
-    let nd = x.ndim();
-    let (r, c) = (x.shape()[nd - 2], x.shape()[nd - 1]);
-    let batch = &x.shape()[..nd - 2];
-    let b: usize = batch.iter().product();
-    let flat = reshape(x, &[b as isize, r as isize, c as isize])?;
-    let idx = match indices {
-        Some(i) => {
-            if !i.dtype().is_integer() {
-                return Err(Error::dtype(
-                    op,
-                    format!("indices must be integers, got {}", i.dtype()),
-                ));
-            }
-            i.clone()
-        }
-        None => {
-            let dims: Vec<isize> = batch.iter().map(|&d| d as isize).collect();
-            let all = crate::ops::creation::arange(0.0, b as f64, 1.0, DType::UInt32)?;
-            reshape(&all, &dims)?
-        }
-    };
-    Ok((flat, idx))
 }
 
 // ---------------------------------------------------------------------------
