@@ -156,7 +156,7 @@ impl Primitive for Arange {
 
 /// Values from `start` (inclusive) to `stop` (exclusive) by `step`: the
 /// length is `ceil((stop - start) / step)`; integer dtypes step by the
-/// difference of the first two values cast, as numpy and MLX do.
+/// difference of the first two values cast, as numpy and MLX do, and wrap.
 ///
 /// ```
 /// let z = ferrox::arange(0.0, 3.0, 0.2, ferrox::DType::Int32)?;
@@ -167,6 +167,9 @@ impl Primitive for Arange {
 /// let a = ferrox::arange(0.0, 1.0, 0.25, ferrox::DType::Float32)?;
 /// assert_eq!(a.to_vec::<f32>()?, vec![0.0, 0.25, 0.5, 0.75]);
 /// assert!(ferrox::arange(0.0, 1.0, 0.0, ferrox::DType::Float32).is_err());
+/// // Values outside an integer dtype wrap, like a C cast.
+/// let w = ferrox::arange(2147483646.0, 2147483649.0, 1.0, ferrox::DType::Int32)?;
+/// assert_eq!(w.to_vec::<i32>()?, vec![i32::MAX - 1, i32::MAX, i32::MIN]);
 /// # Ok::<(), ferrox::Error>(())
 /// ```
 pub fn arange(start: f64, stop: f64, step: f64, dtype: DType) -> Result<Array> {

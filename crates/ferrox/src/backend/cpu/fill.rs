@@ -38,12 +38,16 @@ pub fn full(re: f64, im: f64, out: OutSpec<'_>) -> Result<Data> {
     Ok(Data::contiguous(st, out.shape))
 }
 
-/// `out[i] = start + i * step` cast to the output dtype.
+/// `out[i] = start + i * step` cast to the output dtype (integers wrap).
 pub fn arange(start: f64, step: f64, out: OutSpec<'_>) -> Result<Data> {
     let mut st = out_storage(out)?;
+    // Integer outputs wrap like a C cast (`arange(2**31 - 1, 2**31 + 1,
+    // dtype=int32)` is `[2**31 - 1, -2**31]`, as MLX gives), not saturate.
+    let integer = out.dtype.is_integer();
     with_dtype!(out.dtype, T => {
         for (i, o) in st.as_mut_slice::<T>().iter_mut().enumerate() {
-            *o = T::from_f64(start + i as f64 * step);
+            let v = start + i as f64 * step;
+            *o = if integer { T::from_i128(v as i128) } else { T::from_f64(v) };
         }
     });
     Ok(Data::contiguous(st, out.shape))
