@@ -16,7 +16,7 @@
 use ferrox_cli::embed::{Bert, BertConfig, Init, SentenceEncoder};
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Barrier, OnceLock, mpsc};
+use std::sync::{Arc, Barrier, Mutex, MutexGuard, OnceLock, mpsc};
 use std::time::Duration;
 
 // ---------------------------------------------------------------- helpers
@@ -461,20 +461,27 @@ fn minilm_dir(test: &str) -> Option<PathBuf> {
     None
 }
 
-/// The real encoder, loaded once for every test of this file.
-fn minilm(test: &str) -> Option<Arc<SentenceEncoder>> {
+/// The real encoder, loaded once for every test of this file, with a guard
+/// that keeps the other tests off it while the caller runs: a test counts
+/// the encoder's traces, and another test's new bucket would add one.
+fn minilm(test: &str) -> Option<(MutexGuard<'static, ()>, Arc<SentenceEncoder>)> {
     static ENCODER: OnceLock<Arc<SentenceEncoder>> = OnceLock::new();
+    static IN_USE: Mutex<()> = Mutex::new(());
     let dir = minilm_dir(test)?;
-    Some(
-        ENCODER
-            .get_or_init(|| Arc::new(SentenceEncoder::load(&dir).expect("load all-MiniLM-L6-v2")))
-            .clone(),
-    )
+    // A test that failed while holding the guard leaves it poisoned; the
+    // encoder itself is still fine to use.
+    let guard = IN_USE
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    let enc = ENCODER
+        .get_or_init(|| Arc::new(SentenceEncoder::load(&dir).expect("load all-MiniLM-L6-v2")))
+        .clone();
+    Some((guard, enc))
 }
 
 #[test]
 fn minilm_matches_sentence_transformers() {
-    let Some(enc) = minilm("minilm_matches_sentence_transformers") else {
+    let Some((_in_use, enc)) = minilm("minilm_matches_sentence_transformers") else {
         return;
     };
     let fx = fixture();
@@ -510,12 +517,9 @@ fn minilm_matches_sentence_transformers() {
 
 #[test]
 fn minilm_threads_share_one_encoder() {
-    // An encoder of its own: the shared one traces new buckets for the
-    // other tests of this file, which run at the same time.
-    let Some(dir) = minilm_dir("minilm_threads_share_one_encoder") else {
+    let Some((_in_use, enc)) = minilm("minilm_threads_share_one_encoder") else {
         return;
     };
-    let enc = Arc::new(SentenceEncoder::load(&dir).expect("load all-MiniLM-L6-v2"));
     // The fixture's texts but the long one (a 40-token bucket, not 256:
     // the unoptimised test build stays quick).
     let texts: Vec<String> = fixture()
