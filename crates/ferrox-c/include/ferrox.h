@@ -329,6 +329,31 @@ ferrox_status ferrox_array_new_data_managed(ferrox_array **res,
                                             ferrox_error **err);
 
 /**
+ * A 0-d bool array.
+ */
+ferrox_status ferrox_array_new_bool(ferrox_array **res, bool value, ferrox_error **err);
+
+/**
+ * A 0-d int32 array.
+ */
+ferrox_status ferrox_array_new_int32(ferrox_array **res, int32_t value, ferrox_error **err);
+
+/**
+ * A 0-d int64 array.
+ */
+ferrox_status ferrox_array_new_int64(ferrox_array **res, int64_t value, ferrox_error **err);
+
+/**
+ * A 0-d float32 array.
+ */
+ferrox_status ferrox_array_new_float32(ferrox_array **res, float value, ferrox_error **err);
+
+/**
+ * A 0-d float64 array.
+ */
+ferrox_status ferrox_array_new_float64(ferrox_array **res, double value, ferrox_error **err);
+
+/**
  * A second handle to the same array (cheap: arrays are shared values).
  * Both handles must be freed.
  */
@@ -397,6 +422,31 @@ ferrox_status ferrox_array_copy_to(const ferrox_array *a,
  * read-only and stay valid until the handle `a` is freed.
  */
 ferrox_status ferrox_array_data(const void **out, const ferrox_array *a, ferrox_error **err);
+
+/**
+ * Evaluates a one-element array and writes its value, converted to bool.
+ */
+ferrox_status ferrox_array_item_bool(bool *out, const ferrox_array *a, ferrox_error **err);
+
+/**
+ * Evaluates a one-element array and writes its value, converted to int32.
+ */
+ferrox_status ferrox_array_item_int32(int32_t *out, const ferrox_array *a, ferrox_error **err);
+
+/**
+ * Evaluates a one-element array and writes its value, converted to int64.
+ */
+ferrox_status ferrox_array_item_int64(int64_t *out, const ferrox_array *a, ferrox_error **err);
+
+/**
+ * Evaluates a one-element array and writes its value, converted to float32.
+ */
+ferrox_status ferrox_array_item_float32(float *out, const ferrox_array *a, ferrox_error **err);
+
+/**
+ * Evaluates a one-element array and writes its value, converted to float64.
+ */
+ferrox_status ferrox_array_item_float64(double *out, const ferrox_array *a, ferrox_error **err);
 
 /**
  * A new, empty vector.

@@ -264,31 +264,67 @@ pub unsafe extern "C" fn ferrox_array_new_data_managed(
     unsafe { ferrox_array_new_data(res, data, shape, ndim, dtype, err) }
 }
 
-macro_rules! scalar_constructors {
-    ($($(#[$doc:meta])* $name:ident($t:ty);)*) => {$(
-        $(#[$doc])*
-        #[no_mangle]
-        pub extern "C" fn $name(res: Option<&mut Option<Box<ferrox_array>>>, value: $t, err: Option<&mut Option<Box<ferrox_error>>>) -> ferrox_status {
-            guard(stringify!($name), err, || {
-                check_slot(&res, stringify!($name), "res")?;
-                put(res, ferrox_array::new(Array::scalar(value)));
-                Ok(())
-            })
-        }
-    )*};
+fn new_scalar(
+    op: &'static str,
+    res: Option<&mut Option<Box<ferrox_array>>>,
+    value: Array,
+    err: Option<&mut Option<Box<ferrox_error>>>,
+) -> ferrox_status {
+    guard(op, err, || {
+        check_slot(&res, op, "res")?;
+        put(res, ferrox_array::new(value));
+        Ok(())
+    })
 }
 
-scalar_constructors! {
-    /// A 0-d bool array.
-    ferrox_array_new_bool(bool);
-    /// A 0-d int32 array.
-    ferrox_array_new_int32(i32);
-    /// A 0-d int64 array.
-    ferrox_array_new_int64(i64);
-    /// A 0-d float32 array.
-    ferrox_array_new_float32(f32);
-    /// A 0-d float64 array.
-    ferrox_array_new_float64(f64);
+/// A 0-d bool array.
+#[no_mangle]
+pub extern "C" fn ferrox_array_new_bool(
+    res: Option<&mut Option<Box<ferrox_array>>>,
+    value: bool,
+    err: Option<&mut Option<Box<ferrox_error>>>,
+) -> ferrox_status {
+    new_scalar("ferrox_array_new_bool", res, Array::scalar(value), err)
+}
+
+/// A 0-d int32 array.
+#[no_mangle]
+pub extern "C" fn ferrox_array_new_int32(
+    res: Option<&mut Option<Box<ferrox_array>>>,
+    value: i32,
+    err: Option<&mut Option<Box<ferrox_error>>>,
+) -> ferrox_status {
+    new_scalar("ferrox_array_new_int32", res, Array::scalar(value), err)
+}
+
+/// A 0-d int64 array.
+#[no_mangle]
+pub extern "C" fn ferrox_array_new_int64(
+    res: Option<&mut Option<Box<ferrox_array>>>,
+    value: i64,
+    err: Option<&mut Option<Box<ferrox_error>>>,
+) -> ferrox_status {
+    new_scalar("ferrox_array_new_int64", res, Array::scalar(value), err)
+}
+
+/// A 0-d float32 array.
+#[no_mangle]
+pub extern "C" fn ferrox_array_new_float32(
+    res: Option<&mut Option<Box<ferrox_array>>>,
+    value: f32,
+    err: Option<&mut Option<Box<ferrox_error>>>,
+) -> ferrox_status {
+    new_scalar("ferrox_array_new_float32", res, Array::scalar(value), err)
+}
+
+/// A 0-d float64 array.
+#[no_mangle]
+pub extern "C" fn ferrox_array_new_float64(
+    res: Option<&mut Option<Box<ferrox_array>>>,
+    value: f64,
+    err: Option<&mut Option<Box<ferrox_error>>>,
+) -> ferrox_status {
+    new_scalar("ferrox_array_new_float64", res, Array::scalar(value), err)
 }
 
 /// A second handle to the same array (cheap: arrays are shared values).
@@ -432,33 +468,69 @@ pub extern "C" fn ferrox_array_data(
     })
 }
 
-macro_rules! item_readers {
-    ($($(#[$doc:meta])* $name:ident($t:ty, $d:ident);)*) => {$(
-        $(#[$doc])*
-        #[no_mangle]
-        pub extern "C" fn $name(out: Option<&mut $t>, a: Option<&ferrox_array>, err: Option<&mut Option<Box<ferrox_error>>>) -> ferrox_status {
-            const OP: &str = stringify!($name);
-            guard(OP, err, || {
-                let out = out.ok_or_else(|| CError::null(OP, "out"))?;
-                let a = &arg(a, OP, "a")?.array;
-                *out = a.astype(DType::$d)?.item::<$t>()?;
-                Ok(())
-            })
-        }
-    )*};
+fn read_item<T: ferrox::dtype::Element + ferrox::runtime::memory::Pod>(
+    op: &'static str,
+    out: Option<&mut T>,
+    a: Option<&ferrox_array>,
+    dtype: DType,
+    err: Option<&mut Option<Box<ferrox_error>>>,
+) -> ferrox_status {
+    guard(op, err, || {
+        let out = out.ok_or_else(|| CError::null(op, "out"))?;
+        let a = &arg(a, op, "a")?.array;
+        *out = a.astype(dtype)?.item::<T>()?;
+        Ok(())
+    })
 }
 
-item_readers! {
-    /// Evaluates a one-element array and writes its value, converted to bool.
-    ferrox_array_item_bool(bool, Bool);
-    /// Evaluates a one-element array and writes its value, converted to int32.
-    ferrox_array_item_int32(i32, Int32);
-    /// Evaluates a one-element array and writes its value, converted to int64.
-    ferrox_array_item_int64(i64, Int64);
-    /// Evaluates a one-element array and writes its value, converted to float32.
-    ferrox_array_item_float32(f32, Float32);
-    /// Evaluates a one-element array and writes its value, converted to float64.
-    ferrox_array_item_float64(f64, Float64);
+/// Evaluates a one-element array and writes its value, converted to bool.
+#[no_mangle]
+pub extern "C" fn ferrox_array_item_bool(
+    out: Option<&mut bool>,
+    a: Option<&ferrox_array>,
+    err: Option<&mut Option<Box<ferrox_error>>>,
+) -> ferrox_status {
+    read_item("ferrox_array_item_bool", out, a, DType::Bool, err)
+}
+
+/// Evaluates a one-element array and writes its value, converted to int32.
+#[no_mangle]
+pub extern "C" fn ferrox_array_item_int32(
+    out: Option<&mut i32>,
+    a: Option<&ferrox_array>,
+    err: Option<&mut Option<Box<ferrox_error>>>,
+) -> ferrox_status {
+    read_item("ferrox_array_item_int32", out, a, DType::Int32, err)
+}
+
+/// Evaluates a one-element array and writes its value, converted to int64.
+#[no_mangle]
+pub extern "C" fn ferrox_array_item_int64(
+    out: Option<&mut i64>,
+    a: Option<&ferrox_array>,
+    err: Option<&mut Option<Box<ferrox_error>>>,
+) -> ferrox_status {
+    read_item("ferrox_array_item_int64", out, a, DType::Int64, err)
+}
+
+/// Evaluates a one-element array and writes its value, converted to float32.
+#[no_mangle]
+pub extern "C" fn ferrox_array_item_float32(
+    out: Option<&mut f32>,
+    a: Option<&ferrox_array>,
+    err: Option<&mut Option<Box<ferrox_error>>>,
+) -> ferrox_status {
+    read_item("ferrox_array_item_float32", out, a, DType::Float32, err)
+}
+
+/// Evaluates a one-element array and writes its value, converted to float64.
+#[no_mangle]
+pub extern "C" fn ferrox_array_item_float64(
+    out: Option<&mut f64>,
+    a: Option<&ferrox_array>,
+    err: Option<&mut Option<Box<ferrox_error>>>,
+) -> ferrox_status {
+    read_item("ferrox_array_item_float64", out, a, DType::Float64, err)
 }
 
 // ---- vectors ------------------------------------------------------------
