@@ -771,12 +771,12 @@ ferrox_status ferrox_load_safetensors(ferrox_map_string_to_array **res,
                                       ferrox_error **err);
 
 /**
- * A key (a uint32 array of shape [2]) from `seed`.
+ * A key (a uint32 array of shape `[2]`) from `seed`.
  */
 ferrox_status ferrox_random_key(ferrox_array **res, uint64_t seed, ferrox_error **err);
 
 /**
- * Splits `key` into `num` new keys (shape [num, 2]).
+ * Splits `key` into `num` new keys (shape `[num, 2]`).
  */
 ferrox_status ferrox_random_split(ferrox_array **res,
                                   const ferrox_array *key,

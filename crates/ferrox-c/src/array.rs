@@ -2,14 +2,14 @@
 //! C buffers, introspection, reading data back.
 
 use std::collections::BTreeMap;
-use std::ffi::{CStr, CString, c_char, c_void};
+use std::ffi::{c_char, c_void, CStr, CString};
 use std::sync::OnceLock;
 
-use ferrox::sync::{Mutex, lock};
 use ferrox::half;
+use ferrox::sync::{lock, Mutex};
 use ferrox::{Array, DType};
 
-use crate::error::{CError, CResult, ferrox_error, ferrox_status, guard};
+use crate::error::{ferrox_error, ferrox_status, guard, CError, CResult};
 use crate::handle::{arg, check_slot, free_handle, impl_handle, put};
 
 /// An element type: one of the `FERROX_BOOL` ... `FERROX_COMPLEX64` codes.
@@ -55,7 +55,10 @@ pub(crate) fn dtype_of(code: ferrox_dtype, op: &str) -> CResult<DType> {
 
 /// The C code of a [`DType`].
 pub(crate) fn code_of(dtype: DType) -> ferrox_dtype {
-    DType::ALL.iter().position(|&d| d == dtype).map_or(-1, |i| i as ferrox_dtype)
+    DType::ALL
+        .iter()
+        .position(|&d| d == dtype)
+        .map_or(-1, |i| i as ferrox_dtype)
 }
 
 /// `n` elements at `p` as a slice; NULL is allowed when `n` is 0.
@@ -63,15 +66,23 @@ pub(crate) fn code_of(dtype: DType) -> ferrox_dtype {
 /// # Safety
 /// When `n > 0` and `p` is not NULL, `p` points to `n` readable, initialised
 /// `T`s that stay valid and unchanged for `'a`.
-pub(crate) unsafe fn raw_slice<'a, T>(p: *const T, n: usize, op: &str, name: &str) -> CResult<&'a [T]> {
+pub(crate) unsafe fn raw_slice<'a, T>(
+    p: *const T,
+    n: usize,
+    op: &str,
+    name: &str,
+) -> CResult<&'a [T]> {
     if n == 0 {
         return Ok(&[]);
     }
     if p.is_null() {
         return Err(CError::null(op, name));
     }
-    if !(p as usize).is_multiple_of(std::mem::align_of::<T>()) {
-        return Err(CError::invalid(op, format!("`{name}` is not aligned for its element type")));
+    if !p.is_aligned() {
+        return Err(CError::invalid(
+            op,
+            format!("`{name}` is not aligned for its element type"),
+        ));
     }
     // SAFETY: non-null and aligned (checked above); the caller guarantees
     // `n` readable elements that live for 'a.
@@ -96,7 +107,12 @@ pub(crate) unsafe fn raw_str<'a>(p: *const c_char, op: &str, name: &str) -> CRes
 pub(crate) fn sizes(dims: &[i32], op: &str, name: &str) -> CResult<Vec<usize>> {
     dims.iter()
         .map(|&d| {
-            usize::try_from(d).map_err(|_| CError::invalid(op, format!("`{name}` has a negative dimension {d} in {dims:?}")))
+            usize::try_from(d).map_err(|_| {
+                CError::invalid(
+                    op,
+                    format!("`{name}` has a negative dimension {d} in {dims:?}"),
+                )
+            })
         })
         .collect()
 }
@@ -171,16 +187,23 @@ impl ferrox_map_string_to_array {
         }
     }
     pub(crate) fn to_map(&self) -> BTreeMap<String, Array> {
-        lock(&self.entries).iter().map(|(k, (_, v))| (k.clone(), v.clone())).collect()
+        lock(&self.entries)
+            .iter()
+            .map(|(k, (_, v))| (k.clone(), v.clone()))
+            .collect()
     }
 }
-
 
 fn nbytes_of(shape: &[usize], dtype: DType, op: &str) -> CResult<usize> {
     shape
         .iter()
         .try_fold(dtype.size(), |n, &d| n.checked_mul(d))
-        .ok_or_else(|| CError::invalid(op, format!("shape {shape:?} of {dtype} overflows the address space")))
+        .ok_or_else(|| {
+            CError::invalid(
+                op,
+                format!("shape {shape:?} of {dtype} overflows the address space"),
+            )
+        })
 }
 
 /// Builds an array of `shape` and `dtype` from row-major bytes.
@@ -392,7 +415,10 @@ pub extern "C" fn ferrox_array_dtype(a: Option<&ferrox_array>) -> ferrox_dtype {
 /// Evaluates `a` (waits for its value). The value is computed once however
 /// many threads ask.
 #[no_mangle]
-pub extern "C" fn ferrox_array_eval(a: Option<&ferrox_array>, err: Option<&mut Option<Box<ferrox_error>>>) -> ferrox_status {
+pub extern "C" fn ferrox_array_eval(
+    a: Option<&ferrox_array>,
+    err: Option<&mut Option<Box<ferrox_error>>>,
+) -> ferrox_status {
     const OP: &str = "ferrox_array_eval";
     guard(OP, err, || Ok(arg(a, OP, "a")?.array.eval()?))
 }
@@ -416,7 +442,12 @@ pub unsafe extern "C" fn ferrox_array_copy_to(
         if nbytes != a.nbytes() {
             return Err(CError::invalid(
                 OP,
-                format!("nbytes is {nbytes} but the {} array of shape {:?} holds {} bytes", a.dtype(), a.shape(), a.nbytes()),
+                format!(
+                    "nbytes is {nbytes} but the {} array of shape {:?} holds {} bytes",
+                    a.dtype(),
+                    a.shape(),
+                    a.nbytes()
+                ),
             ));
         }
         if nbytes == 0 {
@@ -457,7 +488,10 @@ pub extern "C" fn ferrox_array_data(
                 c.eval()?;
                 let _ = h.contiguous.set(c);
             }
-            arr = h.contiguous.get().ok_or_else(|| CError::invalid(OP, "no contiguous copy"))?;
+            arr = h
+                .contiguous
+                .get()
+                .ok_or_else(|| CError::invalid(OP, "no contiguous copy"))?;
             data = arr.data()?;
         }
         let start = data.offset * arr.itemsize();
@@ -535,10 +569,12 @@ pub extern "C" fn ferrox_array_item_float64(
 
 // ---- vectors ------------------------------------------------------------
 
-
 /// A new, empty vector.
 #[no_mangle]
-pub extern "C" fn ferrox_vector_array_new(res: Option<&mut Option<Box<ferrox_vector_array>>>, err: Option<&mut Option<Box<ferrox_error>>>) -> ferrox_status {
+pub extern "C" fn ferrox_vector_array_new(
+    res: Option<&mut Option<Box<ferrox_vector_array>>>,
+    err: Option<&mut Option<Box<ferrox_error>>>,
+) -> ferrox_status {
     const OP: &str = "ferrox_vector_array_new";
     guard(OP, err, || {
         check_slot(&res, OP, "res")?;
@@ -613,7 +649,10 @@ pub extern "C" fn ferrox_vector_array_get(
         let a = items.get(index).cloned().ok_or_else(|| {
             CError::new(
                 crate::error::FERROX_ERROR_INDEX,
-                format!("{OP}: index {index} is out of range for {} arrays", items.len()),
+                format!(
+                    "{OP}: index {index} is out of range for {} arrays",
+                    items.len()
+                ),
             )
         })?;
         drop(items);
@@ -667,7 +706,10 @@ pub unsafe extern "C" fn ferrox_map_string_to_array_insert(
             // ferrox_map_string_to_array_key stay valid.
             Some(entry) => entry.1 = a,
             None => {
-                entries.insert(key.to_string(), (crate::error::cstring_lossy(key.to_string()), a));
+                entries.insert(
+                    key.to_string(),
+                    (crate::error::cstring_lossy(key.to_string()), a),
+                );
             }
         }
         Ok(())
@@ -692,9 +734,15 @@ pub unsafe extern "C" fn ferrox_map_string_to_array_get(
         let m = arg(map, OP, "map")?;
         // SAFETY: the caller passes a NUL-terminated string.
         let key = unsafe { raw_str(key, OP, "key") }?;
-        let a = lock(&m.entries).get(key).map(|e| e.1.clone()).ok_or_else(|| {
-            CError::new(crate::error::FERROX_ERROR_VALUE, format!("{OP}: no array named {key:?}"))
-        })?;
+        let a = lock(&m.entries)
+            .get(key)
+            .map(|e| e.1.clone())
+            .ok_or_else(|| {
+                CError::new(
+                    crate::error::FERROX_ERROR_VALUE,
+                    format!("{OP}: no array named {key:?}"),
+                )
+            })?;
         put(res, ferrox_array::new(a));
         Ok(())
     })
@@ -702,7 +750,9 @@ pub unsafe extern "C" fn ferrox_map_string_to_array_get(
 
 /// The number of entries of `map`; 0 if `map` is NULL or not live.
 #[no_mangle]
-pub extern "C" fn ferrox_map_string_to_array_size(map: Option<&ferrox_map_string_to_array>) -> usize {
+pub extern "C" fn ferrox_map_string_to_array_size(
+    map: Option<&ferrox_map_string_to_array>,
+) -> usize {
     arg(map, "", "").map_or(0, |m| lock(&m.entries).len())
 }
 
@@ -714,12 +764,17 @@ pub extern "C" fn ferrox_map_string_to_array_key(
     map: Option<&ferrox_map_string_to_array>,
     index: usize,
 ) -> *const c_char {
-    arg(map, "", "").ok().and_then(|m| lock(&m.entries).values().nth(index).map(|e| e.0.as_ptr())).unwrap_or(std::ptr::null())
+    arg(map, "", "")
+        .ok()
+        .and_then(|m| lock(&m.entries).values().nth(index).map(|e| e.0.as_ptr()))
+        .unwrap_or(std::ptr::null())
 }
 
 /// Frees a map (not the caller's array handles). NULL is a no-op.
 #[no_mangle]
-pub extern "C" fn ferrox_map_string_to_array_free(map: Option<Box<ferrox_map_string_to_array>>) -> ferrox_status {
+pub extern "C" fn ferrox_map_string_to_array_free(
+    map: Option<Box<ferrox_map_string_to_array>>,
+) -> ferrox_status {
     free_handle("ferrox_map_string_to_array_free", map)
 }
 

@@ -15,11 +15,12 @@ use std::sync::Arc;
 use ferrox::{Array, CompiledFn, ErrorKind};
 
 use crate::array::{ferrox_vector_array, raw_slice};
-use crate::error::{CError, CResult, CallbackFailure, FERROX_OK, ferrox_error, ferrox_status, guard};
-use crate::handle::{Handle, arg, check_slot, free_handle, impl_handle, put};
+use crate::error::{
+    ferrox_error, ferrox_status, guard, CError, CResult, CallbackFailure, FERROX_OK,
+};
+use crate::handle::{arg, check_slot, free_handle, impl_handle, put, Handle};
 use crate::ops::FERROX_AXIS_NONE;
 use crate::stream::{ferrox_stream, stream_of};
-
 
 /// A closure's C callback: reads its arguments from `args`, writes a new
 /// vector of outputs to `*res` (ferrox takes it and frees it), and returns
@@ -76,7 +77,11 @@ impl Drop for Callback {
 impl Callback {
     fn call(&self, args: &[Array]) -> ferrox::Result<Vec<Array>> {
         let Some(fun) = self.fun else {
-            return Err(ferrox::Error::new(ErrorKind::Value, "closure", "the closure has no callback"));
+            return Err(ferrox::Error::new(
+                ErrorKind::Value,
+                "closure",
+                "the closure has no callback",
+            ));
         };
         let input = ferrox_vector_array::new(args.to_vec());
         let mut out: Option<Box<ferrox_vector_array>> = None;
@@ -97,17 +102,27 @@ impl Callback {
             };
             let message = format!("closure: the callback returned status {status}{detail}");
             forget_foreign(&mut out);
-            return Err(ferrox::Error::new(ErrorKind::Runtime, "closure", message.clone())
-                .with_payload(CallbackFailure { message }));
+            return Err(
+                ferrox::Error::new(ErrorKind::Runtime, "closure", message.clone())
+                    .with_payload(CallbackFailure { message }),
+            );
         }
         forget_foreign(&mut err);
         match out {
             Some(v) if v.is_live() => Ok(v.items()),
             Some(v) => {
                 std::mem::forget(v);
-                Err(ferrox::Error::new(ErrorKind::Value, "closure", "the callback wrote something that is not a live ferrox_vector_array to `res`"))
+                Err(ferrox::Error::new(
+                    ErrorKind::Value,
+                    "closure",
+                    "the callback wrote something that is not a live ferrox_vector_array to `res`",
+                ))
             }
-            None => Err(ferrox::Error::new(ErrorKind::Value, "closure", "the callback returned FERROX_OK without writing a vector to `res`")),
+            None => Err(ferrox::Error::new(
+                ErrorKind::Value,
+                "closure",
+                "the callback returned FERROX_OK without writing a vector to `res`",
+            )),
         }
     }
 }
@@ -183,7 +198,10 @@ pub extern "C" fn ferrox_closure_new(
             return Err(CError::null(OP, "fun"));
         }
         let cb = Arc::new(cb);
-        put(res, ferrox_closure::new(Arc::new(move |xs: &[Array]| cb.call(xs))));
+        put(
+            res,
+            ferrox_closure::new(Arc::new(move |xs: &[Array]| cb.call(xs))),
+        );
         Ok(())
     })
 }
@@ -230,8 +248,18 @@ pub extern "C" fn ferrox_compile(
         check_slot(&res, OP, "res")?;
         let body = arg(f, OP, "f")?.body.clone();
         let g = move |xs: &[Array]| body(xs);
-        let compiled = if shapeless { ferrox::compile_shapeless(g) } else { ferrox::compile(g) };
-        put(res, ferrox_compiled { magic: <ferrox_compiled as Handle>::MAGIC, compiled });
+        let compiled = if shapeless {
+            ferrox::compile_shapeless(g)
+        } else {
+            ferrox::compile(g)
+        };
+        put(
+            res,
+            ferrox_compiled {
+                magic: <ferrox_compiled as Handle>::MAGIC,
+                compiled,
+            },
+        );
         Ok(())
     })
 }
@@ -271,7 +299,13 @@ pub extern "C" fn ferrox_compiled_clone(
     guard(OP, err, || {
         check_slot(&res, OP, "res")?;
         let compiled = arg(f, OP, "f")?.compiled.clone();
-        put(res, ferrox_compiled { magic: <ferrox_compiled as Handle>::MAGIC, compiled });
+        put(
+            res,
+            ferrox_compiled {
+                magic: <ferrox_compiled as Handle>::MAGIC,
+                compiled,
+            },
+        );
         Ok(())
     })
 }
@@ -288,7 +322,10 @@ pub extern "C" fn ferrox_compiled_as_closure(
     guard(OP, err, || {
         check_slot(&res, OP, "res")?;
         let c = arg(f, OP, "f")?.compiled.clone();
-        put(res, ferrox_closure::new(Arc::new(move |xs: &[Array]| c.call(xs))));
+        put(
+            res,
+            ferrox_closure::new(Arc::new(move |xs: &[Array]| c.call(xs))),
+        );
         Ok(())
     })
 }
@@ -325,7 +362,10 @@ pub extern "C" fn ferrox_compiled_free(f: Option<Box<ferrox_compiled>>) -> ferro
 
 /// The number of entries (traces) in the process-wide compile cache.
 #[no_mangle]
-pub extern "C" fn ferrox_compile_cache_len(out: Option<&mut usize>, err: Option<&mut Option<Box<ferrox_error>>>) -> ferrox_status {
+pub extern "C" fn ferrox_compile_cache_len(
+    out: Option<&mut usize>,
+    err: Option<&mut Option<Box<ferrox_error>>>,
+) -> ferrox_status {
     const OP: &str = "ferrox_compile_cache_len";
     guard(OP, err, || {
         *out.ok_or_else(|| CError::null(OP, "out"))? = ferrox::compile::cache_len();
@@ -336,7 +376,9 @@ pub extern "C" fn ferrox_compile_cache_len(out: Option<&mut usize>, err: Option<
 /// Empties the process-wide compile cache (from any thread; calls in
 /// flight keep what they replay).
 #[no_mangle]
-pub extern "C" fn ferrox_compile_clear_cache(err: Option<&mut Option<Box<ferrox_error>>>) -> ferrox_status {
+pub extern "C" fn ferrox_compile_clear_cache(
+    err: Option<&mut Option<Box<ferrox_error>>>,
+) -> ferrox_status {
     guard("ferrox_compile_clear_cache", err, || {
         ferrox::compile::clear_compile_cache();
         Ok(())
@@ -346,7 +388,10 @@ pub extern "C" fn ferrox_compile_clear_cache(err: Option<&mut Option<Box<ferrox_
 /// Turns compilation off (compiled functions call their closure directly)
 /// or back on, process-wide.
 #[no_mangle]
-pub extern "C" fn ferrox_set_compile_enabled(enabled: bool, err: Option<&mut Option<Box<ferrox_error>>>) -> ferrox_status {
+pub extern "C" fn ferrox_set_compile_enabled(
+    enabled: bool,
+    err: Option<&mut Option<Box<ferrox_error>>>,
+) -> ferrox_status {
     guard("ferrox_set_compile_enabled", err, || {
         if enabled {
             ferrox::enable_compile()
@@ -416,7 +461,11 @@ unsafe fn argnums(argnums: *const i32, num: usize, op: &str) -> CResult<Vec<usiz
     // SAFETY: forwarded from the caller.
     let v = unsafe { raw_slice(argnums, num, op, "argnums") }?;
     v.iter()
-        .map(|&i| usize::try_from(i).map_err(|_| CError::invalid(op, format!("argnums must not be negative, got {v:?}"))))
+        .map(|&i| {
+            usize::try_from(i).map_err(|_| {
+                CError::invalid(op, format!("argnums must not be negative, got {v:?}"))
+            })
+        })
         .collect()
 }
 
@@ -440,7 +489,13 @@ pub unsafe extern "C" fn ferrox_value_and_grad(
         // SAFETY: the caller passes `argnums_num` int32s.
         let nums = unsafe { argnums(argnums_ptr, argnums_num, OP) }?;
         let vg = ferrox::value_and_grad(move |xs: &[Array]| body(xs), &nums);
-        put(res, ferrox_closure_value_and_grad { magic: <ferrox_closure_value_and_grad as Handle>::MAGIC, body: Arc::new(vg) });
+        put(
+            res,
+            ferrox_closure_value_and_grad {
+                magic: <ferrox_closure_value_and_grad as Handle>::MAGIC,
+                body: Arc::new(vg),
+            },
+        );
         Ok(())
     })
 }
@@ -471,7 +526,9 @@ pub extern "C" fn ferrox_closure_value_and_grad_apply(
 
 /// Frees a value-and-grad function. NULL is a no-op.
 #[no_mangle]
-pub extern "C" fn ferrox_closure_value_and_grad_free(f: Option<Box<ferrox_closure_value_and_grad>>) -> ferrox_status {
+pub extern "C" fn ferrox_closure_value_and_grad_free(
+    f: Option<Box<ferrox_closure_value_and_grad>>,
+) -> ferrox_status {
     free_handle("ferrox_closure_value_and_grad_free", f)
 }
 
@@ -494,7 +551,10 @@ pub unsafe extern "C" fn ferrox_grad(
         let body = arg(f, OP, "f")?.body.clone();
         // SAFETY: the caller passes `argnums_num` int32s.
         let nums = unsafe { argnums(argnums_ptr, argnums_num, OP) }?;
-        put(res, ferrox_closure::new(Arc::new(ferrox::grad(move |xs: &[Array]| body(xs), &nums))));
+        put(
+            res,
+            ferrox_closure::new(Arc::new(ferrox::grad(move |xs: &[Array]| body(xs), &nums))),
+        );
         Ok(())
     })
 }
@@ -521,10 +581,22 @@ pub unsafe extern "C" fn ferrox_vmap(
         let body = arg(f, OP, "f")?.body.clone();
         let axis = |&a: &i32| (a != FERROX_AXIS_NONE).then_some(a as isize);
         // SAFETY: the caller passes each list with its length.
-        let (ins, outs) = unsafe { (raw_slice(in_axes, in_axes_num, OP, "in_axes")?, raw_slice(out_axes, out_axes_num, OP, "out_axes")?) };
+        let (ins, outs) = unsafe {
+            (
+                raw_slice(in_axes, in_axes_num, OP, "in_axes")?,
+                raw_slice(out_axes, out_axes_num, OP, "out_axes")?,
+            )
+        };
         let ins: Vec<_> = ins.iter().map(axis).collect();
         let outs: Vec<_> = outs.iter().map(axis).collect();
-        put(res, ferrox_closure::new(Arc::new(ferrox::vmap(move |xs: &[Array]| body(xs), &ins, &outs))));
+        put(
+            res,
+            ferrox_closure::new(Arc::new(ferrox::vmap(
+                move |xs: &[Array]| body(xs),
+                &ins,
+                &outs,
+            ))),
+        );
         Ok(())
     })
 }

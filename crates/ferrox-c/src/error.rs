@@ -8,12 +8,12 @@
 //! call and reading the message still reads its own message.
 
 use std::any::Any;
-use std::ffi::{CStr, CString, c_char};
-use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::ffi::{c_char, CStr, CString};
+use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use ferrox::ErrorKind;
 
-use crate::handle::{Handle, Slot, free_handle};
+use crate::handle::{free_handle, Handle, Slot};
 
 /// The result of every fallible call: [`FERROX_OK`] (0) or one of the
 /// `FERROX_ERROR_*` codes. A plain integer, so a binding may compare it with
@@ -154,7 +154,8 @@ pub(crate) fn guard(
     err: Slot<'_, ferrox_error>,
     body: impl FnOnce() -> CResult<()>,
 ) -> ferrox_status {
-    let result = catch_unwind(AssertUnwindSafe(body)).unwrap_or_else(|p| Err(CError::panic(op, &*p)));
+    let result =
+        catch_unwind(AssertUnwindSafe(body)).unwrap_or_else(|p| Err(CError::panic(op, &*p)));
     match result {
         Ok(()) => FERROX_OK,
         Err(e) => {
@@ -217,7 +218,9 @@ pub unsafe extern "C" fn ferrox_error_new(
         String::new()
     } else {
         // SAFETY: the caller passes a NUL-terminated string (documented).
-        unsafe { CStr::from_ptr(message) }.to_string_lossy().into_owned()
+        unsafe { CStr::from_ptr(message) }
+            .to_string_lossy()
+            .into_owned()
     };
     catch_unwind(|| Box::new(ferrox_error::wrap(status, cstring_lossy(text)))).ok()
 }
@@ -302,11 +305,17 @@ mod tests {
         let s = guard("p", Some(&mut slot), || panic!("oops"));
         assert_eq!(s, FERROX_ERROR_PANIC);
         let msg = slot.as_ref().map(|e| e.message()).unwrap_or_default();
-        assert!(msg.starts_with("p: internal error") && msg.ends_with("oops"), "{msg}");
+        assert!(
+            msg.starts_with("p: internal error") && msg.ends_with("oops"),
+            "{msg}"
+        );
         // Success leaves the slot alone; no slot is fine too.
         assert_eq!(guard("ok", Some(&mut slot), || Ok(())), FERROX_OK);
         assert!(slot.is_some());
-        assert_eq!(guard("x", None, || Err(CError::null("x", "a"))), FERROX_ERROR_NULL_POINTER);
+        assert_eq!(
+            guard("x", None, || Err(CError::null("x", "a"))),
+            FERROX_ERROR_NULL_POINTER
+        );
     }
 
     #[test]

@@ -14,8 +14,8 @@
 //! points at readable memory; it cannot catch every dangling pointer (that
 //! is the caller's side of the contract, docs/embedding.md).
 
-use crate::error::{CError, CResult, FERROX_ERROR_INVALID_HANDLE, FERROX_OK, ferrox_status};
-use std::panic::{AssertUnwindSafe, catch_unwind};
+use crate::error::{ferrox_status, CError, CResult, FERROX_ERROR_INVALID_HANDLE, FERROX_OK};
+use std::panic::{catch_unwind, AssertUnwindSafe};
 
 /// A result slot: a nullable pointer to a handle pointer (`T**` in C).
 pub type Slot<'a, T> = Option<&'a mut Option<Box<T>>>;
@@ -70,7 +70,10 @@ pub(crate) fn arg<'a, T: Handle>(h: Option<&'a T>, op: &str, name: &str) -> CRes
         Some(h) if h.is_live() => Ok(h),
         Some(_) => Err(CError::new(
             FERROX_ERROR_INVALID_HANDLE,
-            format!("{op}: argument `{name}` is not a live {} (freed, or not made by ferrox)", T::NAME),
+            format!(
+                "{op}: argument `{name}` is not a live {} (freed, or not made by ferrox)",
+                T::NAME
+            ),
         )),
     }
 }

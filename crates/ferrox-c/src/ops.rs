@@ -1,6 +1,6 @@
 //! The ops, from one table.
 //!
-//! Each row of [`c_ops!`]'s table names an op, its C signature *shape*
+//! Each row of the `c_ops!` table names an op, its C signature *shape*
 //! (which arrays and scalar parameters it takes) and the ferrox call. A
 //! shape is written once, below: its C parameters, how they become Rust
 //! values, and its declaration text for the header. So a new op is one
@@ -18,9 +18,11 @@
 
 use ferrox::{Array, DType};
 
-use crate::array::{axes, dtype_of, ferrox_array, ferrox_dtype, ferrox_vector_array, raw_slice, sizes};
-use crate::error::{CError, CResult, ferrox_error, ferrox_status, guard};
-use crate::handle::{Slot, arg, check_slot, put};
+use crate::array::{
+    axes, dtype_of, ferrox_array, ferrox_dtype, ferrox_vector_array, raw_slice, sizes,
+};
+use crate::error::{ferrox_error, ferrox_status, guard, CError, CResult};
+use crate::handle::{arg, check_slot, put, Slot};
 use crate::stream::{ferrox_stream, stream_of};
 
 /// The `axis` value that means "no axis" (flattened, or not batched in
@@ -40,7 +42,8 @@ fn opt_axis(axis: i32) -> Option<isize> {
 }
 
 fn count(n: i32, op: &str, name: &str) -> CResult<usize> {
-    usize::try_from(n).map_err(|_| CError::invalid(op, format!("`{name}` must not be negative, got {n}")))
+    usize::try_from(n)
+        .map_err(|_| CError::invalid(op, format!("`{name}` must not be negative, got {n}")))
 }
 
 /// `p[..n]` as axes; NULL means "all axes" (`None`).
@@ -816,8 +819,17 @@ mod tests {
         names.dedup();
         assert_eq!(names.len(), n, "duplicate op names");
         for op in OPS {
-            assert!(op.decl.starts_with(&format!("ferrox_status {}(", op.name)), "{}", op.decl);
-            assert!(op.decl.ends_with(", const ferrox_stream *s, ferrox_error **err);"), "{}", op.decl);
+            assert!(
+                op.decl.starts_with(&format!("ferrox_status {}(", op.name)),
+                "{}",
+                op.decl
+            );
+            assert!(
+                op.decl
+                    .ends_with(", const ferrox_stream *s, ferrox_error **err);"),
+                "{}",
+                op.decl
+            );
             assert!(op.doc.starts_with('`'), "{}", op.doc);
         }
         assert!(n >= 100, "{n} ops");
@@ -827,7 +839,9 @@ mod tests {
 
     #[test]
     fn table_ops_run_and_report_errors() {
-        let x = ferrox_array::new(ferrox::arange(0.0, 6.0, 1.0, DType::Float32).unwrap_or_else(|_| Array::scalar(0f32)));
+        let x = ferrox_array::new(
+            ferrox::arange(0.0, 6.0, 1.0, DType::Float32).unwrap_or_else(|_| Array::scalar(0f32)),
+        );
         let mut r: Option<Box<ferrox_array>> = None;
         let shape = [2, 3];
         // SAFETY: `shape` holds 2 int32s.
@@ -838,14 +852,24 @@ mod tests {
         let mut e: Option<Box<ferrox_error>> = None;
         let bad = [4, 4];
         // SAFETY: `bad` holds 2 int32s.
-        let st = unsafe { ferrox_reshape(Some(&mut r), Some(&x), bad.as_ptr(), 2, None, Some(&mut e)) };
+        let st =
+            unsafe { ferrox_reshape(Some(&mut r), Some(&x), bad.as_ptr(), 2, None, Some(&mut e)) };
         assert_eq!(st, FERROX_ERROR_SHAPE);
         assert!(r.is_none());
         let msg = e.map(|e| e.message()).unwrap_or_default();
-        assert!(msg.contains("reshape") && msg.contains('6') && msg.contains('4'), "{msg}");
+        assert!(
+            msg.contains("reshape") && msg.contains('6') && msg.contains('4'),
+            "{msg}"
+        );
         // A NULL input is an error, not a crash.
         let mut e: Option<Box<ferrox_error>> = None;
-        assert_eq!(ferrox_exp(Some(&mut r), None, None, Some(&mut e)), crate::error::FERROX_ERROR_NULL_POINTER);
-        assert!(e.map(|e| e.message()).unwrap_or_default().contains("`a` is NULL"));
+        assert_eq!(
+            ferrox_exp(Some(&mut r), None, None, Some(&mut e)),
+            crate::error::FERROX_ERROR_NULL_POINTER
+        );
+        assert!(e
+            .map(|e| e.message())
+            .unwrap_or_default()
+            .contains("`a` is NULL"));
     }
 }

@@ -9,17 +9,23 @@ use crate::error::{ferrox_error, ferrox_status, guard};
 use crate::handle::{arg, check_slot, put};
 use crate::stream::{ferrox_stream, stream_of};
 
-
-fn key_of<'a>(key: Option<&'a ferrox_array>, op: &str) -> crate::error::CResult<Option<&'a ferrox::Array>> {
+fn key_of<'a>(
+    key: Option<&'a ferrox_array>,
+    op: &str,
+) -> crate::error::CResult<Option<&'a ferrox::Array>> {
     match key {
         None => Ok(None),
         Some(_) => Ok(Some(&arg(key, op, "key")?.array)),
     }
 }
 
-/// A key (a uint32 array of shape [2]) from `seed`.
+/// A key (a uint32 array of shape `[2]`) from `seed`.
 #[no_mangle]
-pub extern "C" fn ferrox_random_key(res: Option<&mut Option<Box<ferrox_array>>>, seed: u64, err: Option<&mut Option<Box<ferrox_error>>>) -> ferrox_status {
+pub extern "C" fn ferrox_random_key(
+    res: Option<&mut Option<Box<ferrox_array>>>,
+    seed: u64,
+    err: Option<&mut Option<Box<ferrox_error>>>,
+) -> ferrox_status {
     const OP: &str = "ferrox_random_key";
     guard(OP, err, || {
         check_slot(&res, OP, "res")?;
@@ -28,7 +34,7 @@ pub extern "C" fn ferrox_random_key(res: Option<&mut Option<Box<ferrox_array>>>,
     })
 }
 
-/// Splits `key` into `num` new keys (shape [num, 2]).
+/// Splits `key` into `num` new keys (shape `[num, 2]`).
 #[no_mangle]
 pub extern "C" fn ferrox_random_split(
     res: Option<&mut Option<Box<ferrox_array>>>,
@@ -41,7 +47,9 @@ pub extern "C" fn ferrox_random_split(
     guard(OP, err, || {
         check_slot(&res, OP, "res")?;
         let key = &arg(key, OP, "key")?.array;
-        let num = usize::try_from(num).map_err(|_| crate::error::CError::invalid(OP, format!("num must not be negative, got {num}")))?;
+        let num = usize::try_from(num).map_err(|_| {
+            crate::error::CError::invalid(OP, format!("num must not be negative, got {num}"))
+        })?;
         let out = ferrox::with_stream(stream_of(s, OP)?, || random::split(key, num))?;
         put(res, ferrox_array::new(out));
         Ok(())
@@ -68,12 +76,21 @@ pub unsafe extern "C" fn ferrox_random_uniform(
     const OP: &str = "ferrox_random_uniform";
     guard(OP, err, || {
         check_slot(&res, OP, "res")?;
-        let (lo, hi) = (arg(low, OP, "low")?.array.clone(), arg(high, OP, "high")?.array.clone());
+        let (lo, hi) = (
+            arg(low, OP, "low")?.array.clone(),
+            arg(high, OP, "high")?.array.clone(),
+        );
         // SAFETY: the caller passes `shape_num` int32s.
-        let shape = sizes(unsafe { raw_slice(shape, shape_num, OP, "shape") }?, OP, "shape")?;
+        let shape = sizes(
+            unsafe { raw_slice(shape, shape_num, OP, "shape") }?,
+            OP,
+            "shape",
+        )?;
         let dtype = dtype_of(dtype, OP)?;
         let key = key_of(key, OP)?;
-        let out = ferrox::with_stream(stream_of(s, OP)?, || random::uniform(lo, hi, &shape, dtype, key))?;
+        let out = ferrox::with_stream(stream_of(s, OP)?, || {
+            random::uniform(lo, hi, &shape, dtype, key)
+        })?;
         put(res, ferrox_array::new(out));
         Ok(())
     })
@@ -100,10 +117,16 @@ pub unsafe extern "C" fn ferrox_random_normal(
     guard(OP, err, || {
         check_slot(&res, OP, "res")?;
         // SAFETY: the caller passes `shape_num` int32s.
-        let shape = sizes(unsafe { raw_slice(shape, shape_num, OP, "shape") }?, OP, "shape")?;
+        let shape = sizes(
+            unsafe { raw_slice(shape, shape_num, OP, "shape") }?,
+            OP,
+            "shape",
+        )?;
         let dtype = dtype_of(dtype, OP)?;
         let key = key_of(key, OP)?;
-        let out = ferrox::with_stream(stream_of(s, OP)?, || random::normal(&shape, dtype, loc, scale, key))?;
+        let out = ferrox::with_stream(stream_of(s, OP)?, || {
+            random::normal(&shape, dtype, loc, scale, key)
+        })?;
         put(res, ferrox_array::new(out));
         Ok(())
     })

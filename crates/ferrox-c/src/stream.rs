@@ -7,9 +7,8 @@
 use ferrox::{Device, DeviceType, Stream};
 
 use crate::array::ferrox_vector_array;
-use crate::error::{CError, ferrox_error, ferrox_status, guard};
+use crate::error::{ferrox_error, ferrox_status, guard, CError};
 use crate::handle::{arg, check_slot, free_handle, impl_handle, put};
-
 
 /// A device kind: only [`FERROX_DEVICE_CPU`] exists today.
 pub type ferrox_device_type = i32;
@@ -66,20 +65,38 @@ pub extern "C" fn ferrox_device_new(
     guard(OP, err, || {
         check_slot(&res, OP, "res")?;
         if kind != FERROX_DEVICE_CPU {
-            return Err(CError::invalid(OP, format!("unknown device kind {kind} (only FERROX_DEVICE_CPU = 0)")));
+            return Err(CError::invalid(
+                OP,
+                format!("unknown device kind {kind} (only FERROX_DEVICE_CPU = 0)"),
+            ));
         }
         let count = ferrox::device_count(DeviceType::Cpu);
-        let index = usize::try_from(index).ok().filter(|&i| i < count).ok_or_else(|| {
-            CError::invalid(OP, format!("device index {index} is out of range for {count} cpu devices"))
-        })?;
-        put(res, device_handle(Device { kind: DeviceType::Cpu, index }));
+        let index = usize::try_from(index)
+            .ok()
+            .filter(|&i| i < count)
+            .ok_or_else(|| {
+                CError::invalid(
+                    OP,
+                    format!("device index {index} is out of range for {count} cpu devices"),
+                )
+            })?;
+        put(
+            res,
+            device_handle(Device {
+                kind: DeviceType::Cpu,
+                index,
+            }),
+        );
         Ok(())
     })
 }
 
 /// The process-wide default device.
 #[no_mangle]
-pub extern "C" fn ferrox_default_device(res: Option<&mut Option<Box<ferrox_device>>>, err: Option<&mut Option<Box<ferrox_error>>>) -> ferrox_status {
+pub extern "C" fn ferrox_default_device(
+    res: Option<&mut Option<Box<ferrox_device>>>,
+    err: Option<&mut Option<Box<ferrox_error>>>,
+) -> ferrox_status {
     const OP: &str = "ferrox_default_device";
     guard(OP, err, || {
         check_slot(&res, OP, "res")?;
@@ -90,7 +107,10 @@ pub extern "C" fn ferrox_default_device(res: Option<&mut Option<Box<ferrox_devic
 
 /// Makes `d` the default device, for every thread.
 #[no_mangle]
-pub extern "C" fn ferrox_set_default_device(d: Option<&ferrox_device>, err: Option<&mut Option<Box<ferrox_error>>>) -> ferrox_status {
+pub extern "C" fn ferrox_set_default_device(
+    d: Option<&ferrox_device>,
+    err: Option<&mut Option<Box<ferrox_error>>>,
+) -> ferrox_status {
     const OP: &str = "ferrox_set_default_device";
     guard(OP, err, || {
         ferrox::set_default_device(arg(d, OP, "d")?.device);
@@ -158,7 +178,10 @@ pub extern "C" fn ferrox_default_stream(
 
 /// Makes `s` the default stream of its device, for every thread.
 #[no_mangle]
-pub extern "C" fn ferrox_set_default_stream(s: Option<&ferrox_stream>, err: Option<&mut Option<Box<ferrox_error>>>) -> ferrox_status {
+pub extern "C" fn ferrox_set_default_stream(
+    s: Option<&ferrox_stream>,
+    err: Option<&mut Option<Box<ferrox_error>>>,
+) -> ferrox_status {
     const OP: &str = "ferrox_set_default_stream";
     guard(OP, err, || {
         ferrox::set_default_stream(arg(s, OP, "s")?.stream);
@@ -175,7 +198,10 @@ pub extern "C" fn ferrox_stream_index(s: Option<&ferrox_stream>) -> i64 {
 
 /// True when `a` and `b` name the same stream.
 #[no_mangle]
-pub extern "C" fn ferrox_stream_equal(a: Option<&ferrox_stream>, b: Option<&ferrox_stream>) -> bool {
+pub extern "C" fn ferrox_stream_equal(
+    a: Option<&ferrox_stream>,
+    b: Option<&ferrox_stream>,
+) -> bool {
     match (arg(a, "", ""), arg(b, "", "")) {
         (Ok(a), Ok(b)) => a.stream == b.stream,
         _ => false,
@@ -192,7 +218,10 @@ pub extern "C" fn ferrox_stream_free(s: Option<Box<ferrox_stream>>) -> ferrox_st
 /// Waits until the work submitted to `s` (NULL: the default stream) is
 /// done.
 #[no_mangle]
-pub extern "C" fn ferrox_synchronize(s: Option<&ferrox_stream>, err: Option<&mut Option<Box<ferrox_error>>>) -> ferrox_status {
+pub extern "C" fn ferrox_synchronize(
+    s: Option<&ferrox_stream>,
+    err: Option<&mut Option<Box<ferrox_error>>>,
+) -> ferrox_status {
     const OP: &str = "ferrox_synchronize";
     guard(OP, err, || {
         ferrox::synchronize(stream_of(s, OP)?);
@@ -202,7 +231,9 @@ pub extern "C" fn ferrox_synchronize(s: Option<&ferrox_stream>, err: Option<&mut
 
 /// Waits until all submitted work on every stream is done.
 #[no_mangle]
-pub extern "C" fn ferrox_synchronize_all(err: Option<&mut Option<Box<ferrox_error>>>) -> ferrox_status {
+pub extern "C" fn ferrox_synchronize_all(
+    err: Option<&mut Option<Box<ferrox_error>>>,
+) -> ferrox_status {
     guard("ferrox_synchronize_all", err, || {
         ferrox::synchronize_all();
         Ok(())
@@ -212,15 +243,25 @@ pub extern "C" fn ferrox_synchronize_all(err: Option<&mut Option<Box<ferrox_erro
 /// Evaluates every array of `outputs` and waits for them. Shared nodes are
 /// computed once, also when other threads evaluate overlapping graphs.
 #[no_mangle]
-pub extern "C" fn ferrox_eval(outputs: Option<&ferrox_vector_array>, err: Option<&mut Option<Box<ferrox_error>>>) -> ferrox_status {
+pub extern "C" fn ferrox_eval(
+    outputs: Option<&ferrox_vector_array>,
+    err: Option<&mut Option<Box<ferrox_error>>>,
+) -> ferrox_status {
     const OP: &str = "ferrox_eval";
-    guard(OP, err, || Ok(ferrox::eval(&arg(outputs, OP, "outputs")?.items())?))
+    guard(OP, err, || {
+        Ok(ferrox::eval(&arg(outputs, OP, "outputs")?.items())?)
+    })
 }
 
 /// Starts evaluating every array of `outputs` and returns at once; a later
 /// eval, read or [`ferrox_synchronize`], on any thread, waits for it.
 #[no_mangle]
-pub extern "C" fn ferrox_async_eval(outputs: Option<&ferrox_vector_array>, err: Option<&mut Option<Box<ferrox_error>>>) -> ferrox_status {
+pub extern "C" fn ferrox_async_eval(
+    outputs: Option<&ferrox_vector_array>,
+    err: Option<&mut Option<Box<ferrox_error>>>,
+) -> ferrox_status {
     const OP: &str = "ferrox_async_eval";
-    guard(OP, err, || Ok(ferrox::async_eval(&arg(outputs, OP, "outputs")?.items())?))
+    guard(OP, err, || {
+        Ok(ferrox::async_eval(&arg(outputs, OP, "outputs")?.items())?)
+    })
 }

@@ -12,7 +12,10 @@ use std::time::{Duration, Instant};
 fn lib_dir() -> PathBuf {
     let exe = std::env::current_exe().expect("the test binary's path");
     let deps = exe.parent().expect("target/<profile>/deps").to_path_buf();
-    let candidates = [deps.clone(), deps.parent().map(Path::to_path_buf).unwrap_or_default()];
+    let candidates = [
+        deps.clone(),
+        deps.parent().map(Path::to_path_buf).unwrap_or_default(),
+    ];
     candidates
         .into_iter()
         .find(|d| d.join("libferrox_c.so").exists())
@@ -32,7 +35,9 @@ fn program(name: &str) -> PathBuf {
     let exe = out_dir.join(name);
     let lib = lib_dir();
     let out = Command::new(std::env::var("CC").unwrap_or_else(|_| "cc".into()))
-        .args(["-std=c11", "-O1", "-g", "-Wall", "-Wextra", "-Werror", "-pthread"])
+        .args([
+            "-std=c11", "-O1", "-g", "-Wall", "-Wextra", "-Werror", "-pthread",
+        ])
         .arg("-I")
         .arg(crate_dir.join("include"))
         .arg(&src)
@@ -68,7 +73,9 @@ fn run_with_watchdog(mut cmd: Command, limit: Duration) -> Output {
             Some(_) => break,
             None if start.elapsed() > limit => {
                 let _ = child.kill();
-                let out = child.wait_with_output().expect("collect the killed program");
+                let out = child
+                    .wait_with_output()
+                    .expect("collect the killed program");
                 panic!(
                     "watchdog: {:?} did not finish within {limit:?}\nstderr:\n{}",
                     cmd.get_program(),
@@ -78,7 +85,9 @@ fn run_with_watchdog(mut cmd: Command, limit: Duration) -> Output {
             None => std::thread::sleep(Duration::from_millis(5)),
         }
     }
-    child.wait_with_output().expect("collect the program's output")
+    child
+        .wait_with_output()
+        .expect("collect the program's output")
 }
 
 /// Runs a C test program with `args`: it must exit 0 and print nothing.

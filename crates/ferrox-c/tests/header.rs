@@ -7,8 +7,12 @@ use std::path::Path;
 
 fn generate() -> String {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let mut config = cbindgen::Config::from_file(dir.join("cbindgen.toml")).expect("cbindgen.toml parses");
-    config.trailer = Some(format!("\n{}\n#endif  /* FERROX_H */", ferrox_c::ops::c_declarations()));
+    let mut config =
+        cbindgen::Config::from_file(dir.join("cbindgen.toml")).expect("cbindgen.toml parses");
+    config.trailer = Some(format!(
+        "\n{}\n#endif  /* FERROX_H */",
+        ferrox_c::ops::c_declarations()
+    ));
     let bindings = cbindgen::Builder::new()
         .with_config(config)
         .with_src(dir.join("src/lib.rs"))
