@@ -242,7 +242,9 @@ mod tests {
     #[test]
     fn streamed_rows_equal_cached_rows_for_f32_and_half_floats() {
         let (n, d) = (300, 37);
-        let xs: Vec<f32> = (0..n * d).map(|i| ((i * 7919) % 101) as f32 * 0.1 - 5.0).collect();
+        let xs: Vec<f32> = (0..n * d)
+            .map(|i| ((i * 7919) % 101) as f32 * 0.1 - 5.0)
+            .collect();
         let w: Vec<f32> = (0..d).map(|i| 0.5 + i as f32 * 0.01).collect();
         for norm in [Norm::Rms, Norm::Layer] {
             let p = Params {
