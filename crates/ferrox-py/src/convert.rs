@@ -398,8 +398,20 @@ fn asarray(
 #[pyo3(signature = (x, /, *, copy = None))]
 fn from_dlpack(x: &Bound<'_, PyAny>, copy: Option<bool>) -> PyResult<PyArr> {
     let _ = copy;
-    let np = x.py().import("numpy")?;
-    let a = np.call_method1("from_dlpack", (x,))?;
+    let py = x.py();
+    let np = py.import("numpy")?;
+    // numpy reports a tensor it cannot take (an unsupported dtype such as
+    // torch's complex32, a device it cannot read) as a RuntimeError or a
+    // BufferError; MLX raises ValueError for these.
+    let a = np.call_method1("from_dlpack", (x,)).map_err(|e| {
+        let bad_tensor = e.is_instance_of::<pyo3::exceptions::PyRuntimeError>(py)
+            || e.is_instance_of::<pyo3::exceptions::PyBufferError>(py);
+        if bad_tensor {
+            PyValueError::new_err(format!("from_dlpack: {}", e.value(py)))
+        } else {
+            e
+        }
+    })?;
     // Like `array(x)`: float64 becomes float32 (MLX's mapping).
     from_numpy(&a, false).map(PyArr::new)
 }

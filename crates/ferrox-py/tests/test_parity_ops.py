@@ -590,3 +590,16 @@ def test_bad_indices_raise_an_error_that_is_both_index_and_value_error():
         a = fx.array(0)
         a[0] = fx.array(1)
     assert issubclass(fx.IndexingError, IndexError) and issubclass(fx.IndexingError, ValueError)
+
+
+def test_from_dlpack_of_a_tensor_numpy_cannot_take_is_a_value_error():
+    class NoTensor:
+        def __dlpack_device__(self):
+            return (1, 0)
+
+        def __dlpack__(self, *args, **kwargs):
+            raise BufferError("this producer has no CPU tensor to share")
+
+    with pytest.raises(ValueError, match="from_dlpack"):
+        fx.from_dlpack(NoTensor())
+    assert fx.from_dlpack(np.arange(3)).tolist() == [0, 1, 2]
