@@ -43,7 +43,8 @@ fn get_active_memory() -> usize {
 }
 /// get_peak_memory() -> int
 ///
-/// The largest active memory seen since the last :func:`reset_peak_memory`.
+/// The largest active memory over the allocations made since start or the
+/// last :func:`reset_peak_memory` (0 right after a reset, as in MLX).
 ///
 /// Example:
 ///     >>> ferrox.core.get_peak_memory() >= 0
@@ -54,7 +55,7 @@ fn get_peak_memory() -> usize {
 }
 /// reset_peak_memory() -> None
 ///
-/// Resets the peak memory to the current active memory.
+/// Resets the peak memory to 0; the next allocation starts a new mark.
 ///
 /// Example:
 ///     >>> ferrox.core.reset_peak_memory()

@@ -91,3 +91,21 @@ fn buffer_cache_reuses_and_clears() {
         assert_eq!(get_cache_memory(), 0);
     });
 }
+
+#[test]
+fn a_reset_peak_is_zero_until_the_next_allocation() {
+    let _turn = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+    let held = full(&[4096], 1.0, DType::Float32).unwrap();
+    held.eval().unwrap();
+    reset_peak_memory();
+    assert_eq!(
+        get_peak_memory(),
+        0,
+        "a live buffer is not a new allocation"
+    );
+    let small = full(&[8], 2.0, DType::Float32).unwrap();
+    small.eval().unwrap();
+    assert!(get_peak_memory() >= get_active_memory());
+    assert!(get_peak_memory() >= 4096 * 4, "the held buffer is active");
+    drop((held, small));
+}

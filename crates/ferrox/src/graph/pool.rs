@@ -29,7 +29,7 @@ use std::alloc::{Layout, alloc_zeroed, dealloc};
 use std::collections::BTreeMap;
 use std::ptr::NonNull;
 use std::sync::OnceLock;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use super::storage::ALIGN;
@@ -105,6 +105,11 @@ struct Pool {
     /// stripe than the one it was counted on.
     active: [LinePadded<AtomicUsize>; STRIPES],
     peak: LinePadded<AtomicUsize>,
+    /// Whether a buffer below `POOL_MIN` (which does not raise `peak` itself,
+    /// to keep small allocations off the shared line) was taken since the
+    /// last reset: only then may a read of the peak raise it to the current
+    /// active bytes.
+    small_since_reset: LinePadded<AtomicBool>,
     cache: LinePadded<AtomicUsize>,
     memory_limit: AtomicUsize,
     cache_limit: AtomicUsize,
@@ -144,6 +149,7 @@ fn pool() -> &'static Pool {
             freed: Condvar::new(),
             active: std::array::from_fn(|_| LinePadded(AtomicUsize::new(0))),
             peak: LinePadded(AtomicUsize::new(0)),
+            small_since_reset: LinePadded(AtomicBool::new(false)),
             cache: LinePadded(AtomicUsize::new(0)),
             memory_limit: AtomicUsize::new(ram.saturating_mul(3) / 2),
             cache_limit: AtomicUsize::new(ram / 4),
@@ -202,6 +208,10 @@ impl Pool {
         self.active[my_stripe()].fetch_add(buf.capacity, Ordering::Relaxed);
         if buf.capacity >= POOL_MIN {
             self.note_peak();
+        } else if !self.small_since_reset.load(Ordering::Relaxed) {
+            // Read first: the flag is set once per reset, so the line stays
+            // shared between threads.
+            self.small_since_reset.store(true, Ordering::Relaxed);
         }
         Ok(buf)
     }
@@ -332,16 +342,24 @@ pub(crate) fn active_bytes() -> usize {
     pool().active()
 }
 
-/// The high-water mark of the active bytes (raised to the current value
-/// first).
+/// The high-water mark of the active bytes over the allocations made since
+/// start or the last reset (0 right after a reset, as in MLX). Small buffers
+/// do not raise the mark when taken, so a read raises it to the current
+/// active bytes if one was taken since the reset.
 pub(crate) fn peak_bytes() -> usize {
-    pool().note_peak()
+    let p = pool();
+    if p.small_since_reset.load(Ordering::Relaxed) {
+        p.note_peak()
+    } else {
+        p.peak.load(Ordering::Relaxed)
+    }
 }
 
-/// Resets the peak to the current active bytes.
+/// Resets the peak to 0: the next allocation starts a new high-water mark.
 pub(crate) fn reset_peak() {
     let p = pool();
-    p.peak.store(p.active(), Ordering::Relaxed);
+    p.small_since_reset.store(false, Ordering::Relaxed);
+    p.peak.store(0, Ordering::Relaxed);
 }
 
 /// Bytes held in the cache for reuse.

@@ -41,15 +41,20 @@ impl Drop for EvalInFlight {
 pub fn get_active_memory() -> usize {
     pool::active_bytes()
 }
-/// High-water mark of [`get_active_memory`] since start or the last reset.
+/// High-water mark of [`get_active_memory`] over the allocations made since
+/// start or the last [`reset_peak_memory`]; 0 right after a reset, until the
+/// next allocation (as MLX counts it).
 ///
 /// ```
-/// assert!(ferrox::get_peak_memory() >= ferrox::get_active_memory());
+/// let x = ferrox::full(&[4096], 1.0, ferrox::DType::Float32).unwrap();
+/// x.eval().unwrap();
+/// assert!(ferrox::get_peak_memory() >= 4096 * 4);
 /// ```
 pub fn get_peak_memory() -> usize {
     pool::peak_bytes()
 }
-/// Resets the peak to the current active memory.
+/// Resets the peak to 0: [`get_peak_memory`] then reports the high-water
+/// mark of the allocations made after this call.
 ///
 /// ```
 /// ferrox::reset_peak_memory();
