@@ -82,18 +82,34 @@ fn trim_zeros(s: &str) -> String {
     }
 }
 
-fn element_strings(a: &Array) -> crate::error::Result<Vec<String>> {
-    let dt = a.dtype();
-    Ok(match dt {
-        DType::Bool => a
-            .to_vec::<bool>()?
-            .iter()
-            .map(|&b| if b { "True" } else { "False" }.into())
-            .collect(),
-        DType::Complex64 => a
-            .to_vec::<crate::dtype::Complex64>()?
-            .iter()
-            .map(|c| {
+/// The elements of an array, converted once; formatted one at a time, so a
+/// summarised print formats only what it shows.
+enum Elements {
+    Bool(Vec<bool>),
+    Complex(Vec<crate::dtype::Complex64>),
+    Float(Vec<f64>),
+    Other(Vec<String>),
+}
+
+impl Elements {
+    fn of(a: &Array) -> crate::error::Result<Self> {
+        Ok(match a.dtype() {
+            DType::Bool => Self::Bool(a.to_vec::<bool>()?),
+            DType::Complex64 => Self::Complex(a.to_vec::<crate::dtype::Complex64>()?),
+            d if d.is_float() => with_dtype!(d, T => {
+                Self::Float(a.to_vec::<T>()?.iter().map(|&x| crate::dtype::Element::to_f64(x)).collect())
+            }),
+            d => with_dtype!(d, T => {
+                Self::Other(a.to_vec::<T>()?.iter().map(|x| format!("{x:?}")).collect())
+            }),
+        })
+    }
+
+    fn format(&self, i: usize) -> String {
+        match self {
+            Self::Bool(v) => if v[i] { "True" } else { "False" }.into(),
+            Self::Complex(v) => {
+                let c = v[i];
                 let sign = if c.im < 0.0 || (c.im == 0.0 && c.im.is_sign_negative()) {
                     '-'
                 } else {
@@ -105,51 +121,58 @@ fn element_strings(a: &Array) -> crate::error::Result<Vec<String>> {
                     sign,
                     format_float(c.im.abs() as f64)
                 )
-            })
-            .collect(),
-        d if d.is_float() => with_dtype!(d, T => {
-            a.to_vec::<T>()?.iter().map(|&x| format_float(crate::dtype::Element::to_f64(x))).collect()
-        }),
-        d => with_dtype!(d, T => {
-            a.to_vec::<T>()?.iter().map(|x| format!("{x:?}")).collect()
-        }),
-    })
+            }
+            Self::Float(v) => format_float(v[i]),
+            Self::Other(v) => v[i].clone(),
+        }
+    }
 }
 
-fn write_nested(out: &mut String, items: &[String], shape: &[usize], depth: usize) {
-    if shape.is_empty() {
-        out.push_str(&items[0]);
+/// An axis longer than this prints its first and last `EDGE_ITEMS` entries
+/// around `...`, at every size (MLX's rule).
+const SUMMARY_LEN: usize = 6;
+const EDGE_ITEMS: usize = 3;
+
+/// Writes the row-major block of `shape` starting at flat element `start`.
+fn write_nested(out: &mut String, items: &Elements, start: usize, shape: &[usize], depth: usize) {
+    let Some((&n, inner)) = shape.split_first() else {
+        out.push_str(&items.format(start));
         return;
-    }
-    out.push('[');
-    let n = shape[0];
-    let chunk = items.len().checked_div(n).unwrap_or(0);
-    for i in 0..n {
-        if i > 0 {
-            out.push(',');
-            if shape.len() > 1 {
-                out.push_str(&"\n".repeat(shape.len() - 1));
-                out.push_str(&" ".repeat(7 + depth));
-            } else {
-                out.push(' ');
-            }
+    };
+    let chunk: usize = inner.iter().product();
+    let separator = |out: &mut String| {
+        out.push(',');
+        if inner.is_empty() {
+            out.push(' ');
+        } else {
+            out.push_str(&"\n".repeat(inner.len()));
+            out.push_str(&" ".repeat(7 + depth));
         }
-        write_nested(
-            out,
-            &items[i * chunk..(i + 1) * chunk],
-            &shape[1..],
-            depth + 1,
-        );
+    };
+    out.push('[');
+    let summarised = n > SUMMARY_LEN;
+    for i in 0..n {
+        if summarised && i == EDGE_ITEMS {
+            separator(out);
+            out.push_str("...");
+        }
+        if summarised && (EDGE_ITEMS..n - EDGE_ITEMS).contains(&i) {
+            continue;
+        }
+        if i > 0 {
+            separator(out);
+        }
+        write_nested(out, items, start + i * chunk, inner, depth + 1);
     }
     out.push(']');
 }
 
 impl fmt::Display for Array {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match element_strings(self) {
+        match Elements::of(self) {
             Ok(items) => {
                 let mut body = String::new();
-                write_nested(&mut body, &items, self.shape(), 0);
+                write_nested(&mut body, &items, 0, self.shape(), 0);
                 write!(f, "array({body}, dtype={})", self.dtype())
             }
             Err(e) => write!(
@@ -171,6 +194,26 @@ impl fmt::Debug for Array {
 #[cfg(test)]
 mod tests {
     use super::format_float;
+    use crate::array::Array;
+
+    #[test]
+    fn long_axes_print_their_edges_like_mlx() {
+        let six = Array::from_slice(&[1i32; 6], &[6]).unwrap();
+        assert_eq!(format!("{six}"), "array([1, 1, 1, 1, 1, 1], dtype=int32)");
+        let seven = Array::from_slice(&[0i32, 1, 2, 3, 4, 5, 6], &[7]).unwrap();
+        assert_eq!(
+            format!("{seven}"),
+            "array([0, 1, 2, ..., 4, 5, 6], dtype=int32)"
+        );
+        let rows = Array::from_slice(&[1i32, 2].repeat(7), &[7, 2]).unwrap();
+        let row = "[1, 2]";
+        let expected = format!(
+            "array([{row},\n       {row},\n       {row},\n       ...,\n       {row},\n       {row},\n       {row}], dtype=int32)"
+        );
+        assert_eq!(format!("{rows}"), expected);
+        let empty = Array::from_slice::<f32>(&[], &[0]).unwrap();
+        assert_eq!(format!("{empty}"), "array([], dtype=float32)");
+    }
 
     #[test]
     fn floats_print_like_mlx() {
