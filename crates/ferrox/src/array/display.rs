@@ -145,7 +145,9 @@ fn write_nested(out: &mut String, items: &Elements, start: usize, shape: &[usize
         if inner.is_empty() {
             out.push(' ');
         } else {
-            out.push_str(&"\n".repeat(inner.len()));
+            // One line break between blocks of every depth (MLX's layout;
+            // numpy adds a blank line per extra dimension).
+            out.push('\n');
             out.push_str(&" ".repeat(7 + depth));
         }
     };
@@ -211,6 +213,11 @@ mod tests {
             "array([{row},\n       {row},\n       {row},\n       ...,\n       {row},\n       {row},\n       {row}], dtype=int32)"
         );
         assert_eq!(format!("{rows}"), expected);
+        let cube = Array::from_slice(&[1i32, 2].repeat(4), &[2, 2, 2]).unwrap();
+        assert_eq!(
+            format!("{cube}"),
+            "array([[[1, 2],\n        [1, 2]],\n       [[1, 2],\n        [1, 2]]], dtype=int32)"
+        );
         let empty = Array::from_slice::<f32>(&[], &[0]).unwrap();
         assert_eq!(format!("{empty}"), "array([], dtype=float32)");
     }
