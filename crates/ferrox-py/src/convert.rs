@@ -387,8 +387,10 @@ fn asarray(
 /// from_dlpack(x, /, *, copy=None) -> array
 ///
 /// An array with the values of any DLPack producer on the CPU (a numpy or
-/// torch tensor, ...). The values are copied into ferrox's buffers;
-/// float64 becomes float32 and complex128 complex64, as :func:`array` does.
+/// torch tensor, ...). The values are copied into ferrox's buffers, keeping
+/// the producer's strides (a transposed or broadcast tensor stays a strided
+/// view; negative strides raise ``ValueError``); float64 becomes float32
+/// and complex128 complex64, as :func:`array` does.
 ///
 /// Example:
 ///     >>> import numpy as np
@@ -413,7 +415,45 @@ fn from_dlpack(x: &Bound<'_, PyAny>, copy: Option<bool>) -> PyResult<PyArr> {
         }
     })?;
     // Like `array(x)`: float64 becomes float32 (MLX's mapping).
-    from_numpy(&a, false).map(PyArr::new)
+    strided_from_numpy(&a).map(PyArr::new)
+}
+
+/// A numpy array as a ferrox array with the same strides (as MLX keeps a
+/// DLPack producer's layout): the span of memory the view reaches is copied
+/// once and the result is an [`ferrox::as_strided`] view of that copy, so a
+/// transposed, stepped or broadcast producer keeps its strides and a
+/// broadcast one is not expanded. Negative strides are a `ValueError` (as
+/// in MLX); a contiguous array is copied as [`from_numpy`] copies it.
+fn strided_from_numpy(a: &Bound<'_, PyAny>) -> PyResult<Array> {
+    let strides: Vec<isize> = a.getattr("strides")?.extract()?;
+    let shape: Vec<usize> = a.getattr("shape")?.extract()?;
+    let item: isize = a.getattr("itemsize")?.extract()?;
+    if let Some(s) = strides.iter().find(|&&s| s < 0) {
+        return Err(PyValueError::new_err(format!(
+            "from_dlpack: negative strides are not supported (strides {strides:?} bytes, {s} < 0)"
+        )));
+    }
+    let c_contiguous: bool = a.getattr("flags")?.get_item("C_CONTIGUOUS")?.extract()?;
+    let whole_items = item > 0 && strides.iter().all(|s| s % item == 0);
+    if c_contiguous || shape.contains(&0) || !whole_items {
+        return from_numpy(a, false);
+    }
+    let elem_strides: Vec<isize> = strides.iter().map(|s| s / item).collect();
+    let span = 1 + shape
+        .iter()
+        .zip(&elem_strides)
+        .map(|(&d, &s)| (d as isize - 1) * s)
+        .sum::<isize>();
+    let np = a.py().import("numpy")?;
+    let kw = pyo3::types::PyDict::new(a.py());
+    kw.set_item("shape", (span,))?;
+    kw.set_item("strides", (item,))?;
+    let flat =
+        np.getattr("lib")?
+            .getattr("stride_tricks")?
+            .call_method("as_strided", (a,), Some(&kw))?;
+    let base = from_numpy(&flat, false)?;
+    ferrox::as_strided(&base, &shape, &elem_strides, 0).py()
 }
 
 /// Registers the dtype objects.

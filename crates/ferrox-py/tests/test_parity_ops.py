@@ -603,3 +603,39 @@ def test_from_dlpack_of_a_tensor_numpy_cannot_take_is_a_value_error():
     with pytest.raises(ValueError, match="from_dlpack"):
         fx.from_dlpack(NoTensor())
     assert fx.from_dlpack(np.arange(3)).tolist() == [0, 1, 2]
+
+
+def test_from_dlpack_keeps_the_producers_strides():
+    x = np.arange(12, dtype=np.float32).reshape(3, 4)
+    for view in (x.T, np.arange(20, dtype=np.int32)[2:10:2],
+                 np.broadcast_to(np.array([7], dtype=np.int32), (3,)),
+                 np.arange(24, dtype=np.float64).reshape(2, 3, 4)[:, ::2, 1:]):
+        y = fx.from_dlpack(view)
+        assert y.tolist() == view.astype(np.float32 if view.dtype == np.float64 else view.dtype).tolist()
+        m = memoryview(y)
+        assert not m.c_contiguous
+        assert m.strides == tuple(s // view.itemsize * m.itemsize for s in view.strides)
+    # Later writes to the producer are not seen: the span was copied.
+    v = x.T
+    y = fx.from_dlpack(v)
+    x += 100
+    assert y.tolist()[0] == [0.0, 4.0, 8.0]
+    with pytest.raises(ValueError, match="negative strides"):
+        fx.from_dlpack(np.arange(5, dtype=np.float32)[::-1])
+
+
+def test_a_shapeless_compiled_gradient_of_a_reduction_follows_new_shapes():
+    def loss(args):
+        x, w = args
+        return (fx.tanh(x) * w).sum() + fx.logsumexp(x, axis=-1).sum() + x.max()
+
+    g = fx.compile(fx.grad(loss), shapeless=True)
+    rng = np.random.default_rng(0)
+    for shape in [(2, 3), (5, 3), (4, 7)]:
+        x = fx.array(rng.standard_normal(shape).astype(np.float32))
+        w = fx.array(rng.standard_normal(shape).astype(np.float32))
+        got = g((x, w))
+        want = fx.grad(loss)((x, w))
+        for a, b in zip(got, want):
+            assert a.shape == shape
+            assert np.allclose(np.array(a), np.array(b), atol=1e-5)

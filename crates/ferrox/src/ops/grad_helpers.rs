@@ -111,29 +111,34 @@ pub fn pad_example_rank(x: &Array, rank: usize) -> Result<Array> {
     if example >= rank {
         return Ok(x.clone());
     }
-    let mut shape = vec![x.shape()[0]];
-    shape.extend(std::iter::repeat_n(1, rank - example));
-    shape.extend_from_slice(&x.shape()[1..]);
-    reshape_to(x, &shape)
+    // New axes by position, not a fixed target shape, so a shapeless
+    // compiled replay on other sizes still applies.
+    let new_axes: Vec<isize> = (1..=(rank - example) as isize).collect();
+    crate::ops::views::expand_dims(x, &new_axes)
 }
 
-/// The cotangent `g` of a reduction over `axes` of an input of `shape`
-/// (with or without kept dims), expanded and broadcast back to `shape`.
+/// The cotangent `g` of a reduction over `axes` of `x` (with or without
+/// kept dims), expanded and broadcast back to `x`'s shape. The broadcast
+/// takes its target from `x` itself ([`broadcast_like`]), so a shapeless
+/// compiled gradient follows the input's shape on replay.
+///
+/// [`broadcast_like`]: crate::ops::views::broadcast_like
 ///
 /// ```
 /// let g = ferrox::ones(&[2], ferrox::DType::Float32)?;
-/// let e = ferrox::ops::grad_helpers::expand_reduced(&g, &[1], false, &[2, 3])?;
+/// let x = ferrox::zeros(&[2, 3], ferrox::DType::Float32)?;
+/// let e = ferrox::ops::grad_helpers::expand_reduced(&g, &[1], false, &x)?;
 /// assert_eq!(e.shape(), &[2, 3]);
 /// # Ok::<(), ferrox::Error>(())
 /// ```
-pub fn expand_reduced(g: &Array, axes: &[usize], keepdims: bool, shape: &[usize]) -> Result<Array> {
+pub fn expand_reduced(g: &Array, axes: &[usize], keepdims: bool, x: &Array) -> Result<Array> {
     let g = if keepdims || axes.is_empty() {
         g.clone()
     } else {
         let ax: Vec<isize> = axes.iter().map(|&a| a as isize).collect();
         crate::ops::views::expand_dims(g, &ax)?
     };
-    crate::ops::views::broadcast_to(&g, shape)
+    crate::ops::views::broadcast_like(&g, x)
 }
 
 /// `x * s` (`x` itself when `s == 1`); `s` is a weak scalar.

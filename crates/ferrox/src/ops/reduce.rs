@@ -192,7 +192,22 @@ impl Primitive for Reduce {
         _argnums: &[usize],
     ) -> Result<Vec<Array>> {
         let x = &primals[0];
-        let g = grad_helpers::expand_reduced(cotangent, &self.axes, self.keepdims, x.shape())?;
+        // Mean divides by the traced count, so its cotangent keeps the
+        // traced shape as well (a fixed broadcast): a shapeless replay whose
+        // reduced axes changed size then yields a cotangent of the traced
+        // shape (a shape error downstream), never a silently mis-scaled one.
+        // Every other rule follows `x`'s shape on replay.
+        let g = if self.op == ReduceOp::Mean {
+            let kept = if self.keepdims || self.axes.is_empty() {
+                cotangent.clone()
+            } else {
+                let ax: Vec<isize> = self.axes.iter().map(|&a| a as isize).collect();
+                crate::ops::views::expand_dims(cotangent, &ax)?
+            };
+            crate::ops::views::broadcast_to(&kept, x.shape())?
+        } else {
+            grad_helpers::expand_reduced(cotangent, &self.axes, self.keepdims, x)?
+        };
         let gx = match self.op {
             ReduceOp::Sum => g,
             ReduceOp::Mean => grad_helpers::scale(&g, 1.0 / self.count(x).max(1) as f64)?,
@@ -292,7 +307,7 @@ impl Reduce {
     /// how many times per group (kept dims as asked). Derivatives of max
     /// and min split the cotangent evenly among tied extrema.
     fn extremum_mask(&self, x: &Array, output: &Array, keepdims: bool) -> Result<(Array, Array)> {
-        let out = grad_helpers::expand_reduced(output, &self.axes, self.keepdims, x.shape())?;
+        let out = grad_helpers::expand_reduced(output, &self.axes, self.keepdims, x)?;
         let mask = crate::ops::binary::equal(x, &out)?.astype(x.dtype())?;
         let axes: Vec<isize> = self.axes.iter().map(|&a| a as isize).collect();
         let count = sum(&mask, Some(&axes), keepdims)?;
@@ -322,7 +337,7 @@ impl Reduce {
         };
         let dof = (self.count(c) as i64 - ddof).max(0) as f64;
         if is_std {
-            let std = grad_helpers::expand_reduced(output, &self.axes, self.keepdims, c.shape())?;
+            let std = grad_helpers::expand_reduced(output, &self.axes, self.keepdims, c)?;
             crate::ops::binary::divide(&grad_helpers::scale(c, 1.0 / dof)?, &std)
         } else {
             grad_helpers::scale(c, 2.0 / dof)

@@ -63,7 +63,7 @@ impl Primitive for LogSumExp {
         // d lse / dx = softmax(x) over the reduced axes.
         let x = &p[0];
         let s = softmax(x, Some(&signed(&self.axes)), false)?;
-        let g = grad_helpers::expand_reduced(g, &self.axes, self.keepdims, x.shape())?;
+        let g = grad_helpers::expand_reduced(g, &self.axes, self.keepdims, x)?;
         Ok(vec![crate::ops::binary::multiply(&g, &s)?])
     }
     fn jvp(&self, p: &[Array], tangents: &[Option<Array>], output: &Array) -> Result<Array> {

@@ -60,6 +60,7 @@ fn table() -> &'static Table {
             entry::<ops::views::Reshape>(),
             entry::<ops::views::Transpose>(),
             entry::<ops::views::Broadcast>(),
+            entry::<ops::views::BroadcastLike>(),
             entry::<ops::views::Slice>(),
             entry::<ops::views::Diagonal>(),
             entry::<ops::views::Contiguous>(),

@@ -12,6 +12,7 @@
 //! strides allow it (numpy's rule) and copies otherwise.
 
 mod arrange;
+mod broadcast_like;
 mod index;
 mod strides;
 #[cfg(test)]
@@ -23,6 +24,7 @@ pub use crate::backend::cpu::copy::{copy_to_contiguous, ensure_contiguous};
 pub use arrange::{
     AsStrided, as_strided, atleast_1d, atleast_2d, atleast_3d, flip, matrix_transpose, unstack,
 };
+pub use broadcast_like::{BroadcastLike, broadcast_like};
 pub use index::SliceArg;
 pub(crate) use strides::slice_axis;
 
