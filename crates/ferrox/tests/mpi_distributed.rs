@@ -16,11 +16,15 @@ use ferrox::{Array, DType, Result};
 use std::sync::{Arc, Barrier};
 use std::time::Duration;
 
+fn fail(op: &str, what: &str) -> ferrox::Error {
+    ferrox::Error::new(ferrox::ErrorKind::Runtime, op, what)
+}
+
 fn check(cond: bool, what: &str) -> Result<()> {
     if cond {
         Ok(())
     } else {
-        Err(ferrox::Error::runtime("mpi_distributed", what.to_string()))
+        Err(fail("mpi_distributed", what))
     }
 }
 
@@ -113,7 +117,7 @@ fn collectives_on_every_dtype(g: &Group) -> Result<()> {
                 Some(m) => ferrox::maximum(&m, &a)?,
             }))
         })?
-        .ok_or_else(|| ferrox::Error::runtime("t", "empty"))?;
+        .ok_or_else(|| fail("t", "empty"))?;
     same(&ferrox::real(&zmax)?, &rmax, "all_max complex64")?;
     // Scalars gather into a vector.
     let s = Array::from_slice(&[r as i32], &[])?;
@@ -220,7 +224,7 @@ fn four_threads_with_own_groups(g: &Group) -> Result<()> {
         .collect();
     for h in handles {
         h.join()
-            .map_err(|_| ferrox::Error::runtime("thread", "panicked"))??;
+            .map_err(|_| fail("thread", "panicked"))??;
     }
     Ok(())
 }
@@ -243,7 +247,7 @@ fn concurrent_use_of_one_group_is_an_error(g: &Group) -> Result<()> {
         )?;
         let v = first
             .join()
-            .map_err(|_| ferrox::Error::runtime("thread", "panicked"))??;
+            .map_err(|_| fail("thread", "panicked"))??;
         check(v == vec![g.size() as f32; 4], "the first thread's all_sum")?;
     } else {
         std::thread::sleep(Duration::from_millis(1200));
