@@ -223,8 +223,7 @@ fn four_threads_with_own_groups(g: &Group) -> Result<()> {
         })
         .collect();
     for h in handles {
-        h.join()
-            .map_err(|_| fail("thread", "panicked"))??;
+        h.join().map_err(|_| fail("thread", "panicked"))??;
     }
     Ok(())
 }
@@ -245,9 +244,7 @@ fn concurrent_use_of_one_group_is_an_error(g: &Group) -> Result<()> {
             msg.starts_with("all_gather: another thread"),
             "concurrent use error",
         )?;
-        let v = first
-            .join()
-            .map_err(|_| fail("thread", "panicked"))??;
+        let v = first.join().map_err(|_| fail("thread", "panicked"))??;
         check(v == vec![g.size() as f32; 4], "the first thread's all_sum")?;
     } else {
         std::thread::sleep(Duration::from_millis(1200));

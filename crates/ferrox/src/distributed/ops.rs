@@ -478,7 +478,10 @@ impl Primitive for SendTo {
         let x = one_input("send", inputs)?;
         let _busy = self.group.enter("send")?;
         match self.group.comm() {
-            Comm::Single => Err(Error::value("send", "a group of size 1 has no peer")),
+            Comm::Single => {
+                let _ = x;
+                Err(Error::value("send", "a group of size 1 has no peer"))
+            }
             #[cfg(feature = "mpi")]
             Comm::Mpi(c) => {
                 c.send(x, self.dst)?;
