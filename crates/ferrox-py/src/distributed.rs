@@ -98,19 +98,39 @@ fn is_available(backend: &str) -> bool {
     dist::is_available(backend)
 }
 
-/// init(strict=False, backend='any') -> Group
+/// init(strict=False, backend='any', *, all_gather_factory=None) -> Group
 ///
 /// Starts the distributed backend (once) and returns the group of every
 /// process of the job. MPI is used when the process was launched by
 /// ``mpirun`` (and ferrox was built with MPI); otherwise the group is this
 /// process alone, unless ``strict`` asks for an error instead.
+/// ``all_gather_factory`` belongs to MLX's JACCL backend, which ferrox does
+/// not have: it is checked as MLX checks it (a callable, with
+/// ``backend='jaccl'``) and then refused.
 ///
 /// Example:
 ///     >>> ferrox.core.distributed.init().size()
 ///     1
 #[pyfunction]
-#[pyo3(signature = (strict = false, backend = "any"))]
-fn init(py: Python<'_>, strict: bool, backend: &str) -> PyResult<PyGroup> {
+#[pyo3(signature = (strict = false, backend = "any", *, all_gather_factory = None))]
+fn init(
+    py: Python<'_>,
+    strict: bool,
+    backend: &str,
+    all_gather_factory: Option<&Any<'_>>,
+) -> PyResult<PyGroup> {
+    if let Some(f) = all_gather_factory.filter(|f| !f.is_none()) {
+        if !f.is_callable() {
+            return Err(pyo3::exceptions::PyTypeError::new_err(
+                "init: all_gather_factory must be callable",
+            ));
+        }
+        if backend != "jaccl" {
+            return Err(pyo3::exceptions::PyValueError::new_err(
+                "init: all_gather_factory is only supported with backend='jaccl'",
+            ));
+        }
+    }
     let backend = backend.to_string();
     crate::gil::detach(py, move || dist::init(strict, &backend))
         .py()

@@ -23,7 +23,7 @@ import functools
 from typing import Any, Callable, Optional, Tuple
 
 import ferrox.core as mx
-from ferrox.utils import tree_flatten, tree_map, tree_unflatten
+from ferrox.utils import tree_flatten, tree_map, tree_reduce, tree_unflatten
 
 from .module import Module
 
@@ -141,3 +141,25 @@ def average_gradients(gradients: Any, group: Optional[Any] = None,
             name, leaf = leaves[i]
             averaged.append((name, part.reshape(leaf.shape)))
     return tree_unflatten(averaged)
+
+
+def clip_grad_norm_sharded(gradients: Any, max_norm: float,
+                           group: Optional[Any] = None) -> Tuple[Any, Any]:
+    """Clips gradients that are split over the processes of ``group`` (each
+    holds a shard, as with tensor-parallel layers) to a global norm of at
+    most ``max_norm``: the squared norms of the shards are summed over the
+    group, and every shard is scaled by ``min(max_norm / (norm + 1e-6), 1)``.
+    Returns ``(clipped shards, global norm)``.
+
+    Example:
+        >>> import ferrox.core as mx, ferrox.nn as nn
+        >>> g, norm = nn.utils.clip_grad_norm_sharded({"w": mx.full((4,), 3.0)}, 1.0)
+        >>> round(norm.item(), 4), round(g["w"][0].item(), 4)
+        (6.0, 0.5)
+    """
+    squared = tree_reduce(lambda acc, g: acc + (g * g).sum(), gradients, 0.0)
+    if not isinstance(squared, mx.array):
+        squared = mx.array(squared)
+    norm = mx.sqrt(mx.distributed.all_sum(squared, group=group))
+    scale = mx.minimum(max_norm / (norm + 1e-6), 1.0)
+    return tree_map(lambda g: g * scale, gradients), norm
