@@ -68,7 +68,7 @@ if [ "$rc" = 0 ] || [ "$rc" = 124 ]; then
     exit 1
 fi
 echo "ok: the job failed with status $rc after ${elapsed}s; mpirun said:"
-grep -m3 -i "abort\|signal\|exited" /tmp/ferrox-mpi-die.log || true
+grep -m2 -i "noticed\|aborted" /tmp/ferrox-mpi-die.log || true
 fi
 
 if [ -n "${FERROX_MPI_PYTHON:-}" ]; then
