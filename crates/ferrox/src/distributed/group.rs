@@ -254,11 +254,7 @@ fn launched_by_mpi() -> bool {
 /// assert!(!ferrox::distributed::is_available("nccl"));
 /// ```
 pub fn is_available(backend: &str) -> bool {
-    match backend {
-        "any" => true,
-        "mpi" => cfg!(feature = "mpi"),
-        _ => false,
-    }
+    backend == "any" || (backend == "mpi" && cfg!(feature = "mpi"))
 }
 
 /// Starts the distributed backend (once per process) and returns the group

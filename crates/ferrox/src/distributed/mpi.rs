@@ -202,7 +202,7 @@ fn count(op: &str, n: usize) -> Result<()> {
 }
 
 /// The contiguous elements of an input as `T`s.
-fn elems<'a, T: Pod>(d: &'a Data, n: usize) -> &'a [T] {
+fn elems<T: Pod>(d: &Data, n: usize) -> &[T] {
     let all = d.storage.as_slice::<T>();
     all.get(d.offset..d.offset + n).unwrap_or(&[])
 }

@@ -606,7 +606,7 @@ mod tests {
             Ok(vec![crate::ops::binary::multiply(&sum_node(&a[0]), &a[0])?])
         };
         let ct = Array::from_slice(&[1.0f32, 1.0], &[2]).unwrap();
-        let (_, g) = vjp(f, &[x.clone()], &[ct]).unwrap();
+        let (_, g) = vjp(f, std::slice::from_ref(&x), &[ct]).unwrap();
         // d/dx (s(x) * x) with ds = identity: x + s(x) = 2x.
         assert_eq!(g[0].to_vec::<f32>().unwrap(), vec![2.0, 4.0]);
     }
@@ -618,8 +618,8 @@ mod tests {
         let g = Group::single();
         let (_, tan) = jvp(
             |a: &[Array]| Ok(vec![sum_node(&a[0])]),
-            &[x.clone()],
-            &[t.clone()],
+            std::slice::from_ref(&x),
+            std::slice::from_ref(&t),
         )
         .unwrap();
         assert_eq!(tan[0].to_vec::<f32>().unwrap(), t.to_vec::<f32>().unwrap());
@@ -630,12 +630,12 @@ mod tests {
                 Ok(vec![node(AllGather { group: g.clone() }, &shape, &a[0])])
             }
         };
-        let out = vmap(gather, &[Some(0)], &[Some(0)])(&[x.clone()]).unwrap();
+        let out = vmap(gather, &[Some(0)], &[Some(0)])(std::slice::from_ref(&x)).unwrap();
         assert_eq!(out[0].to_vec::<f32>().unwrap(), x.to_vec::<f32>().unwrap());
         let (_, gx) = vjp(
             move |a: &[Array]| Ok(vec![node(AllGather { group: g.clone() }, &[2, 2], &a[0])]),
-            &[x.clone()],
-            &[t.clone()],
+            std::slice::from_ref(&x),
+            std::slice::from_ref(&t),
         )
         .unwrap();
         assert_eq!(gx[0].to_vec::<f32>().unwrap(), t.to_vec::<f32>().unwrap());
