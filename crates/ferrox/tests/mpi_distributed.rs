@@ -338,6 +338,9 @@ fn die(g: &Group) -> Result<()> {
     Ok(())
 }
 
+/// One named check, run by every rank.
+type Check = fn(&Group) -> Result<()>;
+
 fn main() {
     // The watchdog: a hang fails instead of waiting for mpirun's timeout.
     std::thread::spawn(|| {
@@ -357,7 +360,7 @@ fn main() {
         return;
     }
     let mode = std::env::args().nth(1).unwrap_or_default();
-    let checks: Vec<(&str, fn(&Group) -> Result<()>)> = if mode == "die" {
+    let checks: Vec<(&str, Check)> = if mode == "die" {
         vec![("die", die)]
     } else {
         vec![
