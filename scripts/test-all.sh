@@ -31,6 +31,9 @@ stage "loom models of the evaluation cell and the compile cache (the loom featur
 # them, so only ferrox itself is rebuilt (with loom's primitives).
 cargo test --workspace --features ferrox/loom --test loom_cell --test loom_cache
 
+stage "distributed: the mpi feature's checks under mpirun -np 2 and -np 4 (skipped without MPI)"
+./scripts/test-mpi.sh
+
 stage "the Python package: fresh venv, maturin develop, pytest"
 ./scripts/test-python.sh
 

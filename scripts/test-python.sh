@@ -21,15 +21,27 @@ rm -rf "$venv"
 # Cross-checks of the file formats (test_io.py skips them without these).
 "$venv/bin/python" -m pip install --quiet safetensors gguf || echo "(safetensors/gguf not installed: their cross-checks skip)"
 
-echo "== maturin develop (crates/ferrox-py)"
+# The wheel has MPI (ferrox.core.distributed across processes) wherever
+# the build finds it; FERROX_PY_MPI=0 builds without.
+features=()
+if [ "${FERROX_PY_MPI:-1}" != 0 ] && command -v mpicc >/dev/null; then
+    features=(--features mpi)
+fi
+
+echo "== maturin develop (crates/ferrox-py) ${features[*]}"
 (
     cd crates/ferrox-py
-    VIRTUAL_ENV="$venv" PATH="$venv/bin:$PATH" "$venv/bin/maturin" develop --quiet
+    VIRTUAL_ENV="$venv" PATH="$venv/bin:$PATH" "$venv/bin/maturin" develop --quiet ${features[@]+"${features[@]}"}
 )
 
 echo "== pytest"
 # Run from the tests folder's parent, against the installed package.
 (cd crates/ferrox-py && "$venv/bin/python" -m pytest -q tests "$@")
+
+if [ ${#features[@]} -gt 0 ]; then
+    echo "== ferrox.core.distributed across processes"
+    FERROX_MPI_PYTHON="$venv/bin/python" ./scripts/test-mpi.sh --python-only
+fi
 
 # Interpreter exit differs between CPython versions (3.11-3.13 end daemon
 # threads with pthread_exit, 3.14 parks them), so the exit scenarios also run

@@ -128,7 +128,8 @@ fn check(ok: bool, what: impl Into<String>) -> Result<()> {
 }
 
 fn progress_bar(o: &DemoOptions) -> indicatif::ProgressBar {
-    if !o.progress {
+    // One bar for a data-parallel job: process 0's.
+    if !o.progress || !is_rank_zero() {
         return indicatif::ProgressBar::hidden();
     }
     let bar = indicatif::ProgressBar::new(o.train.steps);
@@ -170,6 +171,10 @@ pub fn train_model(o: &DemoOptions) -> Result<(Lm, train::TrainReport)> {
         ));
     })?;
     bar.finish_and_clear();
+    if !is_rank_zero() {
+        // One checkpoint (and loss curve) per job: process 0 writes them.
+        return Ok((model, report));
+    }
     crate::plot::write_csv(&o.out.join("loss.csv"), &report.losses)?;
     crate::plot::write_png(
         &o.out.join("loss.png"),
@@ -179,6 +184,11 @@ pub fn train_model(o: &DemoOptions) -> Result<(Lm, train::TrainReport)> {
     let ckpt = o.out.join("model.safetensors");
     checkpoint::save(&ckpt, &model, Some(&opt), o.train.steps)?;
     Ok((model, report))
+}
+
+/// True for process 0 of a data-parallel job (and for a process alone).
+pub fn is_rank_zero() -> bool {
+    ferrox::distributed::init(false, "any").map_or(true, |g| g.rank() == 0)
 }
 
 /// Answers held-out problems greedily from two threads sharing `g`.

@@ -196,6 +196,9 @@ fn run(cli: Cli) -> Result<()> {
                 "first_step_s": report.first_step.as_secs_f64(),
                 "traces": report.traces,
             });
+            if !demo::is_rank_zero() {
+                return Ok(());
+            }
             if let Some(path) = summary_json {
                 std::fs::write(&path, summary.to_string())
                     .map_err(|e| Error::io(format!("writing {}", path.display()), e))?;

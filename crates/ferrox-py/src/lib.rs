@@ -13,6 +13,7 @@ mod composites;
 mod conv;
 mod convert;
 mod device;
+mod distributed;
 mod dtypes;
 mod errors;
 mod export;
@@ -52,6 +53,7 @@ fn core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     quantized::register(m)?;
     random::register(m)?;
     fft::register(m)?;
+    distributed::register(m)?;
     fast::register(m)?;
     linalg::register(m)?;
     m.add("matrix_norm", m.getattr("linalg")?.getattr("norm")?)?;

@@ -14,11 +14,13 @@
 
 // The layers, bottom up (ARCHITECTURE.md has the rules):
 // dtype, error, sync → graph → runtime, array, backend → ops → transforms
-// → compile → the namespaces on top (contract, linalg, fft, random, io).
+// → compile → the namespaces on top (contract, linalg, fft, random, io,
+// distributed).
 pub mod array;
 pub mod backend;
 pub mod compile;
 pub mod contract;
+pub mod distributed;
 pub mod dtype;
 mod error;
 pub use ops::fast;

@@ -11,7 +11,8 @@
 //! - `ops` imports `graph`, `array`, `backend` (and `runtime`, below it);
 //! - `transforms` imports `ops` and what is below it;
 //! - `compile` imports `transforms`, `ops`, `backend` and what is below;
-//! - the namespaces on top (`linalg`, `random`, `contract`, `io`) may
+//! - the namespaces on top (`linalg`, `random`, `contract`, `io`,
+//!   `distributed`) may
 //!   import every layer, and every top-level module is either a layer of
 //!   [`ALLOWED`] or one of [`NAMESPACES`], so a new module must be placed;
 //! - inside the crate a path never goes through a crate-root re-export
@@ -53,7 +54,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
 /// The top-level modules that may import every layer (ARCHITECTURE.md's
 /// namespaces on top); nothing below imports them, since no layer of
 /// [`ALLOWED`] lists them.
-const NAMESPACES: &[&str] = &["linalg", "random", "contract", "io"];
+const NAMESPACES: &[&str] = &["linalg", "random", "contract", "io", "distributed"];
 
 /// Macros exported with `#[macro_export]` live at the crate root by the
 /// language's rules; naming them there is not a re-export.

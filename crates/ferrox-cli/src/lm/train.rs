@@ -1,12 +1,21 @@
 //! Training the language model: a compiled AdamW step (one trace, then
 //! replays) with a warmup-then-cosine learning rate, on batches drawn
 //! from a [`Corpus`].
+//!
+//! Under `mpirun -np N` (ferrox built with MPI) training is data-parallel:
+//! every process starts from the same weights (the same seed), draws its
+//! own batches, and each step averages the gradients over the processes
+//! (an `all_sum` inside the compiled step), so N processes with batch B
+//! follow the loss curve of one with batch N * B. The reported loss is the
+//! processes' mean.
 
 use super::model::Lm;
 use crate::corpus::{Corpus, SplitMix};
 use crate::error::{Error, Result};
 use ferrox::Array;
+use ferrox::distributed::{self, Group};
 use ferrox_nn::losses::{Reduction, cross_entropy};
+use ferrox_nn::module::Module;
 use ferrox_nn::optim::{AdamW, LearningRate, schedule};
 use ferrox_nn::step::compile_step;
 use std::time::{Duration, Instant};
@@ -124,14 +133,29 @@ pub fn train(
             c.steps, c.batch, c.seq, model.config.context
         )));
     }
-    let step = compile_step(model, opt, |m: &Lm, xs: &[Array]| loss(m, &xs[0], &xs[1]))?;
-    let mut rng = SplitMix::new(c.seed);
+    let world = distributed::init(false, "any")?;
+    let step = if world.size() > 1 {
+        let average = averaging_gradients(&world);
+        compile_step(model, opt, move |m: &Lm, xs: &[Array]| {
+            let params: Vec<Array> = m.named_parameters().into_iter().map(|(_, a)| a).collect();
+            let values = average.call(&params)?;
+            loss(&m.with_parameter_values(&values)?, &xs[0], &xs[1])
+        })?
+    } else {
+        compile_step(model, opt, |m: &Lm, xs: &[Array]| loss(m, &xs[0], &xs[1]))?
+    };
+    // Each process its own batches (process 0 draws what one process would).
+    let mut rng = SplitMix::new(c.seed ^ (world.rank() as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15));
     let start = Instant::now();
     let mut losses = Vec::with_capacity(c.steps as usize);
     let mut first_step = Duration::ZERO;
     for i in 1..=c.steps {
         let (x, y) = corpus.batch(&mut rng, c.batch, c.seq)?;
-        let l = step.step(model, opt, &[x, y])?.item::<f32>()?;
+        let mut l = step.step(model, opt, &[x, y])?;
+        if world.size() > 1 {
+            l = (&distributed::all_sum(&l, Some(&world))? * (1.0 / world.size() as f64))?;
+        }
+        let l = l.item::<f32>()?;
         if !l.is_finite() {
             return Err(Error::Config(format!(
                 "train: the loss is {l} at step {i}; lower the learning rate"
@@ -155,6 +179,22 @@ pub fn train(
         elapsed,
         traces: step.traces(),
     })
+}
+
+/// The identity on the parameters whose gradient is averaged over
+/// `world`: the loss differentiated through it gives every process the
+/// mean of the processes' gradients.
+fn averaging_gradients(world: &Group) -> ferrox::CustomFunction {
+    let world = world.clone();
+    let scale = 1.0 / world.size() as f64;
+    ferrox::custom_function(|xs: &[Array]| Ok(xs.to_vec())).with_vjp(std::sync::Arc::new(
+        move |_primals: &[Array], cotangents: &[Array], _outputs: &[Array]| {
+            cotangents
+                .iter()
+                .map(|g| &distributed::all_sum(g, Some(&world))? * scale)
+                .collect()
+        },
+    ))
 }
 
 fn rate(steps: u64, c: &TrainConfig, time: Duration) -> f64 {

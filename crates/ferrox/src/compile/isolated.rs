@@ -64,6 +64,9 @@ impl Primitive for IsolatedOp {
     fn vmap(&self, inputs: &[Array], axes: &[Option<usize>]) -> Result<(Array, Option<usize>)> {
         self.0.vmap(inputs, axes)
     }
+    fn waits_on_peers(&self) -> bool {
+        self.0.waits_on_peers()
+    }
     fn is_elementwise(&self) -> bool {
         self.0.is_elementwise()
     }

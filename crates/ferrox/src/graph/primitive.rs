@@ -89,6 +89,21 @@ pub trait Primitive: Send + Sync + fmt::Debug + 'static {
         Err(no_rule(self.name(), "vmap"))
     }
 
+    /// True if evaluating the op waits for other processes (a collective,
+    /// a send or a receive of [`crate::distributed`]): such a node takes as
+    /// long as its slowest peer, so it is never "small work" (see
+    /// [`crate::runtime::eval::pending_work`]: a binding must not hold its
+    /// interpreter lock across it).
+    ///
+    /// ```
+    /// let y = ferrox::exp(&ferrox::ones(&[2], ferrox::DType::Float32)?)?;
+    /// assert!(!y.primitive().unwrap().waits_on_peers());
+    /// # Ok::<(), ferrox::Error>(())
+    /// ```
+    fn waits_on_peers(&self) -> bool {
+        false
+    }
+
     /// True if output element `i` depends only on element `i` of each
     /// (broadcast) input, so that `eval_cpu` computes any chunk of the
     /// output from the matching chunks of its inputs: what `compile` fuses

@@ -109,7 +109,8 @@ pub fn async_eval(outputs: &[Array]) -> Result<()> {
 /// Bindings use it to decide whether an evaluation is small enough to run
 /// without releasing their interpreter lock (a lock hand-off costs more
 /// than microseconds of work); an evaluation that would wait on another
-/// thread's node is never small.
+/// thread's node, or on other processes (`Primitive::waits_on_peers`), is
+/// never small.
 ///
 /// ```
 /// use ferrox::*;
@@ -137,6 +138,10 @@ pub fn pending_work(outputs: &[Array], limit: usize) -> Option<usize> {
             continue;
         }
         if seen.len() == MAX_NODES || a.0.cell.is_running() {
+            return None;
+        }
+        // Communication waits on other processes: never small.
+        if a.0.op.as_ref().is_some_and(|op| op.waits_on_peers()) {
             return None;
         }
         seen.push(a.id());

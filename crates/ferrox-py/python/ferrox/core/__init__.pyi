@@ -7,6 +7,7 @@ scalar = Union[bool, int, float, complex]
 ArrayLike = Union["array", scalar, Sequence[Any], numpy.ndarray]
 StreamOrDevice = Union["Stream", "Device", "DeviceType", None]
 from . import cuda as cuda
+from . import distributed as distributed
 from . import fast as fast
 from . import fft as fft
 from . import linalg as linalg
@@ -2488,7 +2489,8 @@ def get_peak_memory() -> int:
     """
     get_peak_memory() -> int
 
-    The largest active memory seen since the last :func:`reset_peak_memory`.
+    The largest active memory over the allocations made since start or the
+    last :func:`reset_peak_memory` (0 right after a reset, as in MLX).
 
     Example:
         >>> ferrox.core.get_peak_memory() >= 0
@@ -3526,7 +3528,7 @@ def reset_peak_memory() -> None:
     """
     reset_peak_memory() -> None
 
-    Resets the peak memory to the current active memory.
+    Resets the peak memory to 0; the next allocation starts a new mark.
 
     Example:
         >>> ferrox.core.reset_peak_memory()

@@ -23,6 +23,7 @@ import functools
 from typing import Any, Callable, Optional, Tuple
 
 import ferrox.core as mx
+from ferrox.utils import tree_flatten, tree_map, tree_reduce, tree_unflatten
 
 from .module import Module
 
@@ -83,12 +84,15 @@ def checkpoint(module: Module, fn: Optional[Callable[..., Any]] = None) -> Calla
 def average_gradients(gradients: Any, group: Optional[Any] = None,
                       all_reduce_size: int = 32 * 1024 ** 2,
                       communication_stream: Optional[Any] = None) -> Any:
-    """Averages ``gradients`` over the processes of a distributed group.
+    """Averages ``gradients`` (a tree of arrays, the same structure on every
+    process) over the processes of ``group`` (the job's group when ``None``):
+    each leaf becomes ``all_sum(leaf) / size``.
 
-    ferrox runs in one process (it has no ``distributed`` module), so the
-    average over a group of one is ``gradients`` itself; a ``group`` with
-    ``size() > 1`` raises ``NotImplementedError``. The other arguments are
-    accepted for compatibility.
+    Small arrays are packed together: leaves of one dtype are flattened and
+    concatenated into buffers of about ``all_reduce_size`` bytes, each summed
+    with one ``all_sum`` (fewer, larger messages) and split back; with
+    ``all_reduce_size <= 0`` or mixed dtypes every leaf is summed on its
+    own. In a group of one, ``gradients`` is returned as it is.
 
     Example:
         >>> import ferrox.core as mx, ferrox.nn as nn
@@ -96,9 +100,66 @@ def average_gradients(gradients: Any, group: Optional[Any] = None,
         >>> nn.average_gradients(g) is g
         True
     """
-    size = 1 if group is None else group.size()
-    if size != 1:
-        raise NotImplementedError(
-            f"average_gradients: a group of {size} processes needs distributed "
-            "communication, which ferrox does not have")
-    return gradients
+    group = group if group is not None else mx.distributed.init()
+    size = group.size()
+    if size == 1:
+        return gradients
+
+    def average(x: Any) -> Any:
+        return mx.distributed.all_sum(x, group=group, stream=communication_stream) / size
+
+    leaves = tree_flatten(gradients)
+    if not leaves:
+        return gradients
+    dtypes = {leaf.dtype for _, leaf in leaves}
+    if all_reduce_size <= 0 or len(dtypes) > 1:
+        return tree_map(average, gradients)
+
+    itemsize = leaves[0][1].itemsize
+    # Consecutive leaves go into one buffer until it reaches the size.
+    buckets: list = [[]]
+    filled = 0
+    for i, (_, leaf) in enumerate(leaves):
+        buckets[-1].append(i)
+        filled += leaf.size * itemsize
+        if filled >= all_reduce_size:
+            buckets.append([])
+            filled = 0
+    averaged: list = []
+    for bucket in buckets:
+        if not bucket:
+            continue
+        flat = mx.concatenate([leaves[i][1].reshape(-1) for i in bucket])
+        total = average(flat)
+        offsets = []
+        at = 0
+        for i in bucket[:-1]:
+            at += leaves[i][1].size
+            offsets.append(at)
+        parts = mx.split(total, offsets) if offsets else [total]
+        for i, part in zip(bucket, parts):
+            name, leaf = leaves[i]
+            averaged.append((name, part.reshape(leaf.shape)))
+    return tree_unflatten(averaged)
+
+
+def clip_grad_norm_sharded(gradients: Any, max_norm: float,
+                           group: Optional[Any] = None) -> Tuple[Any, Any]:
+    """Clips gradients that are split over the processes of ``group`` (each
+    holds a shard, as with tensor-parallel layers) to a global norm of at
+    most ``max_norm``: the squared norms of the shards are summed over the
+    group, and every shard is scaled by ``min(max_norm / (norm + 1e-6), 1)``.
+    Returns ``(clipped shards, global norm)``.
+
+    Example:
+        >>> import ferrox.core as mx, ferrox.nn as nn
+        >>> g, norm = nn.utils.clip_grad_norm_sharded({"w": mx.full((4,), 3.0)}, 1.0)
+        >>> round(norm.item(), 4), round(g["w"][0].item(), 4)
+        (6.0, 0.5)
+    """
+    squared = tree_reduce(lambda acc, g: acc + (g * g).sum(), gradients, 0.0)
+    if not isinstance(squared, mx.array):
+        squared = mx.array(squared)
+    norm = mx.sqrt(mx.distributed.all_sum(squared, group=group))
+    scale = mx.minimum(max_norm / (norm + 1e-6), 1.0)
+    return tree_map(lambda g: g * scale, gradients), norm
