@@ -76,4 +76,24 @@ if [ -n "${FERROX_MPI_PYTHON:-}" ]; then
     timeout 300 "${mpirun[@]}" -np 2 "$FERROX_MPI_PYTHON" crates/ferrox-py/tests/mpi_check.py
 fi
 
+# Optional (FERROX_MPI_CLI: a `ferrox` program built with --features
+# ferrox-cli/mpi): 2 processes with batch B against 1 with batch 2B.
+if [ -n "${FERROX_MPI_CLI:-}" ]; then
+    echo "== ferrox train: 2 processes x batch 8 against 1 process x batch 16"
+    dp=$(mktemp -d)
+    timeout 900 "$FERROX_MPI_CLI" train --steps 25 --batch 16 --seq 32 --quiet --out "$dp/one" >/dev/null
+    timeout 900 "${mpirun[@]}" -np 2 "$FERROX_MPI_CLI" train --steps 25 --batch 8 --seq 32 --quiet \
+        --out "$dp/two" >/dev/null
+    python3 - "$dp" <<'PY'
+import csv, sys
+def tail(path):
+    rows = [float(r[1]) for r in csv.reader(open(path)) if r and r[0].isdigit()]
+    return sum(rows[-5:]) / 5
+one, two = tail(sys.argv[1] + "/one/loss.csv"), tail(sys.argv[1] + "/two/loss.csv")
+print(f"last-5 mean loss: 1 process {one:.3f}, 2 processes {two:.3f}")
+assert abs(one - two) < 0.15 * one, "the data-parallel curve left the single-process one"
+PY
+    rm -rf "$dp"
+fi
+
 echo "== distributed tests passed"

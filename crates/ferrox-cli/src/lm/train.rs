@@ -12,11 +12,11 @@
 use super::model::Lm;
 use crate::corpus::{Corpus, SplitMix};
 use crate::error::{Error, Result};
-use ferrox::Array;
 use ferrox::distributed::{self, Group};
+use ferrox::{Array, Tree};
 use ferrox_nn::losses::{Reduction, cross_entropy};
 use ferrox_nn::module::Module;
-use ferrox_nn::optim::{AdamW, LearningRate, schedule};
+use ferrox_nn::optim::{AdamW, LearningRate, Optimizer, schedule};
 use ferrox_nn::step::compile_step;
 use std::time::{Duration, Instant};
 
@@ -156,6 +156,19 @@ pub fn train(
             l = (&distributed::all_sum(&l, Some(&world))? * (1.0 / world.size() as f64))?;
         }
         let l = l.item::<f32>()?;
+        if world.size() > 1 {
+            // The updated weights and optimizer state hold this step's
+            // gradient all_sums: every process evaluates them now, in the
+            // same order, so none is left for one process alone to run
+            // later (process 0's checkpoint would wait on its peers).
+            let mut pending: Vec<Array> = model
+                .named_parameters()
+                .into_iter()
+                .map(|(_, a)| a)
+                .collect();
+            pending.extend(opt.state().leaves());
+            ferrox::eval(&pending)?;
+        }
         if !l.is_finite() {
             return Err(Error::Config(format!(
                 "train: the loss is {l} at step {i}; lower the learning rate"
