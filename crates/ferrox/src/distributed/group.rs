@@ -21,7 +21,7 @@
 //! collective never waits on anything another evaluation holds.
 
 use crate::error::{Error, ErrorKind, Result};
-use crate::sync::{Arc, AtomicBool, AtomicU64, OnceLock, Ordering};
+use crate::sync::{Arc, AtomicBool, Ordering};
 use std::fmt;
 
 /// A set of processes that communicate: this process's `rank` among
@@ -78,8 +78,10 @@ impl PartialEq for Group {
 }
 
 fn next_id() -> u64 {
-    static NEXT: AtomicU64 = AtomicU64::new(1);
-    NEXT.fetch_add(1, Ordering::Relaxed)
+    // A process-wide counter, std's (loom's atomics cannot be statics), as
+    // for the graph's node and trace ids.
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+    NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
 }
 
 /// Marks a group busy for the life of one operation.
@@ -230,8 +232,10 @@ impl Group {
     }
 }
 
-/// The group `init` made (the whole job), once it has run.
-static WORLD: OnceLock<Group> = OnceLock::new();
+/// The group `init` made (the whole job), once it has run. A process-wide
+/// static, so std's `OnceLock` (loom's cannot be a static; the loom models
+/// do not cover `init`).
+static WORLD: std::sync::OnceLock<Group> = std::sync::OnceLock::new();
 
 /// True when this process was started by an MPI launcher (`mpirun`,
 /// `mpiexec`, `srun`), read from the environment the launchers set.
