@@ -69,7 +69,9 @@ for py in ${EXIT_PYTHONS:-}; do
     "$other/bin/python" -m pip install --quiet maturin pytest numpy
     (
         cd crates/ferrox-py
-        VIRTUAL_ENV="$other" PATH="$other/bin:$PATH" "$other/bin/maturin" develop --quiet
+        # The same features as the main build: only pyo3 and ferrox-py are
+        # rebuilt for this interpreter, ferrox itself is shared.
+        VIRTUAL_ENV="$other" PATH="$other/bin:$PATH" "$other/bin/maturin" develop --quiet ${features[@]+"${features[@]}"}
         "$other/bin/python" -m pytest -q tests/test_exit.py
     )
 done
