@@ -158,6 +158,25 @@ pub fn device_of(obj: &Bound<'_, PyAny>) -> PyResult<Device> {
     )))
 }
 
+/// Whether a `stream=` argument names a GPU (a `gpu` device or device
+/// kind): `Some(true)`; `Some(false)` for the CPU or a stream (every stream
+/// of this build is on the CPU); a TypeError for anything else.
+pub fn names_gpu(obj: &Bound<'_, PyAny>) -> PyResult<bool> {
+    if let Ok(d) = obj.cast::<PyDevice>() {
+        return Ok(d.get().kind == PyDeviceType::Gpu);
+    }
+    if let Ok(k) = obj.cast::<PyDeviceType>() {
+        return Ok(*k.get() == PyDeviceType::Gpu);
+    }
+    if obj.cast::<PyStream>().is_ok() {
+        return Ok(false);
+    }
+    Err(PyTypeError::new_err(format!(
+        "expected a Device, DeviceType or Stream, got {}",
+        obj.get_type().name()?
+    )))
+}
+
 /// Runs `f` on the stream named by `stream=` if given, else on the
 /// innermost `with stream(...)` of this thread, else on the default.
 pub fn on<R>(stream: Option<&Bound<'_, PyAny>>, f: impl FnOnce() -> R) -> PyResult<R> {

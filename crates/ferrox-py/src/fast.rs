@@ -203,5 +203,6 @@ pub fn register(parent: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(rope, &m)?)?;
     m.add_function(wrap_pyfunction!(scaled_dot_product_attention, &m)?)?;
     m.add_function(wrap_pyfunction!(cross_entropy, &m)?)?;
+    crate::custom_kernel::register(&m)?;
     Ok(())
 }

@@ -12,6 +12,7 @@ mod compiled;
 mod composites;
 mod conv;
 mod convert;
+mod custom_kernel;
 mod device;
 mod distributed;
 mod dtypes;

@@ -592,3 +592,42 @@ fn lazy_captured_arrays_export_as_the_graph_that_computes_them() {
         vec![2.0; 4096]
     );
 }
+
+#[test]
+fn a_custom_kernel_exports_and_its_import_fails_only_when_run() {
+    use ferrox::fast::custom_kernel::{KernelLaunch, KernelPlacement, TemplateArg, metal_kernel};
+    let k = metal_kernel(
+        "twice",
+        &["a"],
+        &["out"],
+        "out[0] = 2 * a[0];",
+        "",
+        true,
+        false,
+        Some("fast"),
+    )
+    .unwrap();
+    let launch = KernelLaunch {
+        output_shapes: vec![vec![4]],
+        output_dtypes: vec![DType::Float16],
+        grid: [4, 1, 1],
+        threadgroup: [4, 1, 1],
+        template: vec![("T".into(), TemplateArg::Dtype(DType::Float16))],
+        init_value: Some(0.5),
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("kernel.fxfn");
+    let f = move |xs: &[Array], _: &Kwargs| {
+        let y = ferrox::exp(&xs[0])?;
+        k.call(&[y], &launch, KernelPlacement::Default)
+    };
+    export_function(&path, f, &[randn(&[4], 1)], &Kwargs::new(), false, "").unwrap();
+    let g = import_function(&path).unwrap();
+    let ops = &g.op_names()[0];
+    assert!(ops.contains(&"metal_kernel"), "{ops:?}");
+    // The call builds the outputs lazily; running them needs the back end.
+    let out = g.call(&[randn(&[4], 2)], &Kwargs::new()).unwrap();
+    let e = out[0].eval().unwrap_err();
+    assert_eq!(e.kind(), ferrox::ErrorKind::Runtime);
+    assert!(e.to_string().contains("No Metal back-end."), "{e}");
+}

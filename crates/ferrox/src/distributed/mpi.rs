@@ -109,6 +109,8 @@ extern "C" fn finalize_at_exit() {
     }
 }
 
+// SAFETY: the declaration matches C's `int atexit(void (*)(void))`; the
+// callback type is a plain `extern "C" fn()`, which has that ABI.
 unsafe extern "C" {
     /// The C library's `atexit` (std links the C library).
     fn atexit(cb: extern "C" fn()) -> std::ffi::c_int;

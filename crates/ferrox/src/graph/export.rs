@@ -100,3 +100,41 @@ pub fn signed(v: &[usize]) -> Vec<isize> {
         .map(|&a| isize::try_from(a).unwrap_or(isize::MAX))
         .collect()
 }
+
+thread_local! {
+    // How many exports are tracing on this thread (nested exports count
+    // each). A plain counter, not a resource: nothing to tear down.
+    static EXPORT_TRACES: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+/// Whether the calling thread is inside an export's trace (MLX's
+/// `in_export_tracing`). Ops that cannot run on this build but can still be
+/// recorded for another one (a custom GPU kernel) build their node only
+/// then.
+///
+/// ```
+/// use ferrox::graph::export::{in_export_trace, with_export_trace};
+/// assert!(!in_export_trace());
+/// assert!(with_export_trace(in_export_trace));
+/// ```
+pub fn in_export_trace() -> bool {
+    EXPORT_TRACES.try_with(|c| c.get() > 0).unwrap_or(false)
+}
+
+/// Runs `f` as (part of) an export's trace: [`in_export_trace`] is true on
+/// this thread inside it, and false again afterwards, on unwind too.
+///
+/// ```
+/// assert_eq!(ferrox::graph::export::with_export_trace(|| 3), 3);
+/// ```
+pub fn with_export_trace<R>(f: impl FnOnce() -> R) -> R {
+    struct Leave;
+    impl Drop for Leave {
+        fn drop(&mut self) {
+            let _ = EXPORT_TRACES.try_with(|c| c.set(c.get().saturating_sub(1)));
+        }
+    }
+    let _ = EXPORT_TRACES.try_with(|c| c.set(c.get() + 1));
+    let _leave = Leave;
+    f()
+}

@@ -132,13 +132,24 @@ pub fn pad_example_rank(x: &Array, rank: usize) -> Result<Array> {
 /// # Ok::<(), ferrox::Error>(())
 /// ```
 pub fn expand_reduced(g: &Array, axes: &[usize], keepdims: bool, x: &Array) -> Result<Array> {
-    let g = if keepdims || axes.is_empty() {
-        g.clone()
-    } else {
-        let ax: Vec<isize> = axes.iter().map(|&a| a as isize).collect();
-        crate::ops::views::expand_dims(g, &ax)?
-    };
-    crate::ops::views::broadcast_like(&g, x)
+    crate::ops::views::broadcast_like(&restore_reduced_axes(g, axes, keepdims)?, x)
+}
+
+/// `g`, the cotangent of a reduction over `axes`, with the reduced axes put
+/// back as size 1 (unchanged when the reduction kept them).
+///
+/// ```
+/// let g = ferrox::ones(&[2], ferrox::DType::Float32)?;
+/// let e = ferrox::ops::grad_helpers::restore_reduced_axes(&g, &[1], false)?;
+/// assert_eq!(e.shape(), &[2, 1]);
+/// # Ok::<(), ferrox::Error>(())
+/// ```
+pub fn restore_reduced_axes(g: &Array, axes: &[usize], keepdims: bool) -> Result<Array> {
+    if keepdims || axes.is_empty() {
+        return Ok(g.clone());
+    }
+    let ax: Vec<isize> = axes.iter().map(|&a| a as isize).collect();
+    crate::ops::views::expand_dims(g, &ax)
 }
 
 /// `x * s` (`x` itself when `s == 1`); `s` is a weak scalar.

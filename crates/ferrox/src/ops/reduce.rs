@@ -198,12 +198,7 @@ impl Primitive for Reduce {
         // shape (a shape error downstream), never a silently mis-scaled one.
         // Every other rule follows `x`'s shape on replay.
         let g = if self.op == ReduceOp::Mean {
-            let kept = if self.keepdims || self.axes.is_empty() {
-                cotangent.clone()
-            } else {
-                let ax: Vec<isize> = self.axes.iter().map(|&a| a as isize).collect();
-                crate::ops::views::expand_dims(cotangent, &ax)?
-            };
+            let kept = grad_helpers::restore_reduced_axes(cotangent, &self.axes, self.keepdims)?;
             crate::ops::views::broadcast_to(&kept, x.shape())?
         } else {
             grad_helpers::expand_reduced(cotangent, &self.axes, self.keepdims, x)?

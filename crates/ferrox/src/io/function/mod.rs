@@ -290,9 +290,11 @@ impl FunctionExporter {
         let inputs: Vec<Array> = args.iter().chain(kwargs.values()).cloned().collect();
         let n = args.len();
         let fun = self.fun.clone();
-        let tape = Tape::trace(&inputs, |xs| {
-            let kw: Kwargs = names.iter().cloned().zip(xs[n..].iter().cloned()).collect();
-            fun(&xs[..n], &kw)
+        let tape = crate::graph::export::with_export_trace(|| {
+            Tape::trace(&inputs, |xs| {
+                let kw: Kwargs = names.iter().cloned().zip(xs[n..].iter().cloned()).collect();
+                fun(&xs[..n], &kw)
+            })
         })?;
         let tape = bake_key_draws(tape, inputs.len())?;
         let tape = simplify(tape);

@@ -93,6 +93,7 @@ fn table() -> &'static Table {
             entry::<ops::fast::norm::LayerNorm>(),
             entry::<ops::fast::rope::Rope>(),
             entry::<ops::fast::attention::ScaledDotProductAttention>(),
+            entry::<ops::fast::custom_kernel::KernelCall>(),
             entry::<crate::random::bits::RandomBits>(),
             entry::<crate::random::mlx_math::MlxMath>(),
         ];

@@ -1,6 +1,7 @@
 //! `ferrox::fast`: the fused kernels models are made of, with
 //! `mlx.core.fast`'s names and semantics: [`rms_norm`], [`layer_norm`],
-//! [`rope`], [`scaled_dot_product_attention`] and [`cross_entropy`].
+//! [`rope`], [`scaled_dot_product_attention`] and [`cross_entropy`], and
+//! custom GPU kernels from source ([`custom_kernel`]), recorded for export.
 //!
 //! Each (but `cross_entropy`, a composite) is one primitive whose CPU
 //! kernel computes in float32 in one pass over the data where the math
@@ -10,6 +11,7 @@
 pub(crate) mod attention;
 mod attention_grad;
 mod cross_entropy;
+pub mod custom_kernel;
 pub(crate) mod norm;
 pub(crate) mod rope;
 

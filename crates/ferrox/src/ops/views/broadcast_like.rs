@@ -8,21 +8,12 @@
 //! is on replay. [`BroadcastLike`] takes the template as a second input and
 //! reads only its shape.
 
-use super::view_of;
+use super::{broadcast_strides, broadcasts_to, view_of};
 use crate::error::{Error, Result};
 use crate::graph::array::Array;
 use crate::graph::layout::Data;
 use crate::graph::primitive::{Operand, OutSpec, Primitive};
 use crate::ops::grad_helpers;
-
-/// Whether `x` broadcasts to `target` by numpy's rules.
-fn fits(x: &[usize], target: &[usize]) -> bool {
-    x.len() <= target.len()
-        && x.iter()
-            .rev()
-            .zip(target.iter().rev())
-            .all(|(&d, &t)| d == 1 || d == t)
-}
 
 /// `x` broadcast to the shape of `like` (a view; `like`'s values are not
 /// read). In a shapeless compiled function the target follows `like`'s
@@ -36,7 +27,7 @@ fn fits(x: &[usize], target: &[usize]) -> bool {
 /// # Ok::<(), ferrox::Error>(())
 /// ```
 pub fn broadcast_like(x: &Array, like: &Array) -> Result<Array> {
-    if !fits(x.shape(), like.shape()) {
+    if !broadcasts_to(x.shape(), like.shape()) {
         return Err(Error::shape(
             "broadcast_like",
             format!(
@@ -84,16 +75,12 @@ impl Primitive for BroadcastLike {
     }
     fn eval_cpu(&self, inputs: &[Operand<'_>], out: OutSpec<'_>) -> Result<Data> {
         let x = &inputs[0];
-        let pad = out.shape.len() - x.shape.len();
-        let mut strides = vec![0isize; out.shape.len()];
-        for (i, (&d, &s)) in x.shape.iter().zip(&x.data.strides).enumerate() {
-            strides[pad + i] = if d == 1 { 0 } else { s };
-        }
+        let strides = broadcast_strides(x, out.shape.len());
         view_of("broadcast_like", x, strides, x.data.offset as isize, out)
     }
     fn output_shape(&self, input_shapes: &[&[usize]]) -> Option<Result<Vec<usize>>> {
         let [x, like] = input_shapes else { return None };
-        Some(if fits(x, like) {
+        Some(if broadcasts_to(x, like) {
             Ok(like.to_vec())
         } else {
             Err(Error::shape(

@@ -568,6 +568,27 @@ pub fn moveaxis(a: &Array, source: isize, destination: isize) -> Result<Array> {
 
 // -------------------------------------------------------------- broadcast
 
+/// Whether shape `x` broadcasts to `target` by numpy's rules (trailing axes
+/// aligned, each equal or 1).
+fn broadcasts_to(x: &[usize], target: &[usize]) -> bool {
+    x.len() <= target.len()
+        && x.iter()
+            .rev()
+            .zip(target.iter().rev())
+            .all(|(&d, &t)| d == 1 || d == t)
+}
+
+/// The strides that view `x` at rank `out_rank` broadcast: 0 on the new
+/// leading axes and on size-1 axes, `x`'s own elsewhere.
+fn broadcast_strides(x: &Operand<'_>, out_rank: usize) -> Vec<isize> {
+    let pad = out_rank - x.shape.len();
+    let mut strides = vec![0isize; out_rank];
+    for (i, (&d, &s)) in x.shape.iter().zip(&x.data.strides).enumerate() {
+        strides[pad + i] = if d == 1 { 0 } else { s };
+    }
+    strides
+}
+
 /// Broadcasts the input to the output shape (stride 0 on new and size-1
 /// axes).
 ///
@@ -599,23 +620,14 @@ impl Primitive for Broadcast {
     }
     fn eval_cpu(&self, inputs: &[Operand<'_>], out: OutSpec<'_>) -> Result<Data> {
         let x = &inputs[0];
-        let pad = out.shape.len() - x.shape.len();
-        let mut strides = vec![0isize; out.shape.len()];
-        for (i, (&d, &s)) in x.shape.iter().zip(&x.data.strides).enumerate() {
-            strides[pad + i] = if d == 1 { 0 } else { s };
-        }
+        let strides = broadcast_strides(x, out.shape.len());
         view_of("broadcast_to", x, strides, x.data.offset as isize, out)
     }
     /// The target shape is part of the op (MLX's rule for shapeless
     /// compile); an input that no longer broadcasts to it is an error.
     fn output_shape(&self, input_shapes: &[&[usize]]) -> Option<Result<Vec<usize>>> {
         let x = input_shapes.first()?;
-        let fits = x.len() <= self.shape.len()
-            && x.iter()
-                .rev()
-                .zip(self.shape.iter().rev())
-                .all(|(&d, &t)| d == 1 || d == t);
-        Some(if fits {
+        Some(if broadcasts_to(x, &self.shape) {
             Ok(self.shape.clone())
         } else {
             Err(Error::shape(
@@ -657,12 +669,7 @@ impl Primitive for Broadcast {
 /// ```
 pub fn broadcast_to(a: &Array, shape: &[usize]) -> Result<Array> {
     let sh = a.shape();
-    let fits = sh.len() <= shape.len()
-        && sh
-            .iter()
-            .zip(&shape[shape.len() - sh.len()..])
-            .all(|(&d, &o)| d == o || d == 1);
-    if !fits {
+    if !broadcasts_to(sh, shape) {
         return Err(Error::shape(
             "broadcast_to",
             format!("cannot broadcast array of shape {sh:?} to shape {shape:?}"),
