@@ -2336,8 +2336,10 @@ def from_dlpack(x: ArrayLike, /, *, copy: Any = ...) -> array:
     from_dlpack(x, /, *, copy=None) -> array
 
     An array with the values of any DLPack producer on the CPU (a numpy or
-    torch tensor, ...). The values are copied into ferrox's buffers;
-    float64 becomes float32 and complex128 complex64, as :func:`array` does.
+    torch tensor, ...). The values are copied into ferrox's buffers, keeping
+    the producer's strides (a transposed or broadcast tensor stays a strided
+    view; negative strides raise ``ValueError``); float64 becomes float32
+    and complex128 complex64, as :func:`array` does.
 
     Example:
         >>> import numpy as np

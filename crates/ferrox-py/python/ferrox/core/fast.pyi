@@ -8,6 +8,25 @@ ArrayLike = Union["array", scalar, Sequence[Any], numpy.ndarray]
 StreamOrDevice = Union["Stream", "Device", "DeviceType", None]
 from . import array, Dtype, Device, DeviceType, Stream
 
+class CustomKernel:
+    """
+    A custom kernel, called with keywords (what ``metal_kernel`` and
+    ``cuda_kernel`` return).
+
+    __call__(*, inputs, output_shapes, output_dtypes, grid, threadgroup, template=None, init_value=None, verbose=False, stream=None) -> list[array]
+
+    ``inputs`` are arrays or scalars, one per input name; ``output_shapes``
+    and ``output_dtypes`` give one entry per output name; ``grid`` and
+    ``threadgroup`` are 3-tuples of threads; ``template`` is a list of
+    ``(name, bool | int | Dtype)``; ``init_value`` fills the outputs before
+    the kernel runs. Only the GPU is accepted as ``stream``.
+    """
+    def __call__(self, /, *args: Any, **kwargs: Any) -> Any:
+        """
+        Call self as a function.
+        """
+        ...
+
 def cross_entropy(logits: ArrayLike, targets: Any, *, stream: StreamOrDevice = ...) -> array:
     """
     cross_entropy(logits: array, targets: array, *, stream=None) -> array
@@ -19,6 +38,21 @@ def cross_entropy(logits: ArrayLike, targets: Any, *, stream: StreamOrDevice = .
         >>> import ferrox.core as mx
         >>> mx.fast.cross_entropy(mx.zeros((2, 2)), mx.array([0, 1]))
         array([0.693147, 0.693147], dtype=float32)
+    """
+    ...
+
+def cuda_kernel(name: Any, input_names: Any, output_names: Any, source: Any, header: Any = ..., ensure_row_contiguous: Any = ..., shared_memory: Any = ...) -> CustomKernel:
+    """
+    cuda_kernel(name: str, input_names: Sequence[str], output_names: Sequence[str], source: str, header: str = "", ensure_row_contiguous: bool = True, shared_memory: int = 0) -> CustomKernel
+
+    A custom CUDA kernel from the body of its source, called with keywords
+    as ``metal_kernel``'s kernels are. This build has no CUDA back-end: a
+    call raises RuntimeError, except inside ``export_function``.
+
+    Example:
+        >>> import ferrox.core as mx
+        >>> mx.fast.cuda_kernel("copy", ["a"], ["out"], "out[0] = a[0];")
+        CustomKernel("copy")
     """
     ...
 
@@ -35,6 +69,24 @@ def layer_norm(x: ArrayLike, weight: ArrayLike, bias: Any, eps: Any, *, stream: 
         >>> import ferrox.core as mx
         >>> mx.fast.layer_norm(mx.array([[1.0, 3.0]]), None, None, 0.0)
         array([[-1, 1]], dtype=float32)
+    """
+    ...
+
+def metal_kernel(name: Any, input_names: Any, output_names: Any, source: Any, header: Any = ..., ensure_row_contiguous: Any = ..., atomic_outputs: Any = ..., compile_options: Any = ...) -> CustomKernel:
+    """
+    metal_kernel(name: str, input_names: Sequence[str], output_names: Sequence[str], source: str, header: str = "", ensure_row_contiguous: bool = True, atomic_outputs: bool = False, compile_options: dict | None = None) -> CustomKernel
+
+    A custom Metal kernel from the body of its source. The returned kernel
+    is called with keywords (see ``CustomKernel``). This build has no Metal
+    back-end: a call raises RuntimeError, except inside ``export_function``,
+    where it is recorded for a build that can run it. ``compile_options``
+    may hold ``math_mode`` (``"safe"``, ``"relaxed"`` or ``"fast"``).
+
+    Example:
+        >>> import ferrox.core as mx
+        >>> k = mx.fast.metal_kernel("copy", ["a"], ["out"], "out[0] = a[0];")
+        >>> k
+        CustomKernel("copy")
     """
     ...
 

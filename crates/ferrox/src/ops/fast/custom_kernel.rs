@@ -396,14 +396,11 @@ impl Primitive for KernelCall {
     fn eval_cpu_multi(&self, _inputs: &[Operand<'_>], _outs: &[OutSpec<'_>]) -> Result<Vec<Data>> {
         Err(self.kernel.backend.missing())
     }
-    /// A kernel's output shapes are whatever its launch says; they cannot
-    /// follow new input shapes (MLX: no shape inference for custom
-    /// kernels), so a shapeless replay on other shapes is an error.
+    /// A kernel's output shapes are the ones its launch declares, whatever
+    /// the input shapes (custom kernels have no shape inference), so a
+    /// shapeless replay keeps them.
     fn output_shapes(&self, _input_shapes: &[&[usize]]) -> Option<Result<Vec<Vec<usize>>>> {
-        Some(Err(Error::unsupported(
-            self.name(),
-            "a custom kernel's output shapes cannot be inferred from new input shapes",
-        )))
+        Some(Ok(self.launch.output_shapes.clone()))
     }
     crate::primitive_common!();
 }
