@@ -79,8 +79,38 @@ def main():
         avg = nn.average_gradients(grads, all_reduce_size=size)
         assert avg["w"].tolist() == [[mean] * 2] * 3, size
         assert avg["b"][0].tolist() == [2 * mean] * 5, size
+    check_fully_shard(world)
     if r == 0:
         print(f"mpi_check.py: every check passed on {n} processes")
+
+
+def check_fully_shard(world):
+    """fully_shard against the unsharded model: the same forward on every
+    rank, and each rank's gradient is its shard of the group's mean
+    gradient."""
+    from ferrox.utils import tree_flatten
+
+    r, n = world.rank(), world.size()
+
+    def mlp():
+        mx.random.seed(5)  # the same weights on every rank
+        return nn.Sequential(nn.Linear(4, 4 * n), nn.ReLU(), nn.Linear(4 * n, 2 * n))
+
+    def loss(model, x):
+        return (model(x) ** 2).sum()
+
+    plain, sharded = mlp(), nn.fully_shard(mlp(), group=world)
+    assert isinstance(sharded, nn.FullyShardedModule)
+    x = mx.arange(12, dtype=mx.float32).reshape(3, 4) / 10 + r
+    assert mx.allclose(sharded(x), plain(x), atol=1e-5).item(), "fully_shard forward"
+    _, g_plain = nn.value_and_grad(plain, loss)(plain, x)
+    _, g_sharded = nn.value_and_grad(sharded, loss)(sharded, x)
+    got = dict(tree_flatten(g_sharded))
+    for k, g in tree_flatten(g_plain):
+        mean = dist.all_sum(g, group=world) / n
+        rows = g.shape[0] // n
+        want = mean[r * rows:(r + 1) * rows]
+        assert mx.allclose(got["module." + k], want, atol=1e-4).item(), ("fully_shard grad", k)
 
 
 if __name__ == "__main__":

@@ -114,3 +114,68 @@ def test_average_gradients_in_a_group_of_one():
     grads = {"a": mx.ones((2, 3)), "b": [mx.zeros((4,)), mx.full((1,), 3.0)]}
     assert nn.average_gradients(grads) is grads
     assert nn.average_gradients(grads, group=dist.init(), all_reduce_size=0) is grads
+
+
+def _mlp():
+    mx.random.seed(3)
+    return nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 4))
+
+
+def _loss(model, x):
+    return (model(x) ** 2).sum()
+
+
+def test_fully_shard_in_a_group_of_one():
+    from ferrox.nn.layers.distributed import FullyShardedModule
+    from ferrox.utils import tree_flatten
+
+    plain = _mlp()
+    assert nn.fully_shard(plain) is plain
+    sharded = FullyShardedModule(_mlp())
+    x = mx.random.normal((3, 4))
+    assert mx.allclose(sharded(x), plain(x)).item()
+    _, g_plain = nn.value_and_grad(plain, _loss)(plain, x)
+    _, g_sharded = nn.value_and_grad(sharded, _loss)(sharded, x)
+    want = dict(tree_flatten(g_plain))
+    got = dict(tree_flatten(g_sharded))
+    assert sorted(got) == sorted("module." + k for k in want)
+    for k, v in want.items():
+        assert mx.allclose(got["module." + k], v, atol=1e-5).item(), k
+    assert nn.fully_shard(sharded) is sharded
+    assert "num_sharded_params=4" in repr(sharded)
+
+
+def test_fully_shard_calls_from_threads_leave_the_module_unchanged():
+    from ferrox.nn.layers.distributed import FullyShardedModule
+
+    sharded = FullyShardedModule(_mlp())
+    before = {id(v) for v in sharded.module.layers[0].values()}
+    x = mx.random.normal((2, 4))
+    want = sharded(x).tolist()
+    barrier, errors = threading.Barrier(4, timeout=60), []
+
+    def work():
+        try:
+            barrier.wait()
+            for _ in range(20):
+                assert sharded(x).tolist() == want
+        except Exception as e:  # noqa: BLE001 - reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=work) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=120)
+        assert not t.is_alive(), "a thread hung"
+    assert not errors, errors
+    assert {id(v) for v in sharded.module.layers[0].values()} == before
+
+
+def test_fully_shard_refuses_a_scalar_parameter():
+    from ferrox.nn.layers.distributed import FullyShardedModule
+
+    m = nn.Linear(2, 2)
+    m.scale = mx.array(1.0)
+    with pytest.raises(ValueError, match="scale.*scalar"):
+        FullyShardedModule(m)

@@ -19,8 +19,9 @@ from .containers import Sequential
 from .convolution import Conv1d, Conv2d, Conv3d
 from .convolution_transpose import ConvTranspose1d, ConvTranspose2d, ConvTranspose3d
 from .distributed import (
-    AllToShardedLinear, QuantizedAllToShardedLinear, QuantizedShardedToAllLinear,
-    ShardedToAllLinear, shard_inplace, shard_linear,
+    AllToShardedLinear, FullyShardedModule, QuantizedAllToShardedLinear,
+    QuantizedShardedToAllLinear, ShardedToAllLinear, fully_shard, shard_inplace,
+    shard_linear,
 )
 from .dropout import Dropout, Dropout2d, Dropout3d
 from .embedding import Embedding

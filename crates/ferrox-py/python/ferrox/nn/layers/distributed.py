@@ -15,10 +15,15 @@ so an all-to-sharded layer sums its input's cotangent over the group
 (:func:`sum_gradients`) to give every process the full gradient.
 :func:`shard_linear` builds these from existing layers and
 :func:`shard_inplace` splits any module's parameters by a rule.
+:func:`fully_shard` splits every parameter instead and gathers them for
+each call (fully sharded data parallelism).
 """
 
 from __future__ import annotations
 
+import copy
+import itertools
+import math
 from typing import Any, Callable, Optional, Tuple, Union
 
 import ferrox.core as mx
@@ -351,3 +356,142 @@ def shard_linear(module: Module, sharding: str, *, segments: int = 1,
         raise ValueError(f"shard_linear: expected a Linear or QuantizedLinear, got "
                          f"{type(module).__name__}")
     return table[key](module, segments=segments, group=group)
+
+
+def _shardable(owner: Module, key: str, value: Any) -> bool:
+    # A module already sharded keeps its own shards and its own gather.
+    return not isinstance(value, FullyShardedModule) and \
+        Module.valid_parameter_filter(owner, key, value)
+
+
+def _structural_copy(tree: Any) -> Any:
+    """A copy of the module tree's containers (modules, dicts, lists) that
+    shares its arrays: updating the copy leaves the original untouched."""
+    if isinstance(tree, Module):
+        twin = copy.copy(tree)
+        for k, v in tree.items():
+            dict.__setitem__(twin, k, _structural_copy(v))
+        return twin
+    if isinstance(tree, dict):
+        return {k: _structural_copy(v) for k, v in tree.items()}
+    if isinstance(tree, list):
+        return [_structural_copy(v) for v in tree]
+    return tree
+
+
+def _gatherer(group: Any, full_shapes: list, compute_dtype: Optional[Any]):
+    """The function from this process's shards to the full parameters (one
+    ``all_gather`` of all of them), whose derivative reduce-scatters the
+    cotangents and averages them over the group: each process receives the
+    mean gradient of its own shard, as data-parallel training wants."""
+    n = group.size()
+    sizes = [math.prod(s) // n for s in full_shapes]
+    cuts = list(itertools.accumulate(sizes))[:-1]
+
+    def cast(x, dtype):
+        return x if dtype is None or x.dtype == dtype else x.astype(dtype)
+
+    @mx.custom_function
+    def gather(shards):
+        row = mx.concatenate([cast(s.reshape(1, -1), compute_dtype) for s in shards], axis=1)
+        rows = mx.distributed.all_gather(row, group=group)  # (n, total)
+        # Column block i of the rows, rank after rank, is parameter i.
+        return [b.reshape(shape) for b, shape in zip(mx.split(rows, cuts, axis=1), full_shapes)]
+
+    @gather.vjp
+    def gather_vjp(shards, cotangents, _outputs):
+        rows = mx.concatenate([c.reshape(n, -1) for c in cotangents], axis=1)
+        mine = mx.distributed.sum_scatter(rows, group=group) / n  # (1, total)
+        return [cast(b.reshape(s.shape), s.dtype)
+                for b, s in zip(mx.split(mine, cuts, axis=1), shards)]
+
+    return gather
+
+
+class FullyShardedModule(Module):
+    """A module whose parameters are split over a group along their first
+    axis (``mlx.nn.layers.distributed``'s name): each process stores and
+    updates only its shard of every parameter.
+
+    A call gathers the full parameters with one ``all_gather`` and runs the
+    wrapped module on them; in the backward pass the gradients are
+    reduce-scattered, so each process gets the gradient of its shard
+    averaged over the group. The wrapped module itself is never modified
+    by a call (the forward runs on a copy of its containers holding the
+    gathered arrays), so several threads may call one sharded model at
+    once. Every parameter's first axis must divide by the group's size.
+
+    Args:
+        module (Module): the module to shard (its parameters are replaced
+            by this process's shards).
+        group (Group, optional): the group to shard over (default: the
+            global group).
+        compute_dtype (Dtype, optional): the dtype the gathered parameters
+            are cast to for the forward pass.
+
+    Example:
+        >>> import ferrox.core as mx, ferrox.nn as nn
+        >>> m = nn.layers.distributed.FullyShardedModule(nn.Linear(4, 2))
+        >>> m(mx.ones((1, 4))).shape  # a group of one holds everything
+        (1, 2)
+    """
+
+    def __init__(self, module: Module, group: Optional[Any] = None,
+                 compute_dtype: Optional[Any] = None):
+        super().__init__()
+        group = group if group is not None else mx.distributed.init()
+        n = group.size()
+        from ferrox.utils import tree_flatten, tree_unflatten
+        flat = tree_flatten(module.filter_and_map(_shardable))
+        for path, a in flat:
+            if a.ndim == 0:
+                raise ValueError(f"fully_shard: parameter '{path}' is a scalar and cannot be sharded")
+            if a.shape[0] % n != 0:
+                raise ValueError(
+                    f"fully_shard: parameter '{path}' of shape {a.shape} does not split over "
+                    f"{n} processes (axis 0 must divide by {n})")
+        object.__setattr__(self, "_paths", [p for p, _ in flat])
+        full_shapes = [tuple(a.shape) for _, a in flat]
+        if flat:
+            module.update(tree_unflatten([(p, _block(a, 0, 1, group)) for p, a in flat]))
+        self.module = module
+        object.__setattr__(self, "_gather", _gatherer(group, full_shapes, compute_dtype))
+
+    def _extra_repr(self) -> str:
+        return f"num_sharded_params={len(self._paths)}"
+
+    def _with_full_parameters(self) -> Module:
+        from ferrox.utils import tree_flatten, tree_unflatten
+        shards = [a for _, a in tree_flatten(self.module.filter_and_map(_shardable))]
+        full = self._gather(shards) if shards else []
+        twin = _structural_copy(self.module)
+        if full:
+            twin.update(tree_unflatten(list(zip(self._paths, full))))
+        return twin
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self._with_full_parameters()(*args, **kwargs)
+
+    def as_linear(self, *args: Any, **kwargs: Any) -> Any:
+        """The wrapped module's ``as_linear`` (a tied embedding's output
+        projection) on the gathered parameters."""
+        return self._with_full_parameters().as_linear(*args, **kwargs)
+
+
+def fully_shard(module: Module, *, group: Optional[Any] = None,
+                compute_dtype: Optional[Any] = None) -> Module:
+    """``module`` wrapped in a :class:`FullyShardedModule` over ``group``;
+    ``module`` itself when the group has one process, when it is already
+    sharded, or when it has no parameters.
+
+    Example:
+        >>> import ferrox.nn as nn
+        >>> lin = nn.Linear(4, 2)
+        >>> nn.layers.distributed.fully_shard(lin) is lin  # a group of one
+        True
+    """
+    group = group if group is not None else mx.distributed.init()
+    if group.size() == 1 or isinstance(module, FullyShardedModule):
+        return module
+    wrapped = FullyShardedModule(module, group=group, compute_dtype=compute_dtype)
+    return wrapped if wrapped._paths else module
