@@ -1572,6 +1572,196 @@ ferrox_status ferrox_take(ferrox_array **res, const ferrox_array *a, const ferro
 ferrox_status ferrox_take_along_axis(ferrox_array **res, const ferrox_array *a, const ferrox_array *indices, int32_t axis, const ferrox_stream *s, ferrox_error **err);
 
 /**
+ * `linalg_inv(a)`: ferrox's `linalg_inv`.
+ */
+ferrox_status ferrox_linalg_inv(ferrox_array **res, const ferrox_array *a, const ferrox_stream *s, ferrox_error **err);
+
+/**
+ * `linalg_pinv(a)`: ferrox's `linalg_pinv`.
+ */
+ferrox_status ferrox_linalg_pinv(ferrox_array **res, const ferrox_array *a, const ferrox_stream *s, ferrox_error **err);
+
+/**
+ * `linalg_det(a)`: ferrox's `linalg_det`.
+ */
+ferrox_status ferrox_linalg_det(ferrox_array **res, const ferrox_array *a, const ferrox_stream *s, ferrox_error **err);
+
+/**
+ * `linalg_eigvals(a)`: ferrox's `linalg_eigvals`.
+ */
+ferrox_status ferrox_linalg_eigvals(ferrox_array **res, const ferrox_array *a, const ferrox_stream *s, ferrox_error **err);
+
+/**
+ * `linalg_solve(a, b)` (broadcasting): ferrox's `linalg_solve`.
+ */
+ferrox_status ferrox_linalg_solve(ferrox_array **res, const ferrox_array *a, const ferrox_array *b, const ferrox_stream *s, ferrox_error **err);
+
+/**
+ * `linalg_cross(a, indices, axis)`: ferrox's `linalg_cross`; `FERROX_AXIS_NONE` indexes the flattened array.
+ */
+ferrox_status ferrox_linalg_cross(ferrox_array **res, const ferrox_array *a, const ferrox_array *indices, int32_t axis, const ferrox_stream *s, ferrox_error **err);
+
+/**
+ * `linalg_cholesky(a, upper)`: ferrox's `linalg_cholesky` (`upper`: use or return the upper triangle).
+ */
+ferrox_status ferrox_linalg_cholesky(ferrox_array **res, const ferrox_array *a, bool upper, const ferrox_stream *s, ferrox_error **err);
+
+/**
+ * `linalg_cholesky_inv(a, upper)`: ferrox's `linalg_cholesky_inv` (`upper`: use or return the upper triangle).
+ */
+ferrox_status ferrox_linalg_cholesky_inv(ferrox_array **res, const ferrox_array *a, bool upper, const ferrox_stream *s, ferrox_error **err);
+
+/**
+ * `linalg_tri_inv(a, upper)`: ferrox's `linalg_tri_inv` (`upper`: use or return the upper triangle).
+ */
+ferrox_status ferrox_linalg_tri_inv(ferrox_array **res, const ferrox_array *a, bool upper, const ferrox_stream *s, ferrox_error **err);
+
+/**
+ * `linalg_eigvalsh(a, upper)`: ferrox's `linalg_eigvalsh` (`upper`: use or return the upper triangle).
+ */
+ferrox_status ferrox_linalg_eigvalsh(ferrox_array **res, const ferrox_array *a, bool upper, const ferrox_stream *s, ferrox_error **err);
+
+/**
+ * `linalg_solve_triangular(a, b, upper)`: ferrox's `linalg_solve_triangular` (`upper`: `a` is upper triangular).
+ */
+ferrox_status ferrox_linalg_solve_triangular(ferrox_array **res, const ferrox_array *a, const ferrox_array *b, bool upper, const ferrox_stream *s, ferrox_error **err);
+
+/**
+ * `linalg_qr(a)`: ferrox's `linalg_qr`, its results written to a new vector in order.
+ */
+ferrox_status ferrox_linalg_qr(ferrox_vector_array **res, const ferrox_array *a, const ferrox_stream *s, ferrox_error **err);
+
+/**
+ * `linalg_eig(a)`: ferrox's `linalg_eig`, its results written to a new vector in order.
+ */
+ferrox_status ferrox_linalg_eig(ferrox_vector_array **res, const ferrox_array *a, const ferrox_stream *s, ferrox_error **err);
+
+/**
+ * `linalg_slogdet(a)`: ferrox's `linalg_slogdet`, its results written to a new vector in order.
+ */
+ferrox_status ferrox_linalg_slogdet(ferrox_vector_array **res, const ferrox_array *a, const ferrox_stream *s, ferrox_error **err);
+
+/**
+ * `linalg_lu(a)`: ferrox's `linalg_lu`, its results written to a new vector in order.
+ */
+ferrox_status ferrox_linalg_lu(ferrox_vector_array **res, const ferrox_array *a, const ferrox_stream *s, ferrox_error **err);
+
+/**
+ * `linalg_lu_factor(a)`: ferrox's `linalg_lu_factor`, its results written to a new vector in order.
+ */
+ferrox_status ferrox_linalg_lu_factor(ferrox_vector_array **res, const ferrox_array *a, const ferrox_stream *s, ferrox_error **err);
+
+/**
+ * `linalg_svd(a, flag)`: ferrox's `linalg_svd` (`flag`: `upper` for eigh, `compute_uv` for svd), its results written to a new vector in order.
+ */
+ferrox_status ferrox_linalg_svd(ferrox_vector_array **res, const ferrox_array *a, bool flag, const ferrox_stream *s, ferrox_error **err);
+
+/**
+ * `linalg_eigh(a, flag)`: ferrox's `linalg_eigh` (`flag`: `upper` for eigh, `compute_uv` for svd), its results written to a new vector in order.
+ */
+ferrox_status ferrox_linalg_eigh(ferrox_vector_array **res, const ferrox_array *a, bool flag, const ferrox_stream *s, ferrox_error **err);
+
+/**
+ * `linalg_norm(a, ord, axes, keepdims)`: ferrox's `linalg::norm`; `ord` is NULL (the 2-norm, or Frobenius for matrices), "fro", "nuc" or a number ("1", "-2", "inf", "-inf", "0.5"); `axes` NULL means every axis.
+ */
+ferrox_status ferrox_linalg_norm(ferrox_array **res, const ferrox_array *a, const char *ord, const int32_t *axes, size_t axes_num, bool keepdims, const ferrox_stream *s, ferrox_error **err);
+
+/**
+ * `fft_fft(a, n, axis)`: ferrox's `fft::fft_fft`; a negative `n` means the input's length along `axis`.
+ */
+ferrox_status ferrox_fft_fft(ferrox_array **res, const ferrox_array *a, int32_t n, int32_t axis, const ferrox_stream *s, ferrox_error **err);
+
+/**
+ * `fft_ifft(a, n, axis)`: ferrox's `fft::fft_ifft`; a negative `n` means the input's length along `axis`.
+ */
+ferrox_status ferrox_fft_ifft(ferrox_array **res, const ferrox_array *a, int32_t n, int32_t axis, const ferrox_stream *s, ferrox_error **err);
+
+/**
+ * `fft_rfft(a, n, axis)`: ferrox's `fft::fft_rfft`; a negative `n` means the input's length along `axis`.
+ */
+ferrox_status ferrox_fft_rfft(ferrox_array **res, const ferrox_array *a, int32_t n, int32_t axis, const ferrox_stream *s, ferrox_error **err);
+
+/**
+ * `fft_irfft(a, n, axis)`: ferrox's `fft::fft_irfft`; a negative `n` means the input's length along `axis`.
+ */
+ferrox_status ferrox_fft_irfft(ferrox_array **res, const ferrox_array *a, int32_t n, int32_t axis, const ferrox_stream *s, ferrox_error **err);
+
+/**
+ * `fft_fft2(a, sizes, axes)`: ferrox's `fft::fft_fft2`; NULL `sizes` keeps the input's lengths and NULL `axes` is the op's default.
+ */
+ferrox_status ferrox_fft_fft2(ferrox_array **res, const ferrox_array *a, const int32_t *sizes, size_t sizes_num, const int32_t *axes, size_t axes_num, const ferrox_stream *s, ferrox_error **err);
+
+/**
+ * `fft_ifft2(a, sizes, axes)`: ferrox's `fft::fft_ifft2`; NULL `sizes` keeps the input's lengths and NULL `axes` is the op's default.
+ */
+ferrox_status ferrox_fft_ifft2(ferrox_array **res, const ferrox_array *a, const int32_t *sizes, size_t sizes_num, const int32_t *axes, size_t axes_num, const ferrox_stream *s, ferrox_error **err);
+
+/**
+ * `fft_rfft2(a, sizes, axes)`: ferrox's `fft::fft_rfft2`; NULL `sizes` keeps the input's lengths and NULL `axes` is the op's default.
+ */
+ferrox_status ferrox_fft_rfft2(ferrox_array **res, const ferrox_array *a, const int32_t *sizes, size_t sizes_num, const int32_t *axes, size_t axes_num, const ferrox_stream *s, ferrox_error **err);
+
+/**
+ * `fft_irfft2(a, sizes, axes)`: ferrox's `fft::fft_irfft2`; NULL `sizes` keeps the input's lengths and NULL `axes` is the op's default.
+ */
+ferrox_status ferrox_fft_irfft2(ferrox_array **res, const ferrox_array *a, const int32_t *sizes, size_t sizes_num, const int32_t *axes, size_t axes_num, const ferrox_stream *s, ferrox_error **err);
+
+/**
+ * `fft_fftn(a, sizes, axes)`: ferrox's `fft::fft_fftn`; NULL `sizes` keeps the input's lengths and NULL `axes` is the op's default.
+ */
+ferrox_status ferrox_fft_fftn(ferrox_array **res, const ferrox_array *a, const int32_t *sizes, size_t sizes_num, const int32_t *axes, size_t axes_num, const ferrox_stream *s, ferrox_error **err);
+
+/**
+ * `fft_ifftn(a, sizes, axes)`: ferrox's `fft::fft_ifftn`; NULL `sizes` keeps the input's lengths and NULL `axes` is the op's default.
+ */
+ferrox_status ferrox_fft_ifftn(ferrox_array **res, const ferrox_array *a, const int32_t *sizes, size_t sizes_num, const int32_t *axes, size_t axes_num, const ferrox_stream *s, ferrox_error **err);
+
+/**
+ * `fft_rfftn(a, sizes, axes)`: ferrox's `fft::fft_rfftn`; NULL `sizes` keeps the input's lengths and NULL `axes` is the op's default.
+ */
+ferrox_status ferrox_fft_rfftn(ferrox_array **res, const ferrox_array *a, const int32_t *sizes, size_t sizes_num, const int32_t *axes, size_t axes_num, const ferrox_stream *s, ferrox_error **err);
+
+/**
+ * `fft_irfftn(a, sizes, axes)`: ferrox's `fft::fft_irfftn`; NULL `sizes` keeps the input's lengths and NULL `axes` is the op's default.
+ */
+ferrox_status ferrox_fft_irfftn(ferrox_array **res, const ferrox_array *a, const int32_t *sizes, size_t sizes_num, const int32_t *axes, size_t axes_num, const ferrox_stream *s, ferrox_error **err);
+
+/**
+ * `conv1d(input, weight, stride, padding, dilation, dims, groups)`: ferrox's `conv1d` (channels last); `stride`, `padding` and `dilation` each hold `dims` entries (one per spatial dimension, or 1 for all; NULL when `dims` is 0 means the defaults 1, 0, 1).
+ */
+ferrox_status ferrox_conv1d(ferrox_array **res, const ferrox_array *input, const ferrox_array *weight, const int32_t *stride, const int32_t *padding, const int32_t *dilation, size_t dims, int32_t groups, const ferrox_stream *s, ferrox_error **err);
+
+/**
+ * `conv2d(input, weight, stride, padding, dilation, dims, groups)`: ferrox's `conv2d` (channels last); `stride`, `padding` and `dilation` each hold `dims` entries (one per spatial dimension, or 1 for all; NULL when `dims` is 0 means the defaults 1, 0, 1).
+ */
+ferrox_status ferrox_conv2d(ferrox_array **res, const ferrox_array *input, const ferrox_array *weight, const int32_t *stride, const int32_t *padding, const int32_t *dilation, size_t dims, int32_t groups, const ferrox_stream *s, ferrox_error **err);
+
+/**
+ * `conv3d(input, weight, stride, padding, dilation, dims, groups)`: ferrox's `conv3d` (channels last); `stride`, `padding` and `dilation` each hold `dims` entries (one per spatial dimension, or 1 for all; NULL when `dims` is 0 means the defaults 1, 0, 1).
+ */
+ferrox_status ferrox_conv3d(ferrox_array **res, const ferrox_array *input, const ferrox_array *weight, const int32_t *stride, const int32_t *padding, const int32_t *dilation, size_t dims, int32_t groups, const ferrox_stream *s, ferrox_error **err);
+
+/**
+ * `conv_transpose(input, weight, stride, padding, dilation, dims, groups)`: ferrox's `conv_transpose` (channels last); `stride`, `padding` and `dilation` each hold `dims` entries (one per spatial dimension, or 1 for all; NULL when `dims` is 0 means the defaults 1, 0, 1).
+ */
+ferrox_status ferrox_conv_transpose(ferrox_array **res, const ferrox_array *input, const ferrox_array *weight, const int32_t *stride, const int32_t *padding, const int32_t *dilation, size_t dims, int32_t groups, const ferrox_stream *s, ferrox_error **err);
+
+/**
+ * `quantize(w, group_size, bits, mode)`: ferrox's `quantize`, written to a new vector `[w_q, scales, biases]` (no biases for modes without them); a negative `group_size` or `bits` is the mode's default, a NULL `mode` is "affine".
+ */
+ferrox_status ferrox_quantize(ferrox_vector_array **res, const ferrox_array *w, int32_t group_size, int32_t bits, const char *mode, const ferrox_stream *s, ferrox_error **err);
+
+/**
+ * `dequantize(w, scales, biases, group_size, bits, mode)`: ferrox's `dequantize`; `biases` may be NULL (modes without them), negative sizes are the mode's defaults, a NULL `mode` is "affine".
+ */
+ferrox_status ferrox_dequantize(ferrox_array **res, const ferrox_array *w, const ferrox_array *scales, const ferrox_array *biases, int32_t group_size, int32_t bits, const char *mode, const ferrox_stream *s, ferrox_error **err);
+
+/**
+ * `quantized_matmul(x, w, scales, biases, transpose, group_size, bits, mode)`: ferrox's `quantized_matmul` (`x @ dequantize(w).T` when `transpose`); `biases` may be NULL, negative sizes are the mode's defaults, a NULL `mode` is "affine".
+ */
+ferrox_status ferrox_quantized_matmul(ferrox_array **res, const ferrox_array *x, const ferrox_array *w, const ferrox_array *scales, const ferrox_array *biases, bool transpose, int32_t group_size, int32_t bits, const char *mode, const ferrox_stream *s, ferrox_error **err);
+
+/**
  * `astype(a, dtype)`: ferrox's `astype`.
  */
 ferrox_status ferrox_astype(ferrox_array **res, const ferrox_array *a, ferrox_dtype dtype, const ferrox_stream *s, ferrox_error **err);

@@ -71,6 +71,64 @@ fn array<'a>(h: Option<&'a ferrox_array>, op: &str, name: &str) -> CResult<&'a A
     Ok(&arg(h, op, name)?.array)
 }
 
+/// The body every op of the linear-algebra, FFT, convolution and
+/// quantization shapes shares: check the result slot, build the value on
+/// stream `s` (NULL: the default), wrap it in its handle and store it.
+fn respond<T, H: crate::handle::Handle>(
+    op: &'static str,
+    res: Slot<'_, H>,
+    s: Option<&ferrox_stream>,
+    err: Slot<'_, ferrox_error>,
+    wrap: fn(T) -> H,
+    build: impl FnOnce() -> CResult<T>,
+) -> ferrox_status {
+    guard(op, err, || {
+        check_slot(&res, op, "res")?;
+        let stream = stream_of(s, op)?;
+        let out = ferrox::with_stream(stream, build)?;
+        put(res, wrap(out));
+        Ok(())
+    })
+}
+
+/// An optional count: negative means "the op's default" (`None`).
+fn opt_count(n: i32) -> Option<usize> {
+    usize::try_from(n).ok()
+}
+
+/// `p[..n]` as sizes; NULL means "the op's default" (`None`).
+///
+/// # Safety
+/// `p` is NULL or points to `n` int32s.
+unsafe fn opt_sizes(p: *const i32, n: usize, op: &str, name: &str) -> CResult<Option<Vec<usize>>> {
+    if p.is_null() {
+        return Ok(None);
+    }
+    // SAFETY: forwarded from the caller.
+    Ok(Some(sizes(
+        unsafe { raw_slice(p, n, op, name) }?,
+        op,
+        name,
+    )?))
+}
+
+/// A quantization mode argument: NULL is `"affine"`.
+///
+/// # Safety
+/// `p` is NULL or a NUL-terminated string.
+unsafe fn mode_of<'a>(p: *const std::ffi::c_char, op: &str) -> CResult<&'a str> {
+    if p.is_null() {
+        return Ok("affine");
+    }
+    // SAFETY: forwarded from the caller.
+    unsafe { crate::array::raw_str(p, op, "mode") }
+}
+
+/// A vector of the present arrays of a fixed-size result.
+fn present(items: impl IntoIterator<Item = Option<Array>>) -> Vec<Array> {
+    items.into_iter().flatten().collect()
+}
+
 /// A description of one generated op, for the header and the tests.
 #[derive(Debug, Clone, Copy)]
 pub struct OpInfo {
@@ -112,6 +170,201 @@ macro_rules! c_ops {
                     decl: c_ops!(@decl $shape, [<$name>]),
                 },
             )*];
+        }
+    };
+
+    // ---- one array, a vector of results (factorisations) ---------------
+    (@doc vec_a, $n:ident) => { concat!("`", stringify!($n), "(a)`: ferrox's `", stringify!($n), "`, its results written to a new vector in order.") };
+    (@decl vec_a, $n:ident) => { decl!($n, "ferrox_vector_array", "const ferrox_array *a") };
+    (@fn vec_a, $c:ident, $n:ident, $f:expr) => {
+        #[doc = c_ops!(@doc vec_a, $n)]
+        #[no_mangle]
+        pub extern "C" fn $c(res: Slot<'_, ferrox_vector_array>, a: Option<&ferrox_array>, s: Option<&ferrox_stream>, err: Slot<'_, ferrox_error>) -> ferrox_status {
+            const OP: &str = stringify!($c);
+            let f: fn(&Array) -> FResult<Vec<Array>> = $f;
+            respond(OP, res, s, err, ferrox_vector_array::new, || Ok(f(array(a, OP, "a")?)?))
+        }
+    };
+
+    // ---- one array and a flag, a vector of results ----------------------
+    (@doc vec_a_bool, $n:ident) => { concat!("`", stringify!($n), "(a, flag)`: ferrox's `", stringify!($n), "` (`flag`: `upper` for eigh, `compute_uv` for svd), its results written to a new vector in order.") };
+    (@decl vec_a_bool, $n:ident) => { decl!($n, "ferrox_vector_array", "const ferrox_array *a, bool flag") };
+    (@fn vec_a_bool, $c:ident, $n:ident, $f:expr) => {
+        #[doc = c_ops!(@doc vec_a_bool, $n)]
+        #[no_mangle]
+        pub extern "C" fn $c(res: Slot<'_, ferrox_vector_array>, a: Option<&ferrox_array>, flag: bool, s: Option<&ferrox_stream>, err: Slot<'_, ferrox_error>) -> ferrox_status {
+            const OP: &str = stringify!($c);
+            let f: fn(&Array, bool) -> FResult<Vec<Array>> = $f;
+            respond(OP, res, s, err, ferrox_vector_array::new, || Ok(f(array(a, OP, "a")?, flag)?))
+        }
+    };
+
+    // ---- one array and a flag (`upper`) ---------------------------------
+    (@doc a_bool, $n:ident) => { concat!("`", stringify!($n), "(a, upper)`: ferrox's `", stringify!($n), "` (`upper`: use or return the upper triangle).") };
+    (@decl a_bool, $n:ident) => { decl!($n, "ferrox_array", "const ferrox_array *a, bool upper") };
+    (@fn a_bool, $c:ident, $n:ident, $f:expr) => {
+        #[doc = c_ops!(@doc a_bool, $n)]
+        #[no_mangle]
+        pub extern "C" fn $c(res: Slot<'_, ferrox_array>, a: Option<&ferrox_array>, upper: bool, s: Option<&ferrox_stream>, err: Slot<'_, ferrox_error>) -> ferrox_status {
+            const OP: &str = stringify!($c);
+            let f: fn(&Array, bool) -> FResult<Array> = $f;
+            respond(OP, res, s, err, ferrox_array::new, || Ok(f(array(a, OP, "a")?, upper)?))
+        }
+    };
+
+    // ---- two arrays and a flag (`upper`) --------------------------------
+    (@doc ab_bool, $n:ident) => { concat!("`", stringify!($n), "(a, b, upper)`: ferrox's `", stringify!($n), "` (`upper`: `a` is upper triangular).") };
+    (@decl ab_bool, $n:ident) => { decl!($n, "ferrox_array", "const ferrox_array *a, const ferrox_array *b, bool upper") };
+    (@fn ab_bool, $c:ident, $n:ident, $f:expr) => {
+        #[doc = c_ops!(@doc ab_bool, $n)]
+        #[no_mangle]
+        pub extern "C" fn $c(res: Slot<'_, ferrox_array>, a: Option<&ferrox_array>, b: Option<&ferrox_array>, upper: bool, s: Option<&ferrox_stream>, err: Slot<'_, ferrox_error>) -> ferrox_status {
+            const OP: &str = stringify!($c);
+            let f: fn(&Array, &Array, bool) -> FResult<Array> = $f;
+            respond(OP, res, s, err, ferrox_array::new, || Ok(f(array(a, OP, "a")?, array(b, OP, "b")?, upper)?))
+        }
+    };
+
+    // ---- norms ----------------------------------------------------------
+    (@doc norm, $n:ident) => { concat!("`", stringify!($n), "(a, ord, axes, keepdims)`: ferrox's `linalg::norm`; `ord` is NULL (the 2-norm, or Frobenius for matrices), \"fro\", \"nuc\" or a number (\"1\", \"-2\", \"inf\", \"-inf\", \"0.5\"); `axes` NULL means every axis.") };
+    (@decl norm, $n:ident) => { decl!($n, "ferrox_array", "const ferrox_array *a, const char *ord, const int32_t *axes, size_t axes_num, bool keepdims") };
+    (@fn norm, $c:ident, $n:ident, $f:expr) => {
+        #[doc = c_ops!(@doc norm, $n)]
+        ///
+        /// # Safety
+        /// `ord` is NULL or a NUL-terminated string; `axes` is NULL or points to `axes_num` int32s.
+        #[no_mangle]
+        pub unsafe extern "C" fn $c(res: Slot<'_, ferrox_array>, a: Option<&ferrox_array>, ord: *const std::ffi::c_char, axes: *const i32, axes_num: usize, keepdims: bool, s: Option<&ferrox_stream>, err: Slot<'_, ferrox_error>) -> ferrox_status {
+            const OP: &str = stringify!($c);
+            let f: fn(&Array, Option<&str>, Option<&[isize]>, bool) -> CResult<Array> = $f;
+            respond(OP, res, s, err, ferrox_array::new, || {
+                let ord = if ord.is_null() {
+                    None
+                } else {
+                    // SAFETY: the caller passes a NUL-terminated string.
+                    Some(unsafe { crate::array::raw_str(ord, OP, "ord") }?)
+                };
+                // SAFETY: the caller passes NULL or `axes_num` int32s.
+                let ax = unsafe { opt_axes(axes, axes_num, OP, "axes") }?;
+                f(array(a, OP, "a")?, ord, ax.as_deref(), keepdims)
+            })
+        }
+    };
+
+    // ---- a one-dimensional transform: a, n, axis -----------------------
+    (@doc fft1, $n:ident) => { concat!("`", stringify!($n), "(a, n, axis)`: ferrox's `fft::", stringify!($n), "`; a negative `n` means the input's length along `axis`.") };
+    (@decl fft1, $n:ident) => { decl!($n, "ferrox_array", "const ferrox_array *a, int32_t n, int32_t axis") };
+    (@fn fft1, $c:ident, $n:ident, $f:expr) => {
+        #[doc = c_ops!(@doc fft1, $n)]
+        #[no_mangle]
+        pub extern "C" fn $c(res: Slot<'_, ferrox_array>, a: Option<&ferrox_array>, n: i32, axis: i32, s: Option<&ferrox_stream>, err: Slot<'_, ferrox_error>) -> ferrox_status {
+            const OP: &str = stringify!($c);
+            let f: fn(&Array, Option<usize>, isize) -> FResult<Array> = $f;
+            respond(OP, res, s, err, ferrox_array::new, || Ok(f(array(a, OP, "a")?, opt_count(n), axis as isize)?))
+        }
+    };
+
+    // ---- an n-dimensional transform: a, sizes, axes --------------------
+    (@doc fftn, $n:ident) => { concat!("`", stringify!($n), "(a, sizes, axes)`: ferrox's `fft::", stringify!($n), "`; NULL `sizes` keeps the input's lengths and NULL `axes` is the op's default.") };
+    (@decl fftn, $n:ident) => { decl!($n, "ferrox_array", "const ferrox_array *a, const int32_t *sizes, size_t sizes_num, const int32_t *axes, size_t axes_num") };
+    (@fn fftn, $c:ident, $n:ident, $f:expr) => {
+        #[doc = c_ops!(@doc fftn, $n)]
+        ///
+        /// # Safety
+        /// `sizes` and `axes` are NULL or point to `sizes_num` and `axes_num` int32s.
+        #[no_mangle]
+        pub unsafe extern "C" fn $c(res: Slot<'_, ferrox_array>, a: Option<&ferrox_array>, sizes: *const i32, sizes_num: usize, axes: *const i32, axes_num: usize, s: Option<&ferrox_stream>, err: Slot<'_, ferrox_error>) -> ferrox_status {
+            const OP: &str = stringify!($c);
+            let f: fn(&Array, Option<&[usize]>, Option<&[isize]>) -> FResult<Array> = $f;
+            respond(OP, res, s, err, ferrox_array::new, || {
+                // SAFETY: the caller passes NULL or the stated counts of int32s.
+                let (sz, ax) = unsafe { (opt_sizes(sizes, sizes_num, OP, "sizes")?, opt_axes(axes, axes_num, OP, "axes")?) };
+                Ok(f(array(a, OP, "a")?, sz.as_deref(), ax.as_deref())?)
+            })
+        }
+    };
+
+    // ---- a convolution: input, weight, per-dimension lists, groups ------
+    (@doc conv, $n:ident) => { concat!("`", stringify!($n), "(input, weight, stride, padding, dilation, dims, groups)`: ferrox's `", stringify!($n), "` (channels last); `stride`, `padding` and `dilation` each hold `dims` entries (one per spatial dimension, or 1 for all; NULL when `dims` is 0 means the defaults 1, 0, 1).") };
+    (@decl conv, $n:ident) => { decl!($n, "ferrox_array", "const ferrox_array *input, const ferrox_array *weight, const int32_t *stride, const int32_t *padding, const int32_t *dilation, size_t dims, int32_t groups") };
+    (@fn conv, $c:ident, $n:ident, $f:expr) => {
+        #[doc = c_ops!(@doc conv, $n)]
+        ///
+        /// # Safety
+        /// `stride`, `padding` and `dilation` each point to `dims` int32s (NULL if 0).
+        #[no_mangle]
+        pub unsafe extern "C" fn $c(res: Slot<'_, ferrox_array>, input: Option<&ferrox_array>, weight: Option<&ferrox_array>, stride: *const i32, padding: *const i32, dilation: *const i32, dims: usize, groups: i32, s: Option<&ferrox_stream>, err: Slot<'_, ferrox_error>) -> ferrox_status {
+            const OP: &str = stringify!($c);
+            let f: fn(&Array, &Array, &[usize], &[usize], &[usize], usize) -> FResult<Array> = $f;
+            respond(OP, res, s, err, ferrox_array::new, || {
+                // SAFETY: the caller passes `dims` int32s in each list.
+                let (st, pd, dl) = unsafe { (ints(stride, dims, OP, "stride")?, ints(padding, dims, OP, "padding")?, ints(dilation, dims, OP, "dilation")?) };
+                let (st, pd, dl) = (sizes(st, OP, "stride")?, sizes(pd, OP, "padding")?, sizes(dl, OP, "dilation")?);
+                let groups = count(groups, OP, "groups")?;
+                Ok(f(array(input, OP, "input")?, array(weight, OP, "weight")?, &st, &pd, &dl, groups)?)
+            })
+        }
+    };
+
+    // ---- quantize: w, group_size, bits, mode ----------------------------
+    (@doc quantize, $n:ident) => { concat!("`", stringify!($n), "(w, group_size, bits, mode)`: ferrox's `", stringify!($n), "`, written to a new vector `[w_q, scales, biases]` (no biases for modes without them); a negative `group_size` or `bits` is the mode's default, a NULL `mode` is \"affine\".") };
+    (@decl quantize, $n:ident) => { decl!($n, "ferrox_vector_array", "const ferrox_array *w, int32_t group_size, int32_t bits, const char *mode") };
+    (@fn quantize, $c:ident, $n:ident, $f:expr) => {
+        #[doc = c_ops!(@doc quantize, $n)]
+        ///
+        /// # Safety
+        /// `mode` is NULL or a NUL-terminated string.
+        #[no_mangle]
+        pub unsafe extern "C" fn $c(res: Slot<'_, ferrox_vector_array>, w: Option<&ferrox_array>, group_size: i32, bits: i32, mode: *const std::ffi::c_char, s: Option<&ferrox_stream>, err: Slot<'_, ferrox_error>) -> ferrox_status {
+            const OP: &str = stringify!($c);
+            let f: fn(&Array, Option<usize>, Option<usize>, &str) -> FResult<Vec<Array>> = $f;
+            respond(OP, res, s, err, ferrox_vector_array::new, || {
+                // SAFETY: the caller passes NULL or a NUL-terminated string.
+                let mode = unsafe { mode_of(mode, OP) }?;
+                Ok(f(array(w, OP, "w")?, opt_count(group_size), opt_count(bits), mode)?)
+            })
+        }
+    };
+
+    // ---- dequantize: w, scales, biases, group_size, bits, mode ----------
+    (@doc dequantize, $n:ident) => { concat!("`", stringify!($n), "(w, scales, biases, group_size, bits, mode)`: ferrox's `", stringify!($n), "`; `biases` may be NULL (modes without them), negative sizes are the mode's defaults, a NULL `mode` is \"affine\".") };
+    (@decl dequantize, $n:ident) => { decl!($n, "ferrox_array", "const ferrox_array *w, const ferrox_array *scales, const ferrox_array *biases, int32_t group_size, int32_t bits, const char *mode") };
+    (@fn dequantize, $c:ident, $n:ident, $f:expr) => {
+        #[doc = c_ops!(@doc dequantize, $n)]
+        ///
+        /// # Safety
+        /// `mode` is NULL or a NUL-terminated string.
+        #[no_mangle]
+        pub unsafe extern "C" fn $c(res: Slot<'_, ferrox_array>, w: Option<&ferrox_array>, scales: Option<&ferrox_array>, biases: Option<&ferrox_array>, group_size: i32, bits: i32, mode: *const std::ffi::c_char, s: Option<&ferrox_stream>, err: Slot<'_, ferrox_error>) -> ferrox_status {
+            const OP: &str = stringify!($c);
+            let f: fn(&Array, &Array, Option<&Array>, Option<usize>, Option<usize>, &str) -> FResult<Array> = $f;
+            respond(OP, res, s, err, ferrox_array::new, || {
+                // SAFETY: the caller passes NULL or a NUL-terminated string.
+                let mode = unsafe { mode_of(mode, OP) }?;
+                let biases = match biases { Some(b) => Some(array(Some(b), OP, "biases")?), None => None };
+                Ok(f(array(w, OP, "w")?, array(scales, OP, "scales")?, biases, opt_count(group_size), opt_count(bits), mode)?)
+            })
+        }
+    };
+
+    // ---- quantized_matmul: x, w, scales, biases, transpose, sizes, mode --
+    (@doc qmm, $n:ident) => { concat!("`", stringify!($n), "(x, w, scales, biases, transpose, group_size, bits, mode)`: ferrox's `", stringify!($n), "` (`x @ dequantize(w).T` when `transpose`); `biases` may be NULL, negative sizes are the mode's defaults, a NULL `mode` is \"affine\".") };
+    (@decl qmm, $n:ident) => { decl!($n, "ferrox_array", "const ferrox_array *x, const ferrox_array *w, const ferrox_array *scales, const ferrox_array *biases, bool transpose, int32_t group_size, int32_t bits, const char *mode") };
+    (@fn qmm, $c:ident, $n:ident, $f:expr) => {
+        #[doc = c_ops!(@doc qmm, $n)]
+        ///
+        /// # Safety
+        /// `mode` is NULL or a NUL-terminated string.
+        #[no_mangle]
+        pub unsafe extern "C" fn $c(res: Slot<'_, ferrox_array>, x: Option<&ferrox_array>, w: Option<&ferrox_array>, scales: Option<&ferrox_array>, biases: Option<&ferrox_array>, transpose: bool, group_size: i32, bits: i32, mode: *const std::ffi::c_char, s: Option<&ferrox_stream>, err: Slot<'_, ferrox_error>) -> ferrox_status {
+            const OP: &str = stringify!($c);
+            let f: fn(&Array, &Array, &Array, Option<&Array>, bool, Option<usize>, Option<usize>, &str) -> FResult<Array> = $f;
+            respond(OP, res, s, err, ferrox_array::new, || {
+                // SAFETY: the caller passes NULL or a NUL-terminated string.
+                let mode = unsafe { mode_of(mode, OP) }?;
+                let biases = match biases { Some(b) => Some(array(Some(b), OP, "biases")?), None => None };
+                Ok(f(array(x, OP, "x")?, array(w, OP, "w")?, array(scales, OP, "scales")?, biases, transpose, opt_count(group_size), opt_count(bits), mode)?)
+            })
         }
     };
 
@@ -772,6 +1025,51 @@ c_ops! {
     split: split => |a, n, axis| ferrox::split(a, n, axis);
     take: ab_axis => ferrox::take;
     take_along_axis: ab_axis => ferrox::take_along_axis;
+    // Linear algebra (`ferrox::linalg`).
+    linalg_inv: a => ferrox::linalg::inv;
+    linalg_pinv: a => ferrox::linalg::pinv;
+    linalg_det: a => ferrox::linalg::det;
+    linalg_eigvals: a => ferrox::linalg::eigvals;
+    linalg_solve: ab => ferrox::linalg::solve;
+    linalg_cross: ab_axis => |a, b, axis| ferrox::linalg::cross(a, b, axis.unwrap_or(-1));
+    linalg_cholesky: a_bool => ferrox::linalg::cholesky;
+    linalg_cholesky_inv: a_bool => ferrox::linalg::cholesky_inv;
+    linalg_tri_inv: a_bool => ferrox::linalg::tri_inv;
+    linalg_eigvalsh: a_bool => ferrox::linalg::eigvalsh;
+    linalg_solve_triangular: ab_bool => ferrox::linalg::solve_triangular;
+    linalg_qr: vec_a => |a| { let (q, r) = ferrox::linalg::qr(a)?; Ok(vec![q, r]) };
+    linalg_eig: vec_a => |a| { let (w, v) = ferrox::linalg::eig(a)?; Ok(vec![w, v]) };
+    linalg_slogdet: vec_a => |a| { let (sign, logabs) = ferrox::linalg::slogdet(a)?; Ok(vec![sign, logabs]) };
+    linalg_lu: vec_a => |a| { let (p, l, u) = ferrox::linalg::lu(a)?; Ok(vec![p, l, u]) };
+    linalg_lu_factor: vec_a => |a| { let (lu, pivots) = ferrox::linalg::lu_factor(a)?; Ok(vec![lu, pivots]) };
+    linalg_svd: vec_a_bool => ferrox::linalg::svd;
+    linalg_eigh: vec_a_bool => |a, upper| { let (w, v) = ferrox::linalg::eigh(a, upper)?; Ok(vec![w, v]) };
+    linalg_norm: norm => |a, ord, axes, keepdims| Ok(ferrox::linalg::norm(a, norm_ord(ord)?, axes, keepdims)?);
+    // FFTs (`ferrox::fft`).
+    fft_fft: fft1 => ferrox::fft::fft;
+    fft_ifft: fft1 => ferrox::fft::ifft;
+    fft_rfft: fft1 => ferrox::fft::rfft;
+    fft_irfft: fft1 => ferrox::fft::irfft;
+    fft_fft2: fftn => ferrox::fft::fft2;
+    fft_ifft2: fftn => ferrox::fft::ifft2;
+    fft_rfft2: fftn => ferrox::fft::rfft2;
+    fft_irfft2: fftn => ferrox::fft::irfft2;
+    fft_fftn: fftn => ferrox::fft::fftn;
+    fft_ifftn: fftn => ferrox::fft::ifftn;
+    fft_rfftn: fftn => ferrox::fft::rfftn;
+    fft_irfftn: fftn => ferrox::fft::irfftn;
+    // Convolutions (channels last, as MLX).
+    conv1d: conv => |x, w, st, pd, dl, g| plain_conv("ferrox_conv1d", 1, x, w, st, pd, dl, g);
+    conv2d: conv => |x, w, st, pd, dl, g| plain_conv("ferrox_conv2d", 2, x, w, st, pd, dl, g);
+    conv3d: conv => |x, w, st, pd, dl, g| plain_conv("ferrox_conv3d", 3, x, w, st, pd, dl, g);
+    conv_transpose: conv => |x, w, st, pd, dl, g| ferrox::conv_transpose(x, w, st, pd, dl, &[], g);
+    // Quantization.
+    quantize: quantize => |w, gs, bits, mode| {
+        let (wq, scales, biases) = ferrox::quantize(w, gs, bits, mode, None)?;
+        Ok(present([Some(wq), Some(scales), biases]))
+    };
+    dequantize: dequantize => |w, scales, biases, gs, bits, mode| ferrox::dequantize(w, scales, biases, gs, bits, mode, None, None);
+    quantized_matmul: qmm => ferrox::quantized_matmul;
     // Types.
     astype: a_dtype => ferrox::astype;
     view: a_dtype => ferrox::view;
@@ -786,6 +1084,57 @@ c_ops! {
         }
         Ok(ferrox::linspace(start, stop, num as usize, dtype)?)
     };
+}
+
+/// A C norm order: NULL (the op's default), `"fro"`, `"nuc"` or a number.
+fn norm_ord(ord: Option<&str>) -> CResult<Option<ferrox::linalg::NormOrd>> {
+    use ferrox::linalg::NormOrd;
+    let Some(text) = ord else { return Ok(None) };
+    Ok(Some(match text {
+        "fro" => NormOrd::Fro,
+        "nuc" => NormOrd::Nuc,
+        number => NormOrd::P(number.parse::<f64>().map_err(|_| {
+            CError::invalid(
+                "ferrox_linalg_norm",
+                format!("`ord` must be \"fro\", \"nuc\" or a number, got {number:?}"),
+            )
+        })?),
+    }))
+}
+
+/// A convolution over `dims` spatial dimensions (symmetric padding, no
+/// input dilation, no flip), through `conv_general`.
+fn plain_conv(
+    op: &str,
+    dims: usize,
+    input: &Array,
+    weight: &Array,
+    stride: &[usize],
+    padding: &[usize],
+    dilation: &[usize],
+    groups: usize,
+) -> FResult<Array> {
+    if input.ndim() != dims + 2 {
+        return Err(ferrox::Error::new(
+            ferrox::ErrorKind::Shape,
+            op,
+            format!(
+                "the input must be [N, {dims} spatial dimensions, C] (rank {}), got shape {:?}",
+                dims + 2,
+                input.shape()
+            ),
+        ));
+    }
+    let padding: Vec<isize> = padding.iter().map(|&p| p as isize).collect();
+    let params = ferrox::ConvGeneralParams {
+        stride,
+        padding_lo: &padding,
+        padding_hi: &padding,
+        kernel_dilation: dilation,
+        groups,
+        ..Default::default()
+    };
+    ferrox::conv_general(input, weight, &params)
 }
 
 /// The op section of the header: every op's doc comment and declaration,

@@ -47,6 +47,7 @@ fn program(name: &str) -> PathBuf {
         .arg(&lib)
         .arg(format!("-Wl,-rpath,{}", lib.display()))
         .arg("-lferrox_c")
+        .arg("-lm")
         .output()
         .expect("run the C compiler `cc`");
     assert!(
@@ -129,6 +130,11 @@ fn a_callback_calling_compiled_closures_while_traced_does_not_deadlock() {
 #[test]
 fn error_statuses_and_messages() {
     pass("errors", &[], LIMIT);
+}
+
+#[test]
+fn linear_algebra_fft_convolution_and_quantization() {
+    pass("numeric", &[], LIMIT);
 }
 
 #[test]
