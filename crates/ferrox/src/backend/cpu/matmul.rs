@@ -3,9 +3,7 @@
 //!
 //! Kernels (`MatKernel`): f32, f64 and complex64 go through the `gemm`
 //! crate, which takes arbitrary positive row and column strides, so transposed
-//! inputs are multiplied without a copy; f32 and f64 products of at least
-//! [`FAER_MIN_WORK`] multiply-adds go through faer's kernels instead (same
-//! strided views), which keep both cores busy where gemm's split does not. float16 and bfloat16 are widened to
+//! inputs are multiplied without a copy. float16 and bfloat16 are widened to
 //! f32, multiplied, and rounded once. Integer and bool products use a blocked loop
 //! that accumulates (wrapping) in the output type, like numpy.
 //!
@@ -342,94 +340,8 @@ pub(crate) trait GemmNative: Element + Pod {
     fn from_f32(v: f32) -> Self;
     /// `self * s` in the type's own precision.
     fn scaled(self, s: f32) -> Self;
-    /// Whether large products go through faer ([`FAER_MIN_WORK`]).
-    const USES_FAER: bool = false;
-    /// `dst = product_scale * (a @ b)`, plus the old `dst` when
-    /// `accumulate`, through faer's kernels (called only when `USES_FAER`).
-    fn faer_product(
-        _dst: &mut MatMut<'_, Self>,
-        _a: &MatRef<'_, Self>,
-        _b: &MatRef<'_, Self>,
-        _accumulate: bool,
-        _product_scale: f32,
-        _parallel: bool,
-    ) -> Result<()> {
-        Err(Error::runtime(
-            "matmul",
-            format!("internal: no faer kernel for {}", Self::DTYPE),
-        ))
-    }
 }
-
-/// Multiply-adds (`m * k * n`) from which real products go through faer's
-/// kernels instead of gemm's. Measured on 2 AVX2 cores (same runs,
-/// alternating): at 2048^3 faer took 105-134 ms against gemm's 137-171 ms
-/// (gemm's two-thread split stops scaling there); at 512^3 and 1024^3 the
-/// two were within noise, and on the perceptron's skinny products
-/// (256x784x512 and its transposed backward forms) gemm was 5-10% ahead.
-const FAER_MIN_WORK: usize = 1 << 31;
-
-macro_rules! faer_native {
-    ($t:ty) => {
-        const USES_FAER: bool = true;
-        fn faer_product(
-            dst: &mut MatMut<'_, Self>,
-            a: &MatRef<'_, Self>,
-            b: &MatRef<'_, Self>,
-            accumulate: bool,
-            product_scale: f32,
-            parallel: bool,
-        ) -> Result<()> {
-            // SAFETY: faer reads lhs(i, p) at ptr + i*rs + p*cs for i < rows,
-            // p < cols (and likewise rhs), and writes dst(i, j) at
-            // ptr + i*dst.rs + j. `MatRef::new` checked that every element of
-            // `a` and `b` lies inside its slice with strides >= 1, and
-            // `MatMut::new` the same for `dst` with non-overlapping rows; `dst`
-            // is borrowed mutably, so it aliases neither operand. The views live
-            // only for this call, inside those borrows.
-            let (lhs, rhs, out) = unsafe {
-                (
-                    faer::MatRef::<$t>::from_raw_parts(
-                        a.data[a.offset..].as_ptr(),
-                        a.rows,
-                        a.cols,
-                        a.rs as isize,
-                        a.cs as isize,
-                    ),
-                    faer::MatRef::<$t>::from_raw_parts(
-                        b.data[b.offset..].as_ptr(),
-                        b.rows,
-                        b.cols,
-                        b.rs as isize,
-                        b.cs as isize,
-                    ),
-                    faer::MatMut::<$t>::from_raw_parts_mut(
-                        dst.data.as_mut_ptr(),
-                        dst.rows,
-                        dst.cols,
-                        dst.rs as isize,
-                        1,
-                    ),
-                )
-            };
-            let par = if parallel {
-                faer::Par::rayon(0)
-            } else {
-                faer::Par::Seq
-            };
-            let accum = if accumulate {
-                faer::Accum::Add
-            } else {
-                faer::Accum::Replace
-            };
-            faer::linalg::matmul::matmul(out, accum, lhs, rhs, product_scale as $t, par);
-            Ok(())
-        }
-    };
-}
-
 impl GemmNative for f32 {
-    faer_native!(f32);
     fn from_f32(v: f32) -> Self {
         v
     }
@@ -438,7 +350,6 @@ impl GemmNative for f32 {
     }
 }
 impl GemmNative for f64 {
-    faer_native!(f64);
     fn from_f32(v: f32) -> Self {
         v as f64
     }
@@ -489,27 +400,6 @@ pub(crate) fn gemm_product<T: GemmNative>(
         });
         return Ok(());
     }
-    if T::USES_FAER && m.saturating_mul(k).saturating_mul(n) >= FAER_MIN_WORK {
-        // faer adds the product to dst or replaces it; scale dst first.
-        if read_dst && dst_scale != 1.0 {
-            dst.for_each_row(|row| row.iter_mut().for_each(|x| *x = x.scaled(dst_scale)));
-        }
-        return T::faer_product(&mut dst, &a, &b, read_dst, product_scale, parallel);
-    }
-    gemm_call(dst, a, b, (read_dst, dst_scale, product_scale), parallel)
-}
-
-/// The `gemm::gemm` call of [`gemm_product`] (dimensions checked, none 0):
-/// `dst := dst_scale * dst + product_scale * (a @ b)`, reading `dst` only
-/// when `read_dst`.
-fn gemm_call<T: GemmNative>(
-    dst: MatMut<'_, T>,
-    a: MatRef<'_, T>,
-    b: MatRef<'_, T>,
-    (read_dst, dst_scale, product_scale): (bool, f32, f32),
-    parallel: bool,
-) -> Result<()> {
-    let (m, k, n) = (a.rows, a.cols, b.cols);
     let parallelism = if parallel {
         gemm::Parallelism::Rayon(0)
     } else {
@@ -849,71 +739,5 @@ pub(crate) fn batched_product<T: MatKernel>(
         dst.chunks_mut(per)
             .enumerate()
             .try_for_each(|(i, d)| one(i, d, true))
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn values<T: GemmNative>(n: usize, seed: usize) -> Vec<T> {
-        (0..n)
-            .map(|i| T::from_f32(((i * 7 + seed * 13) % 23) as f32 * 0.25 - 2.5))
-            .collect()
-    }
-
-    /// faer's path and gemm's agree on odd shapes, a transposed operand
-    /// and every epilogue, in f32 and f64.
-    fn faer_matches_gemm<T: GemmNative + PartialEq + std::fmt::Debug>() {
-        let (m, k, n) = (37, 53, 29);
-        let a_t = values::<T>(k * m, 1); // stored k x m: `a` is its transpose
-        let b = values::<T>(k * n, 2);
-        let c0 = values::<T>(m * n, 3);
-        for (read_dst, beta, alpha) in [(false, 0.0, 1.0), (true, 1.0, 0.5), (true, -2.0, 3.0)] {
-            let a = MatRef::new(&a_t, 0, (m, k), (1, m)).unwrap();
-            let b = MatRef::row_major(&b, k, n).unwrap();
-            let mut by_gemm = c0.clone();
-            gemm_call(
-                MatMut::new(&mut by_gemm, m, n, n).unwrap(),
-                a,
-                b,
-                (read_dst, beta, alpha),
-                false,
-            )
-            .unwrap();
-            let mut by_faer = c0.clone();
-            if read_dst {
-                by_faer.iter_mut().for_each(|x| *x = x.scaled(beta));
-            }
-            let mut dst = MatMut::new(&mut by_faer, m, n, n).unwrap();
-            T::faer_product(&mut dst, &a, &b, read_dst, alpha, true).unwrap();
-            // The inputs are multiples of 1/4 with short sums: both exact.
-            assert_eq!(
-                by_faer, by_gemm,
-                "read_dst {read_dst}, beta {beta}, alpha {alpha}"
-            );
-        }
-    }
-
-    #[test]
-    fn faer_path_matches_gemm_path() {
-        faer_matches_gemm::<f32>();
-        faer_matches_gemm::<f64>();
-    }
-
-    #[test]
-    fn complex_products_stay_on_gemm() {
-        let c = crate::dtype::Complex64::new(1.0, 0.0);
-        let (a, b) = (vec![c; 4], vec![c; 4]);
-        let mut d = vec![c; 4];
-        let r = <crate::dtype::Complex64 as GemmNative>::faer_product(
-            &mut MatMut::new(&mut d, 2, 2, 2).unwrap(),
-            &MatRef::row_major(&a, 2, 2).unwrap(),
-            &MatRef::row_major(&b, 2, 2).unwrap(),
-            false,
-            1.0,
-            false,
-        );
-        assert!(!<crate::dtype::Complex64 as GemmNative>::USES_FAER && r.is_err());
     }
 }
