@@ -309,15 +309,21 @@ ferrox_status ferrox_array_new_data(ferrox_array **res,
                                     ferrox_error **err);
 
 /**
- * Like [`ferrox_array_new_data`] for a buffer the caller lends: ferrox
- * calls `release(payload)` exactly once (if `release` is not NULL), on the
- * calling or another thread, when it no longer reads `data` — also when
- * the call fails. Today that is before this call returns: the elements
- * are copied (ferrox has no public way yet to keep a foreign buffer as an
- * array's storage), so the caller may reuse or free `data` at once.
+ * Like [`ferrox_array_new_data`] for a buffer the caller lends, read in
+ * place without copying: ferrox calls `release(payload)` exactly once (if
+ * `release` is not NULL), on whichever thread drops the last array or
+ * view reading `data` (possibly inside a later ferrox call or
+ * `ferrox_array_free` on another thread). Until then the caller must
+ * neither write nor free `data`.
+ *
+ * Two cases copy instead and call `release` before this returns: `data`
+ * not aligned to 8 bytes, and bool data (stored normalised to 0 and 1).
+ * A failing call also calls `release` before it returns.
  *
  * # Safety
- * As [`ferrox_array_new_data`]; `release` is safe to call with `payload`.
+ * As [`ferrox_array_new_data`]; `data` stays valid and unchanged until
+ * `release` is called, and `release` may be called with `payload` on any
+ * thread.
  */
 ferrox_status ferrox_array_new_data_managed(ferrox_array **res,
                                             const void *data,

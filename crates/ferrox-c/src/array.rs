@@ -251,15 +251,21 @@ pub unsafe extern "C" fn ferrox_array_new_data(
 /// [`ferrox_array_new_data_managed`]); may run on any thread.
 pub type ferrox_release_fn = Option<unsafe extern "C" fn(payload: *mut c_void)>;
 
-/// Like [`ferrox_array_new_data`] for a buffer the caller lends: ferrox
-/// calls `release(payload)` exactly once (if `release` is not NULL), on the
-/// calling or another thread, when it no longer reads `data` — also when
-/// the call fails. Today that is before this call returns: the elements
-/// are copied (ferrox has no public way yet to keep a foreign buffer as an
-/// array's storage), so the caller may reuse or free `data` at once.
+/// Like [`ferrox_array_new_data`] for a buffer the caller lends, read in
+/// place without copying: ferrox calls `release(payload)` exactly once (if
+/// `release` is not NULL), on whichever thread drops the last array or
+/// view reading `data` (possibly inside a later ferrox call or
+/// `ferrox_array_free` on another thread). Until then the caller must
+/// neither write nor free `data`.
+///
+/// Two cases copy instead and call `release` before this returns: `data`
+/// not aligned to 8 bytes, and bool data (stored normalised to 0 and 1).
+/// A failing call also calls `release` before it returns.
 ///
 /// # Safety
-/// As [`ferrox_array_new_data`]; `release` is safe to call with `payload`.
+/// As [`ferrox_array_new_data`]; `data` stays valid and unchanged until
+/// `release` is called, and `release` may be called with `payload` on any
+/// thread.
 #[no_mangle]
 pub unsafe extern "C" fn ferrox_array_new_data_managed(
     res: Option<&mut Option<Box<ferrox_array>>>,
@@ -271,20 +277,70 @@ pub unsafe extern "C" fn ferrox_array_new_data_managed(
     release: ferrox_release_fn,
     err: Option<&mut Option<Box<ferrox_error>>>,
 ) -> ferrox_status {
-    struct Release(ferrox_release_fn, *mut c_void);
-    impl Drop for Release {
-        fn drop(&mut self) {
-            if let Some(f) = self.0 {
-                // SAFETY: the caller handed us `f` and its payload to call
-                // once when the buffer is no longer read; this drop runs
-                // once, after the copy (or on failure).
-                unsafe { f(self.1) }
-            }
+    const OP: &str = "ferrox_array_new_data_managed";
+    // Owns the loan from here on: every early return drops it, releasing.
+    let mut lent = Lent {
+        data: data.cast::<u8>(),
+        len: 0,
+        payload,
+        release,
+    };
+    guard(OP, err, move || {
+        check_slot(&res, OP, "res")?;
+        let dtype = dtype_of(dtype, OP)?;
+        // SAFETY: the caller passes `ndim` dimensions at `shape`.
+        let shape = sizes(unsafe { raw_slice(shape, ndim, OP, "shape") }?, OP, "shape")?;
+        lent.len = nbytes_of(&shape, dtype, OP)?;
+        if lent.data.is_null() && lent.len > 0 {
+            return Err(CError::null(OP, "data"));
+        }
+        put(
+            res,
+            ferrox_array::new(Array::from_external(lent, &shape, dtype)?),
+        );
+        Ok(())
+    })
+}
+
+/// A caller's buffer on loan to ferrox (see
+/// [`ferrox_array_new_data_managed`]); dropping it returns the loan.
+struct Lent {
+    data: *const u8,
+    len: usize,
+    payload: *mut c_void,
+    release: ferrox_release_fn,
+}
+
+// SAFETY: `Lent` only reads `data` (through `as_ref`) and calls `release`
+// once, from `Drop`. The caller of ferrox_array_new_data_managed promises
+// that the `len` bytes at `data` stay valid and unchanged until `release`
+// runs, and that `release(payload)` may run on any thread; so reading the
+// bytes from several threads at once, and dropping the loan on another
+// thread than the one that made it, are both within that promise.
+unsafe impl Send for Lent {}
+// SAFETY: as above; shared access only ever reads the unchanging bytes.
+unsafe impl Sync for Lent {}
+
+impl AsRef<[u8]> for Lent {
+    fn as_ref(&self) -> &[u8] {
+        if self.len == 0 {
+            return &[];
+        }
+        // SAFETY: `data` is non-NULL here (checked before a non-zero `len`
+        // is set) and the caller lends `len` readable bytes there until
+        // `release` runs, which is after the last borrow of `self`.
+        unsafe { std::slice::from_raw_parts(self.data, self.len) }
+    }
+}
+
+impl Drop for Lent {
+    fn drop(&mut self) {
+        if let Some(f) = self.release {
+            // SAFETY: the caller handed us `f` and its payload to call once
+            // when the buffer is no longer read; this drop runs once.
+            unsafe { f(self.payload) }
         }
     }
-    let _release = Release(release, payload);
-    // SAFETY: the same contract as ferrox_array_new_data, passed on.
-    unsafe { ferrox_array_new_data(res, data, shape, ndim, dtype, err) }
 }
 
 fn new_scalar(

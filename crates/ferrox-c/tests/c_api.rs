@@ -138,6 +138,11 @@ fn linear_algebra_fft_convolution_and_quantization() {
 }
 
 #[test]
+fn lent_buffers_are_read_in_place_and_released_once() {
+    pass("lend", &[], LIMIT);
+}
+
+#[test]
 fn the_whole_api_once() {
     let file = Path::new(env!("CARGO_TARGET_TMPDIR")).join("ferrox-c-basic.safetensors");
     pass("basic", &[&file.to_string_lossy()], LIMIT);

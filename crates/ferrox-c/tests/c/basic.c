@@ -40,7 +40,7 @@ int main(int argc, char **argv) {
   ferrox_array *a = NULL, *lent = NULL;
   TRY(ferrox_array_new_data(&a, data, shape, 2, FERROX_FLOAT32, &E));
   TRY(ferrox_array_new_data_managed(&lent, data, shape, 2, FERROX_FLOAT32, &released, release, &E));
-  EXPECT(released == 1);
+  EXPECT(released <= 1); /* 1 if `data` was not 8-aligned (copied) */
   EXPECT(ferrox_array_ndim(a) == 2 && ferrox_array_shape(a)[1] == 3);
   EXPECT(ferrox_array_size(a) == 6 && ferrox_array_nbytes(a) == 24);
   EXPECT(ferrox_array_dtype(a) == FERROX_FLOAT32 && ferrox_array_itemsize(a) == 4);
@@ -133,6 +133,7 @@ int main(int argc, char **argv) {
 
   ferrox_array *arrays[] = {a, lent, b, t, m, y, g, key, keys, u, z, lo, hi, again};
   for (size_t i = 0; i < sizeof arrays / sizeof *arrays; i++) CHECK(ferrox_array_free(arrays[i]));
+  EXPECT(released == 1); /* the loan ends with the last array reading it */
   ferrox_vector_array_free(args);
   ferrox_vector_array_free(out);
   ferrox_vector_array_free(grads);

@@ -37,6 +37,65 @@ impl Array {
         ))
     }
 
+    /// An array of `shape` and `dtype` that reads the row-major bytes
+    /// `owner` holds in place, without copying: for buffers that belong to
+    /// another library or language (the C API lends caller buffers this
+    /// way). `owner` is dropped, releasing the bytes, when the last array
+    /// or view reading them is dropped, on whichever thread that happens.
+    ///
+    /// ferrox calls `owner.as_ref()` once and never writes the bytes; the
+    /// owner must not change them while it lives (a safe `AsRef` cannot).
+    /// Bytes that do not start at a multiple of
+    /// [`EXTERNAL_ALIGN`](crate::runtime::memory::EXTERNAL_ALIGN) (8), and
+    /// bool data (any non-zero byte is true, stored as 1), are copied
+    /// instead, and `owner` is dropped before this returns. External bytes
+    /// are not counted as active memory, like a mapped file's.
+    ///
+    /// ```
+    /// use ferrox::{Array, DType};
+    /// let bytes: Vec<u8> = [1.5f32, -2.0].iter().flat_map(|v| v.to_ne_bytes()).collect();
+    /// let a = Array::from_external(bytes, &[2], DType::Float32)?;
+    /// assert_eq!(a.to_vec::<f32>()?, vec![1.5, -2.0]);
+    /// assert!(Array::from_external(vec![0u8; 3], &[2], DType::Float32).is_err());
+    /// # Ok::<(), ferrox::Error>(())
+    /// ```
+    pub fn from_external<B>(owner: B, shape: &[usize], dtype: DType) -> Result<Array>
+    where
+        B: AsRef<[u8]> + Send + Sync + 'static,
+    {
+        let n = checked_numel("from_external", shape)?;
+        let want = n.checked_mul(dtype.size()).ok_or_else(|| {
+            Error::value(
+                "from_external",
+                format!("shape {shape:?} of {dtype} is too large to address"),
+            )
+        })?;
+        let have = owner.as_ref().len();
+        if have != want {
+            return Err(Error::shape(
+                "from_external",
+                format!("{have} bytes do not fill shape {shape:?} of {dtype} ({want} bytes)"),
+            ));
+        }
+        let storage = if dtype == DType::Bool {
+            copy_bool(owner.as_ref())?
+        } else {
+            match Storage::from_external(owner) {
+                Ok(s) => s,
+                Err(owner) => {
+                    let mut s = Storage::new(want, false)?;
+                    s.as_mut_slice::<u8>().copy_from_slice(owner.as_ref());
+                    s
+                }
+            }
+        };
+        Ok(Array::from_data(
+            Data::contiguous(storage, shape),
+            shape.to_vec(),
+            dtype,
+        ))
+    }
+
     /// A 0-d array holding `value`, strongly typed as `T`.
     ///
     /// ```
@@ -101,4 +160,13 @@ impl Array {
         let a = Array::from_data(Data::contiguous(storage, &[]), vec![], T::DTYPE);
         Ok(if weak { mark_weak(a) } else { a })
     }
+}
+
+/// Bool elements from bytes: any non-zero byte is true (stored as 1).
+fn copy_bool(bytes: &[u8]) -> Result<Storage> {
+    let mut s = Storage::new(bytes.len(), false)?;
+    for (d, &b) in s.as_mut_slice::<u8>().iter_mut().zip(bytes) {
+        *d = u8::from(b != 0);
+    }
+    Ok(s)
 }

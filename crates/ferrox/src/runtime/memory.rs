@@ -8,7 +8,7 @@
 //! them, and re-exports `Storage`, `Pod` and `ALIGN` under their old path.
 
 use crate::graph::pool;
-pub use crate::graph::storage::{ALIGN, Pod, Storage};
+pub use crate::graph::storage::{ALIGN, EXTERNAL_ALIGN, Pod, Storage};
 
 /// Marks an evaluation in flight on this thread for as long as it lives.
 pub(crate) struct EvalInFlight {
