@@ -66,11 +66,17 @@ typedef struct ferrox_device ferrox_device;
 typedef struct ferrox_error ferrox_error;
 
 /**
- * Arrays by name, in name order (mlx-c's `mlx_map_string_to_array`): what
- * safetensors files hold. Internally synchronised. Free it with
- * [`ferrox_map_string_to_array_free`].
+ * Arrays by name, in name order (mlx-c's `mlx_map_string_to_array`).
+ * Internally synchronised. Free it with [`ferrox_map_string_to_array_free`].
  */
 typedef struct ferrox_map_string_to_array ferrox_map_string_to_array;
+
+/**
+ * Strings by name, in name order (mlx-c's `mlx_map_string_to_string`): a
+ * safetensors file's metadata. Internally synchronised. Free it with
+ * [`ferrox_map_string_to_string_free`].
+ */
+typedef struct ferrox_map_string_to_string ferrox_map_string_to_string;
 
 /**
  * An ordered queue of work on a device. Every op takes one (NULL means
@@ -126,9 +132,44 @@ typedef ferrox_status (*ferrox_closure_fn)(ferrox_vector_array **res,
 typedef void (*ferrox_destructor_fn)(void *payload);
 
 /**
+ * A result slot: a nullable pointer to a handle pointer (`T**` in C).
+ */
+typedef ferrox_error **Slot_ferrox_error;
+
+/**
+ * A result slot: a nullable pointer to a handle pointer (`T**` in C).
+ */
+typedef ferrox_map_string_to_array **Slot_ferrox_map_string_to_array;
+
+/**
+ * A result slot: a nullable pointer to a handle pointer (`T**` in C).
+ */
+typedef ferrox_map_string_to_string **Slot_ferrox_map_string_to_string;
+
+/**
+ * A result slot: a nullable pointer to a handle pointer (`T**` in C).
+ */
+typedef ferrox_array **Slot_ferrox_array;
+
+/**
  * A device kind: only [`FERROX_DEVICE_CPU`] exists today.
  */
 typedef int32_t ferrox_device_type;
+
+/**
+ * An optional number, as mlx-c's optional types: `value` counts only
+ * when `has_value` is true.
+ */
+typedef struct {
+  /**
+   * The number, when `has_value`.
+   */
+  double value;
+  /**
+   * Whether `value` is given.
+   */
+  bool has_value;
+} ferrox_optional_double;
 
 /**
  * bool (one byte, 0 or 1).
@@ -498,51 +539,6 @@ ferrox_status ferrox_vector_array_get(ferrox_array **res,
 ferrox_status ferrox_vector_array_free(ferrox_vector_array *vec);
 
 /**
- * A new, empty map.
- */
-ferrox_status ferrox_map_string_to_array_new(ferrox_map_string_to_array **res, ferrox_error **err);
-
-/**
- * Sets `map[key] = a` (replacing an earlier array of that name).
- *
- * # Safety
- * `key` is a NUL-terminated string.
- */
-ferrox_status ferrox_map_string_to_array_insert(const ferrox_map_string_to_array *map,
-                                                const char *key,
-                                                const ferrox_array *a,
-                                                ferrox_error **err);
-
-/**
- * A new handle to `map[key]`; a missing key is a `FERROX_ERROR_VALUE`
- * naming it.
- *
- * # Safety
- * `key` is a NUL-terminated string.
- */
-ferrox_status ferrox_map_string_to_array_get(ferrox_array **res,
-                                             const ferrox_map_string_to_array *map,
-                                             const char *key,
-                                             ferrox_error **err);
-
-/**
- * The number of entries of `map`; 0 if `map` is NULL or not live.
- */
-size_t ferrox_map_string_to_array_size(const ferrox_map_string_to_array *map);
-
-/**
- * The `index`-th key of `map` in name order: a NUL-terminated string
- * owned by `map`, valid until `map` is freed. NULL if `index` is out of
- * range or `map` is NULL or not live.
- */
-const char *ferrox_map_string_to_array_key(const ferrox_map_string_to_array *map, size_t index);
-
-/**
- * Frees a map (not the caller's array handles). NULL is a no-op.
- */
-ferrox_status ferrox_map_string_to_array_free(ferrox_map_string_to_array *map);
-
-/**
  * A closure that calls `fun` with `payload`. ferrox owns `payload` from
  * here on and calls `dtor(payload)` (if not NULL) once when the last
  * reference is released — also if this call fails.
@@ -754,27 +750,209 @@ const char *ferrox_error_message(const ferrox_error *err);
 ferrox_status ferrox_error_free(ferrox_error *err);
 
 /**
- * Writes the arrays of `map` to the safetensors file at `path` (UTF-8),
- * evaluating them first. The file is replaced atomically.
+ * Writes the arrays of `map` and, if `metadata` is not NULL, its strings
+ * to the safetensors file at `path` (UTF-8).
  *
  * # Safety
  * `path` is a NUL-terminated string.
  */
 ferrox_status ferrox_save_safetensors(const char *path,
                                       const ferrox_map_string_to_array *map,
-                                      ferrox_error **err);
+                                      const ferrox_map_string_to_string *metadata,
+                                      Slot_ferrox_error err);
 
 /**
- * Loads the safetensors file at `path` into a new map. A corrupt file is
- * an error, never a crash or a huge allocation; a missing one is
- * `FERROX_ERROR_NOT_FOUND`.
+ * Loads the safetensors file at `path`: its arrays into a new map at
+ * `*res`, and, if `res_metadata` is not NULL, its metadata strings into a
+ * new map there.
  *
  * # Safety
  * `path` is a NUL-terminated string.
  */
-ferrox_status ferrox_load_safetensors(ferrox_map_string_to_array **res,
+ferrox_status ferrox_load_safetensors(Slot_ferrox_map_string_to_array res,
+                                      Slot_ferrox_map_string_to_string res_metadata,
                                       const char *path,
-                                      ferrox_error **err);
+                                      Slot_ferrox_error err);
+
+/**
+ * Writes `a` to the npy file at `path`.
+ *
+ * # Safety
+ * `path` is a NUL-terminated string.
+ */
+ferrox_status ferrox_save(const char *path, const ferrox_array *a, Slot_ferrox_error err);
+
+/**
+ * Loads the npy file at `path` into a new array at `*res`. A truncated
+ * file fails here or, for a mapped one, when the array is evaluated.
+ *
+ * # Safety
+ * `path` is a NUL-terminated string.
+ */
+ferrox_status ferrox_load(Slot_ferrox_array res, const char *path, Slot_ferrox_error err);
+
+/**
+ * Writes the arrays of `map` to the gguf file (version 3) at `path`,
+ * with no metadata (gguf's typed metadata is not in the C API yet).
+ *
+ * # Safety
+ * `path` is a NUL-terminated string.
+ */
+ferrox_status ferrox_save_gguf(const char *path,
+                               const ferrox_map_string_to_array *map,
+                               Slot_ferrox_error err);
+
+/**
+ * Loads the arrays of the gguf file at `path` into a new map at `*res`
+ * (quantized tensors dequantized as ferrox's loader does; the metadata is
+ * not returned).
+ *
+ * # Safety
+ * `path` is a NUL-terminated string.
+ */
+ferrox_status ferrox_load_gguf(Slot_ferrox_map_string_to_array res,
+                               const char *path,
+                               Slot_ferrox_error err);
+
+/**
+ * A new, empty map of arrays.
+ */
+ferrox_status ferrox_map_string_to_array_new(Slot_ferrox_map_string_to_array res,
+                                             Slot_ferrox_error err);
+
+/**
+ * Sets `map[key] = a` (replacing an earlier array of that name).
+ *
+ * # Safety
+ * `key` is a NUL-terminated string.
+ */
+ferrox_status ferrox_map_string_to_array_insert(const ferrox_map_string_to_array *map,
+                                                const char *key,
+                                                const ferrox_array *a,
+                                                Slot_ferrox_error err);
+
+/**
+ * A new handle to `map[key]`; a missing key is a `FERROX_ERROR_VALUE`
+ * naming it.
+ *
+ * # Safety
+ * `key` is a NUL-terminated string.
+ */
+ferrox_status ferrox_map_string_to_array_get(Slot_ferrox_array res,
+                                             const ferrox_map_string_to_array *map,
+                                             const char *key,
+                                             Slot_ferrox_error err);
+
+/**
+ * The number of entries of `map`; 0 if `map` is NULL or not live.
+ */
+size_t ferrox_map_string_to_array_size(const ferrox_map_string_to_array *map);
+
+/**
+ * The `index`-th key of `map` in name order: a NUL-terminated string
+ * owned by `map`, valid until `map` is freed. NULL if `index` is out of
+ * range or `map` is NULL or not live.
+ */
+const char *ferrox_map_string_to_array_key(const ferrox_map_string_to_array *map, size_t index);
+
+/**
+ * Frees a map (not the caller's array handles). NULL is a no-op.
+ */
+ferrox_status ferrox_map_string_to_array_free(ferrox_map_string_to_array *map);
+
+/**
+ * A new, empty map of strings.
+ */
+ferrox_status ferrox_map_string_to_string_new(Slot_ferrox_map_string_to_string res,
+                                              Slot_ferrox_error err);
+
+/**
+ * Sets `map[key] = value` (a copy; replacing an earlier value of that
+ * name, whose pointer from [`ferrox_map_string_to_string_get`] then
+ * dangles).
+ *
+ * # Safety
+ * `key` and `value` are NUL-terminated strings.
+ */
+ferrox_status ferrox_map_string_to_string_insert(const ferrox_map_string_to_string *map,
+                                                 const char *key,
+                                                 const char *value,
+                                                 Slot_ferrox_error err);
+
+/**
+ * Writes to `*out` `map[key]`: a NUL-terminated string owned by `map`,
+ * valid until `key` is set again or `map` is freed. A missing key is a
+ * `FERROX_ERROR_VALUE` naming it.
+ *
+ * # Safety
+ * `key` is a NUL-terminated string.
+ */
+ferrox_status ferrox_map_string_to_string_get(const char **out,
+                                              const ferrox_map_string_to_string *map,
+                                              const char *key,
+                                              Slot_ferrox_error err);
+
+/**
+ * The number of entries of `map`; 0 if `map` is NULL or not live.
+ */
+size_t ferrox_map_string_to_string_size(const ferrox_map_string_to_string *map);
+
+/**
+ * The `index`-th key of `map` in name order: a NUL-terminated string
+ * owned by `map`, valid until `map` is freed. NULL if `index` is out of
+ * range or `map` is NULL or not live.
+ */
+const char *ferrox_map_string_to_string_key(const ferrox_map_string_to_string *map, size_t index);
+
+/**
+ * Frees a map of strings. NULL is a no-op.
+ */
+ferrox_status ferrox_map_string_to_string_free(ferrox_map_string_to_string *map);
+
+/**
+ * Bytes of array buffers in use (not counting the cache, mapped files or
+ * lent buffers).
+ */
+ferrox_status ferrox_get_active_memory(size_t *out, Slot_ferrox_error err);
+
+/**
+ * The high-water mark of active memory since the start or the last
+ * [`ferrox_reset_peak_memory`].
+ */
+ferrox_status ferrox_get_peak_memory(size_t *out, Slot_ferrox_error err);
+
+/**
+ * Bytes held in the buffer cache for reuse.
+ */
+ferrox_status ferrox_get_cache_memory(size_t *out, Slot_ferrox_error err);
+
+/**
+ * The memory limit in bytes (allocations past it first free the cache).
+ */
+ferrox_status ferrox_get_memory_limit(size_t *out, Slot_ferrox_error err);
+
+/**
+ * Resets the peak: [`ferrox_get_peak_memory`] then reports the high-water
+ * mark of later allocations.
+ */
+ferrox_status ferrox_reset_peak_memory(Slot_ferrox_error err);
+
+/**
+ * Frees every buffer in the cache.
+ */
+ferrox_status ferrox_clear_cache(Slot_ferrox_error err);
+
+/**
+ * Sets the memory limit to `limit` bytes; writes the previous limit to
+ * `*out` when `out` is not NULL.
+ */
+ferrox_status ferrox_set_memory_limit(size_t *out, size_t limit, Slot_ferrox_error err);
+
+/**
+ * Sets the most bytes the cache keeps (0: no cache); writes the previous
+ * limit to `*out` when `out` is not NULL.
+ */
+ferrox_status ferrox_set_cache_limit(size_t *out, size_t limit, Slot_ferrox_error err);
 
 /**
  * A key (a uint32 array of shape `[2]`) from `seed`.
@@ -823,6 +1001,166 @@ ferrox_status ferrox_random_normal(ferrox_array **res,
                                    const ferrox_array *key,
                                    const ferrox_stream *s,
                                    ferrox_error **err);
+
+/**
+ * Resets the calling thread's default key to the key of `seed`, so its
+ * following draws without a key equal MLX's after `mx.random.seed(seed)`.
+ * Other threads' default keys are unchanged.
+ */
+ferrox_status ferrox_random_seed(uint64_t seed, ferrox_error **err);
+
+/**
+ * Random bits: unsigned integers of `width` bytes (1, 2 or 4) and `shape`,
+ * from `key` (NULL: the default key).
+ *
+ * # Safety
+ * `shape` points to `shape_num` int32s (NULL if 0).
+ */
+ferrox_status ferrox_random_bits(Slot_ferrox_array res,
+                                 const int32_t *shape,
+                                 size_t shape_num,
+                                 int32_t width,
+                                 const ferrox_array *key,
+                                 const ferrox_stream *s,
+                                 Slot_ferrox_error err);
+
+/**
+ * Integers uniform on `[low, high)` (arrays broadcasting to `shape`) of
+ * an integer `dtype`, from `key` (NULL: the default key).
+ *
+ * # Safety
+ * `shape` points to `shape_num` int32s (NULL if 0).
+ */
+ferrox_status ferrox_random_randint(Slot_ferrox_array res,
+                                    const ferrox_array *low,
+                                    const ferrox_array *high,
+                                    const int32_t *shape,
+                                    size_t shape_num,
+                                    ferrox_dtype dtype,
+                                    const ferrox_array *key,
+                                    const ferrox_stream *s,
+                                    Slot_ferrox_error err);
+
+/**
+ * Booleans that are true with probability `p` (an array broadcasting to
+ * `shape`; NULL `shape`: `p`'s shape), from `key` (NULL: the default key).
+ *
+ * # Safety
+ * `shape` is NULL or points to `shape_num` int32s.
+ */
+ferrox_status ferrox_random_bernoulli(Slot_ferrox_array res,
+                                      const ferrox_array *p,
+                                      const int32_t *shape,
+                                      size_t shape_num,
+                                      const ferrox_array *key,
+                                      const ferrox_stream *s,
+                                      Slot_ferrox_error err);
+
+/**
+ * Indices drawn from the categorical distribution with unnormalised
+ * log-probabilities `logits` along `axis`: `shape` (NULL: the logits'
+ * shape without `axis`) or, when `num_samples` is not negative, that many
+ * samples per distribution. From `key` (NULL: the default key).
+ *
+ * # Safety
+ * `shape` is NULL or points to `shape_num` int32s.
+ */
+ferrox_status ferrox_random_categorical(Slot_ferrox_array res,
+                                        const ferrox_array *logits,
+                                        int32_t axis,
+                                        const int32_t *shape,
+                                        size_t shape_num,
+                                        int32_t num_samples,
+                                        const ferrox_array *key,
+                                        const ferrox_stream *s,
+                                        Slot_ferrox_error err);
+
+/**
+ * Standard Gumbel samples of `shape` and a float `dtype`, from `key`
+ * (NULL: the default key).
+ *
+ * # Safety
+ * `shape` points to `shape_num` int32s (NULL if 0).
+ */
+ferrox_status ferrox_random_gumbel(Slot_ferrox_array res,
+                                   const int32_t *shape,
+                                   size_t shape_num,
+                                   ferrox_dtype dtype,
+                                   const ferrox_array *key,
+                                   const ferrox_stream *s,
+                                   Slot_ferrox_error err);
+
+/**
+ * Laplace samples with location `loc` and scale `scale`, of `shape` and a
+ * float `dtype`, from `key` (NULL: the default key).
+ *
+ * # Safety
+ * `shape` points to `shape_num` int32s (NULL if 0).
+ */
+ferrox_status ferrox_random_laplace(Slot_ferrox_array res,
+                                    const int32_t *shape,
+                                    size_t shape_num,
+                                    ferrox_dtype dtype,
+                                    float loc,
+                                    float scale,
+                                    const ferrox_array *key,
+                                    const ferrox_stream *s,
+                                    Slot_ferrox_error err);
+
+/**
+ * Normal samples truncated to `[lower, upper]` (arrays broadcasting to
+ * `shape`; NULL `shape`: their broadcast shape), of a float `dtype`, from
+ * `key` (NULL: the default key).
+ *
+ * # Safety
+ * `shape` is NULL or points to `shape_num` int32s.
+ */
+ferrox_status ferrox_random_truncated_normal(Slot_ferrox_array res,
+                                             const ferrox_array *lower,
+                                             const ferrox_array *upper,
+                                             const int32_t *shape,
+                                             size_t shape_num,
+                                             ferrox_dtype dtype,
+                                             const ferrox_array *key,
+                                             const ferrox_stream *s,
+                                             Slot_ferrox_error err);
+
+/**
+ * Samples of the multivariate normal with `mean` (`[..., n]`) and
+ * covariance `cov` (`[..., n, n]`), `shape` draws of a float `dtype`, from
+ * `key` (NULL: the default key).
+ *
+ * # Safety
+ * `shape` points to `shape_num` int32s (NULL if 0).
+ */
+ferrox_status ferrox_random_multivariate_normal(Slot_ferrox_array res,
+                                                const ferrox_array *mean,
+                                                const ferrox_array *cov,
+                                                const int32_t *shape,
+                                                size_t shape_num,
+                                                ferrox_dtype dtype,
+                                                const ferrox_array *key,
+                                                const ferrox_stream *s,
+                                                Slot_ferrox_error err);
+
+/**
+ * `x` shuffled along `axis`, from `key` (NULL: the default key).
+ */
+ferrox_status ferrox_random_permutation(Slot_ferrox_array res,
+                                        const ferrox_array *x,
+                                        int32_t axis,
+                                        const ferrox_array *key,
+                                        const ferrox_stream *s,
+                                        Slot_ferrox_error err);
+
+/**
+ * A random ordering of `0..n`, from `key` (NULL: the default key).
+ */
+ferrox_status ferrox_random_permutation_arange(Slot_ferrox_array res,
+                                               int32_t n,
+                                               const ferrox_array *key,
+                                               const ferrox_stream *s,
+                                               Slot_ferrox_error err);
 
 /**
  * A device of `kind` and `index`.
@@ -1628,9 +1966,9 @@ ferrox_status ferrox_linalg_tri_inv(ferrox_array **res, const ferrox_array *a, b
 ferrox_status ferrox_linalg_eigvalsh(ferrox_array **res, const ferrox_array *a, bool upper, const ferrox_stream *s, ferrox_error **err);
 
 /**
- * `linalg_solve_triangular(a, b, upper)`: ferrox's `linalg_solve_triangular` (`upper`: `a` is upper triangular).
+ * `linalg_solve_triangular(a, b, flag)`: ferrox's `linalg_solve_triangular` (`flag`: `upper`, `a` is upper triangular, for solve_triangular; `equal_nan` for array_equal).
  */
-ferrox_status ferrox_linalg_solve_triangular(ferrox_array **res, const ferrox_array *a, const ferrox_array *b, bool upper, const ferrox_stream *s, ferrox_error **err);
+ferrox_status ferrox_linalg_solve_triangular(ferrox_array **res, const ferrox_array *a, const ferrox_array *b, bool flag, const ferrox_stream *s, ferrox_error **err);
 
 /**
  * `linalg_qr(a)`: ferrox's `linalg_qr`, its results written to a new vector in order.
@@ -1801,6 +2139,276 @@ ferrox_status ferrox_arange(ferrox_array **res, double start, double stop, doubl
  * `linspace(start, stop, step, dtype)`: ferrox's `linspace` (for linspace `step` is the count).
  */
 ferrox_status ferrox_linspace(ferrox_array **res, double start, double stop, double step, ferrox_dtype dtype, const ferrox_stream *s, ferrox_error **err);
+
+/**
+ * `contiguous(a)`: ferrox's `contiguous`.
+ */
+ferrox_status ferrox_contiguous(ferrox_array **res, const ferrox_array *a, const ferrox_stream *s, ferrox_error **err);
+
+/**
+ * `broadcast_arrays(arrays)`: ferrox's `broadcast_arrays`, its results written to a new vector in order.
+ */
+ferrox_status ferrox_broadcast_arrays(ferrox_vector_array **res, const ferrox_vector_array *arrays, const ferrox_stream *s, ferrox_error **err);
+
+/**
+ * `depends(inputs, dependencies)`: ferrox's `depends`, its results written to a new vector in order.
+ */
+ferrox_status ferrox_depends(ferrox_vector_array **res, const ferrox_vector_array *inputs, const ferrox_vector_array *dependencies, const ferrox_stream *s, ferrox_error **err);
+
+/**
+ * `meshgrid(arrays, sparse, indexing)`: ferrox's `meshgrid` (`indexing`: "xy" or "ij"; NULL is "xy"), written to a new vector.
+ */
+ferrox_status ferrox_meshgrid(ferrox_vector_array **res, const ferrox_vector_array *arrays, bool sparse, const char *indexing, const ferrox_stream *s, ferrox_error **err);
+
+/**
+ * `diagonal(a, offset, axis1, axis2)`: ferrox's `diagonal`.
+ */
+ferrox_status ferrox_diagonal(ferrox_array **res, const ferrox_array *a, int32_t offset, int32_t axis1, int32_t axis2, const ferrox_stream *s, ferrox_error **err);
+
+/**
+ * `unflatten(a, axis, shape)`: ferrox's `unflatten`.
+ */
+ferrox_status ferrox_unflatten(ferrox_array **res, const ferrox_array *a, int32_t axis, const int32_t *shape, size_t shape_num, const ferrox_stream *s, ferrox_error **err);
+
+/**
+ * `as_strided(a, shape, strides, offset)`: ferrox's `as_strided` over `a`'s row-major elements (strides and offset in elements).
+ */
+ferrox_status ferrox_as_strided(ferrox_array **res, const ferrox_array *a, const int32_t *shape, size_t shape_num, const int64_t *strides, size_t strides_num, size_t offset, const ferrox_stream *s, ferrox_error **err);
+
+/**
+ * `roll(a, shift, axes)`: ferrox's `roll`; `axes` NULL rolls the flattened array by `shift[0]`.
+ */
+ferrox_status ferrox_roll(ferrox_array **res, const ferrox_array *a, const int32_t *shift, size_t shift_num, const int32_t *axes, size_t axes_num, const ferrox_stream *s, ferrox_error **err);
+
+/**
+ * `pad(a, axes, low, high, n, mode, value)`: ferrox's `pad`: `low[i]` and `high[i]` elements before and after axis `axes[i]` (`axes` NULL: the first `n` axes; `n` 1 with NULL `axes`: every axis); `mode` "constant" (NULL) with `value`, "edge", "reflect" or "symmetric".
+ */
+ferrox_status ferrox_pad(ferrox_array **res, const ferrox_array *a, const int32_t *axes, const int32_t *low, const int32_t *high, size_t n, const char *mode, double value, const ferrox_stream *s, ferrox_error **err);
+
+/**
+ * `split_sections(a, indices, axis)`: ferrox's `split` at `indices` along `axis`, written to a new vector.
+ */
+ferrox_status ferrox_split_sections(ferrox_vector_array **res, const ferrox_array *a, const int32_t *indices, size_t indices_num, int32_t axis, const ferrox_stream *s, ferrox_error **err);
+
+/**
+ * `gather(a, indices, axes, slice_sizes)`: ferrox's `gather`: `indices` holds one index array per axis of `axes`; `slice_sizes` one entry per dimension of `a`.
+ */
+ferrox_status ferrox_gather(ferrox_array **res, const ferrox_array *a, const ferrox_vector_array *indices, const int32_t *axes, size_t axes_num, const int32_t *slice_sizes, size_t slice_sizes_num, const ferrox_stream *s, ferrox_error **err);
+
+/**
+ * `scatter(a, indices, updates, axes)`: ferrox's `scatter`: `indices` holds one index array per axis of `axes`.
+ */
+ferrox_status ferrox_scatter(ferrox_array **res, const ferrox_array *a, const ferrox_vector_array *indices, const ferrox_array *updates, const int32_t *axes, size_t axes_num, const ferrox_stream *s, ferrox_error **err);
+
+/**
+ * `scatter_add(a, indices, updates, axes)`: ferrox's `scatter_add`: `indices` holds one index array per axis of `axes`.
+ */
+ferrox_status ferrox_scatter_add(ferrox_array **res, const ferrox_array *a, const ferrox_vector_array *indices, const ferrox_array *updates, const int32_t *axes, size_t axes_num, const ferrox_stream *s, ferrox_error **err);
+
+/**
+ * `scatter_prod(a, indices, updates, axes)`: ferrox's `scatter_prod`: `indices` holds one index array per axis of `axes`.
+ */
+ferrox_status ferrox_scatter_prod(ferrox_array **res, const ferrox_array *a, const ferrox_vector_array *indices, const ferrox_array *updates, const int32_t *axes, size_t axes_num, const ferrox_stream *s, ferrox_error **err);
+
+/**
+ * `scatter_max(a, indices, updates, axes)`: ferrox's `scatter_max`: `indices` holds one index array per axis of `axes`.
+ */
+ferrox_status ferrox_scatter_max(ferrox_array **res, const ferrox_array *a, const ferrox_vector_array *indices, const ferrox_array *updates, const int32_t *axes, size_t axes_num, const ferrox_stream *s, ferrox_error **err);
+
+/**
+ * `scatter_min(a, indices, updates, axes)`: ferrox's `scatter_min`: `indices` holds one index array per axis of `axes`.
+ */
+ferrox_status ferrox_scatter_min(ferrox_array **res, const ferrox_array *a, const ferrox_vector_array *indices, const ferrox_array *updates, const int32_t *axes, size_t axes_num, const ferrox_stream *s, ferrox_error **err);
+
+/**
+ * `slice_update(a, update, start, stop, strides)`: ferrox's `slice_update` (a copy of `a` with `update` written into the slice); `strides` NULL is all 1.
+ */
+ferrox_status ferrox_slice_update(ferrox_array **res, const ferrox_array *a, const ferrox_array *update, const int32_t *start, size_t start_num, const int32_t *stop, size_t stop_num, const int32_t *strides, size_t strides_num, const ferrox_stream *s, ferrox_error **err);
+
+/**
+ * `put_along_axis(a, indices, values, axis)`: ferrox's `put_along_axis`; `FERROX_AXIS_NONE` works on the flattened array.
+ */
+ferrox_status ferrox_put_along_axis(ferrox_array **res, const ferrox_array *a, const ferrox_array *indices, const ferrox_array *values, int32_t axis, const ferrox_stream *s, ferrox_error **err);
+
+/**
+ * `masked_scatter(a, b, c)` (broadcasting): ferrox's `masked_scatter`.
+ */
+ferrox_status ferrox_masked_scatter(ferrox_array **res, const ferrox_array *a, const ferrox_array *b, const ferrox_array *c, const ferrox_stream *s, ferrox_error **err);
+
+/**
+ * `divmod(a, b)` (broadcasting): ferrox's `divmod`, its results written to a new vector in order.
+ */
+ferrox_status ferrox_divmod(ferrox_vector_array **res, const ferrox_array *a, const ferrox_array *b, const ferrox_stream *s, ferrox_error **err);
+
+/**
+ * `array_equal(a, b, flag)`: ferrox's `array_equal` (`flag`: `upper`, `a` is upper triangular, for solve_triangular; `equal_nan` for array_equal).
+ */
+ferrox_status ferrox_array_equal(ferrox_array **res, const ferrox_array *a, const ferrox_array *b, bool flag, const ferrox_stream *s, ferrox_error **err);
+
+/**
+ * `nan_to_num(a, nan, posinf, neginf)`: ferrox's `nan_to_num`; infinities without a value become the dtype's largest and lowest finite values.
+ */
+ferrox_status ferrox_nan_to_num(ferrox_array **res, const ferrox_array *a, double nan, ferrox_optional_double posinf, ferrox_optional_double neginf, const ferrox_stream *s, ferrox_error **err);
+
+/**
+ * `hadamard_transform(a, scale)`: ferrox's `hadamard_transform`; a `scale` without a value is the op's default.
+ */
+ferrox_status ferrox_hadamard_transform(ferrox_array **res, const ferrox_array *a, ferrox_optional_double scale, const ferrox_stream *s, ferrox_error **err);
+
+/**
+ * `full_like(a, value)`: ferrox's `full_like`.
+ */
+ferrox_status ferrox_full_like(ferrox_array **res, const ferrox_array *a, double value, const ferrox_stream *s, ferrox_error **err);
+
+/**
+ * `to_fp8(a)`: ferrox's `to_fp8`.
+ */
+ferrox_status ferrox_to_fp8(ferrox_array **res, const ferrox_array *a, const ferrox_stream *s, ferrox_error **err);
+
+/**
+ * `from_fp8(a, dtype)`: ferrox's `from_fp8`.
+ */
+ferrox_status ferrox_from_fp8(ferrox_array **res, const ferrox_array *a, ferrox_dtype dtype, const ferrox_stream *s, ferrox_error **err);
+
+/**
+ * `trace(a, offset, axis1, axis2, dtype)`: ferrox's `trace`, summed in `dtype`.
+ */
+ferrox_status ferrox_trace(ferrox_array **res, const ferrox_array *a, int32_t offset, int32_t axis1, int32_t axis2, ferrox_dtype dtype, const ferrox_stream *s, ferrox_error **err);
+
+/**
+ * `einsum(subscripts, operands)`: ferrox's `einsum`.
+ */
+ferrox_status ferrox_einsum(ferrox_array **res, const char *subscripts, const ferrox_vector_array *operands, const ferrox_stream *s, ferrox_error **err);
+
+/**
+ * `tensordot(a, b, axes_a, axes_b)`: ferrox's `tensordot`, contracting `a`'s axis `axes_a[i]` with `b`'s `axes_b[i]`.
+ */
+ferrox_status ferrox_tensordot(ferrox_array **res, const ferrox_array *a, const ferrox_array *b, const int32_t *axes_a, size_t axes_a_num, const int32_t *axes_b, size_t axes_b_num, const ferrox_stream *s, ferrox_error **err);
+
+/**
+ * `tensordot_axis(a, b, n)`: ferrox's `tensordot_axis` (`n`: how many trailing axes of `a` meet leading axes of `b`).
+ */
+ferrox_status ferrox_tensordot_axis(ferrox_array **res, const ferrox_array *a, const ferrox_array *b, int32_t n, const ferrox_stream *s, ferrox_error **err);
+
+/**
+ * `gather_mm(a, b, lhs_indices, rhs_indices)`: ferrox's `gather_mm`; a NULL index array takes the batch as it is.
+ */
+ferrox_status ferrox_gather_mm(ferrox_array **res, const ferrox_array *a, const ferrox_array *b, const ferrox_array *lhs_indices, const ferrox_array *rhs_indices, const ferrox_stream *s, ferrox_error **err);
+
+/**
+ * `block_masked_mm(a, b, block_size, mask_out, mask_lhs, mask_rhs)`: ferrox's `block_masked_mm`; a NULL mask masks nothing.
+ */
+ferrox_status ferrox_block_masked_mm(ferrox_array **res, const ferrox_array *a, const ferrox_array *b, int32_t block_size, const ferrox_array *mask_out, const ferrox_array *mask_lhs, const ferrox_array *mask_rhs, const ferrox_stream *s, ferrox_error **err);
+
+/**
+ * `segmented_mm(a, b, c)` (broadcasting): ferrox's `segmented_mm`.
+ */
+ferrox_status ferrox_segmented_mm(ferrox_array **res, const ferrox_array *a, const ferrox_array *b, const ferrox_array *c, const ferrox_stream *s, ferrox_error **err);
+
+/**
+ * `gather_qmm(x, w, scales, biases, lhs_indices, rhs_indices, transpose, group_size, bits, mode, sorted_indices)`: ferrox's `gather_qmm`; NULL `biases` and index arrays are absent, negative sizes are the mode's defaults, a NULL `mode` is "affine".
+ */
+ferrox_status ferrox_gather_qmm(ferrox_array **res, const ferrox_array *x, const ferrox_array *w, const ferrox_array *scales, const ferrox_array *biases, const ferrox_array *lhs_indices, const ferrox_array *rhs_indices, bool transpose, int32_t group_size, int32_t bits, const char *mode, bool sorted_indices, const ferrox_stream *s, ferrox_error **err);
+
+/**
+ * `conv_general(input, weight, stride, padding_lo, padding_hi, kernel_dilation, input_dilation, dims, groups, flip)`: ferrox's `conv_general` (channels last); each list holds `dims` entries (one per spatial dimension, or 1 for all; NULL when `dims` is 0 means the defaults), paddings may be negative.
+ */
+ferrox_status ferrox_conv_general(ferrox_array **res, const ferrox_array *input, const ferrox_array *weight, const int32_t *stride, const int32_t *padding_lo, const int32_t *padding_hi, const int32_t *kernel_dilation, const int32_t *input_dilation, size_t dims, int32_t groups, bool flip, const ferrox_stream *s, ferrox_error **err);
+
+/**
+ * `conv_transpose1d(input, weight, stride, padding, dilation, output_padding, dims, groups)`: ferrox's `conv_transpose` over conv_transpose1d's spatial rank (channels last); each list holds `dims` entries (one per spatial dimension, or 1 for all; NULL when `dims` is 0 means the defaults).
+ */
+ferrox_status ferrox_conv_transpose1d(ferrox_array **res, const ferrox_array *input, const ferrox_array *weight, const int32_t *stride, const int32_t *padding, const int32_t *dilation, const int32_t *output_padding, size_t dims, int32_t groups, const ferrox_stream *s, ferrox_error **err);
+
+/**
+ * `conv_transpose2d(input, weight, stride, padding, dilation, output_padding, dims, groups)`: ferrox's `conv_transpose` over conv_transpose2d's spatial rank (channels last); each list holds `dims` entries (one per spatial dimension, or 1 for all; NULL when `dims` is 0 means the defaults).
+ */
+ferrox_status ferrox_conv_transpose2d(ferrox_array **res, const ferrox_array *input, const ferrox_array *weight, const int32_t *stride, const int32_t *padding, const int32_t *dilation, const int32_t *output_padding, size_t dims, int32_t groups, const ferrox_stream *s, ferrox_error **err);
+
+/**
+ * `conv_transpose3d(input, weight, stride, padding, dilation, output_padding, dims, groups)`: ferrox's `conv_transpose` over conv_transpose3d's spatial rank (channels last); each list holds `dims` entries (one per spatial dimension, or 1 for all; NULL when `dims` is 0 means the defaults).
+ */
+ferrox_status ferrox_conv_transpose3d(ferrox_array **res, const ferrox_array *input, const ferrox_array *weight, const int32_t *stride, const int32_t *padding, const int32_t *dilation, const int32_t *output_padding, size_t dims, int32_t groups, const ferrox_stream *s, ferrox_error **err);
+
+/**
+ * `eye(n, m, k, dtype)`: ferrox's `eye`, `n` rows and `m` columns (negative: `n`), diagonal `k`.
+ */
+ferrox_status ferrox_eye(ferrox_array **res, int32_t n, int32_t m, int32_t k, ferrox_dtype dtype, const ferrox_stream *s, ferrox_error **err);
+
+/**
+ * `tri(n, m, k, dtype)`: ferrox's `tri`, `n` rows and `m` columns (negative: `n`), diagonal `k`.
+ */
+ferrox_status ferrox_tri(ferrox_array **res, int32_t n, int32_t m, int32_t k, ferrox_dtype dtype, const ferrox_stream *s, ferrox_error **err);
+
+/**
+ * `identity(n, dtype)`: ferrox's `identity`.
+ */
+ferrox_status ferrox_identity(ferrox_array **res, int32_t n, ferrox_dtype dtype, const ferrox_stream *s, ferrox_error **err);
+
+/**
+ * `bartlett(n)`: ferrox's `bartlett` window of `n` points (float32).
+ */
+ferrox_status ferrox_bartlett(ferrox_array **res, int32_t n, const ferrox_stream *s, ferrox_error **err);
+
+/**
+ * `blackman(n)`: ferrox's `blackman` window of `n` points (float32).
+ */
+ferrox_status ferrox_blackman(ferrox_array **res, int32_t n, const ferrox_stream *s, ferrox_error **err);
+
+/**
+ * `hamming(n)`: ferrox's `hamming` window of `n` points (float32).
+ */
+ferrox_status ferrox_hamming(ferrox_array **res, int32_t n, const ferrox_stream *s, ferrox_error **err);
+
+/**
+ * `hanning(n)`: ferrox's `hanning` window of `n` points (float32).
+ */
+ferrox_status ferrox_hanning(ferrox_array **res, int32_t n, const ferrox_stream *s, ferrox_error **err);
+
+/**
+ * `fft_fftfreq(n, d)`: ferrox's `fft::fft_fftfreq` for `n` samples spaced `d` apart.
+ */
+ferrox_status ferrox_fft_fftfreq(ferrox_array **res, int32_t n, double d, const ferrox_stream *s, ferrox_error **err);
+
+/**
+ * `fft_rfftfreq(n, d)`: ferrox's `fft::fft_rfftfreq` for `n` samples spaced `d` apart.
+ */
+ferrox_status ferrox_fft_rfftfreq(ferrox_array **res, int32_t n, double d, const ferrox_stream *s, ferrox_error **err);
+
+/**
+ * `fft_fftshift(a, axes)`: ferrox's `fft_fftshift`; `axes` NULL is the op's default (every axis, or reversed order for transpose).
+ */
+ferrox_status ferrox_fft_fftshift(ferrox_array **res, const ferrox_array *a, const int32_t *axes, size_t axes_num, const ferrox_stream *s, ferrox_error **err);
+
+/**
+ * `fft_ifftshift(a, axes)`: ferrox's `fft_ifftshift`; `axes` NULL is the op's default (every axis, or reversed order for transpose).
+ */
+ferrox_status ferrox_fft_ifftshift(ferrox_array **res, const ferrox_array *a, const int32_t *axes, size_t axes_num, const ferrox_stream *s, ferrox_error **err);
+
+/**
+ * `fast_rms_norm(x, weight, eps)`: ferrox's `fast::fast_rms_norm` over the last axis; `weight` may be NULL.
+ */
+ferrox_status ferrox_fast_rms_norm(ferrox_array **res, const ferrox_array *x, const ferrox_array *weight, float eps, const ferrox_stream *s, ferrox_error **err);
+
+/**
+ * `fast_layer_norm(x, weight, bias, eps)`: ferrox's `fast::fast_layer_norm` over the last axis; `weight` and `bias` may be NULL.
+ */
+ferrox_status ferrox_fast_layer_norm(ferrox_array **res, const ferrox_array *x, const ferrox_array *weight, const ferrox_array *bias, float eps, const ferrox_stream *s, ferrox_error **err);
+
+/**
+ * `fast_rope(a, dims, traditional, base, scale, offset, freqs)`: ferrox's `fast::rope` with offset `offset`; `base` without a value needs `freqs` (and the reverse), `freqs` may be NULL.
+ */
+ferrox_status ferrox_fast_rope(ferrox_array **res, const ferrox_array *a, int32_t dims, bool traditional, ferrox_optional_double base, float scale, int32_t offset, const ferrox_array *freqs, const ferrox_stream *s, ferrox_error **err);
+
+/**
+ * `fast_rope_dynamic(a, dims, traditional, base, scale, offset, freqs)`: ferrox's `fast::rope` with an integer offset array (a scalar or one per batch element); `freqs` may be NULL.
+ */
+ferrox_status ferrox_fast_rope_dynamic(ferrox_array **res, const ferrox_array *a, int32_t dims, bool traditional, ferrox_optional_double base, float scale, const ferrox_array *offset, const ferrox_array *freqs, const ferrox_stream *s, ferrox_error **err);
+
+/**
+ * `fast_scaled_dot_product_attention(q, k, v, scale, mask_mode, mask, sinks)`: ferrox's `fast::fast_scaled_dot_product_attention`; `mask_mode` NULL or "" (no mask unless `mask` is given), "causal", or "array" (`mask`: bool or additive); `sinks` may be NULL.
+ */
+ferrox_status ferrox_fast_scaled_dot_product_attention(ferrox_array **res, const ferrox_array *q, const ferrox_array *k, const ferrox_array *v, float scale, const char *mask_mode, const ferrox_array *mask, const ferrox_array *sinks, const ferrox_stream *s, ferrox_error **err);
 
 #ifdef __cplusplus
 }  // extern "C"

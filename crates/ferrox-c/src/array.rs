@@ -1,8 +1,7 @@
 //! Arrays, vectors of arrays and string-keyed maps of arrays: creation from
 //! C buffers, introspection, reading data back.
 
-use std::collections::BTreeMap;
-use std::ffi::{c_char, c_void, CStr, CString};
+use std::ffi::{c_char, c_void, CStr};
 use std::sync::OnceLock;
 
 use ferrox::half;
@@ -163,34 +162,6 @@ impl ferrox_vector_array {
     /// A snapshot of the arrays.
     pub(crate) fn items(&self) -> Vec<Array> {
         lock(&self.items).clone()
-    }
-}
-
-/// Arrays by name, in name order (mlx-c's `mlx_map_string_to_array`): what
-/// safetensors files hold. Internally synchronised. Free it with
-/// [`ferrox_map_string_to_array_free`].
-pub struct ferrox_map_string_to_array {
-    magic: u64,
-    entries: Mutex<BTreeMap<String, (CString, Array)>>,
-}
-impl_handle!(ferrox_map_string_to_array, 0xfe77_0000_0000_3a93);
-
-impl ferrox_map_string_to_array {
-    pub(crate) fn new(map: BTreeMap<String, Array>) -> ferrox_map_string_to_array {
-        let entries = map
-            .into_iter()
-            .map(|(k, v)| (k.clone(), (crate::error::cstring_lossy(k), v)))
-            .collect();
-        ferrox_map_string_to_array {
-            magic: <Self as crate::handle::Handle>::MAGIC,
-            entries: Mutex::new(entries),
-        }
-    }
-    pub(crate) fn to_map(&self) -> BTreeMap<String, Array> {
-        lock(&self.entries)
-            .iter()
-            .map(|(k, (_, v))| (k.clone(), v.clone()))
-            .collect()
     }
 }
 
@@ -724,115 +695,6 @@ pub extern "C" fn ferrox_vector_array_free(vec: Option<Box<ferrox_vector_array>>
 }
 
 // ---- maps -----------------------------------------------------------------
-
-/// A new, empty map.
-#[no_mangle]
-pub extern "C" fn ferrox_map_string_to_array_new(
-    res: Option<&mut Option<Box<ferrox_map_string_to_array>>>,
-    err: Option<&mut Option<Box<ferrox_error>>>,
-) -> ferrox_status {
-    const OP: &str = "ferrox_map_string_to_array_new";
-    guard(OP, err, || {
-        check_slot(&res, OP, "res")?;
-        put(res, ferrox_map_string_to_array::new(BTreeMap::new()));
-        Ok(())
-    })
-}
-
-/// Sets `map[key] = a` (replacing an earlier array of that name).
-///
-/// # Safety
-/// `key` is a NUL-terminated string.
-#[no_mangle]
-pub unsafe extern "C" fn ferrox_map_string_to_array_insert(
-    map: Option<&ferrox_map_string_to_array>,
-    key: *const c_char,
-    a: Option<&ferrox_array>,
-    err: Option<&mut Option<Box<ferrox_error>>>,
-) -> ferrox_status {
-    const OP: &str = "ferrox_map_string_to_array_insert";
-    guard(OP, err, || {
-        let m = arg(map, OP, "map")?;
-        // SAFETY: the caller passes a NUL-terminated string.
-        let key = unsafe { raw_str(key, OP, "key") }?;
-        let a = arg(a, OP, "a")?.array.clone();
-        let mut entries = lock(&m.entries);
-        match entries.get_mut(key) {
-            // The key's C string stays where it is: pointers from
-            // ferrox_map_string_to_array_key stay valid.
-            Some(entry) => entry.1 = a,
-            None => {
-                entries.insert(
-                    key.to_string(),
-                    (crate::error::cstring_lossy(key.to_string()), a),
-                );
-            }
-        }
-        Ok(())
-    })
-}
-
-/// A new handle to `map[key]`; a missing key is a `FERROX_ERROR_VALUE`
-/// naming it.
-///
-/// # Safety
-/// `key` is a NUL-terminated string.
-#[no_mangle]
-pub unsafe extern "C" fn ferrox_map_string_to_array_get(
-    res: Option<&mut Option<Box<ferrox_array>>>,
-    map: Option<&ferrox_map_string_to_array>,
-    key: *const c_char,
-    err: Option<&mut Option<Box<ferrox_error>>>,
-) -> ferrox_status {
-    const OP: &str = "ferrox_map_string_to_array_get";
-    guard(OP, err, || {
-        check_slot(&res, OP, "res")?;
-        let m = arg(map, OP, "map")?;
-        // SAFETY: the caller passes a NUL-terminated string.
-        let key = unsafe { raw_str(key, OP, "key") }?;
-        let a = lock(&m.entries)
-            .get(key)
-            .map(|e| e.1.clone())
-            .ok_or_else(|| {
-                CError::new(
-                    crate::error::FERROX_ERROR_VALUE,
-                    format!("{OP}: no array named {key:?}"),
-                )
-            })?;
-        put(res, ferrox_array::new(a));
-        Ok(())
-    })
-}
-
-/// The number of entries of `map`; 0 if `map` is NULL or not live.
-#[no_mangle]
-pub extern "C" fn ferrox_map_string_to_array_size(
-    map: Option<&ferrox_map_string_to_array>,
-) -> usize {
-    arg(map, "", "").map_or(0, |m| lock(&m.entries).len())
-}
-
-/// The `index`-th key of `map` in name order: a NUL-terminated string
-/// owned by `map`, valid until `map` is freed. NULL if `index` is out of
-/// range or `map` is NULL or not live.
-#[no_mangle]
-pub extern "C" fn ferrox_map_string_to_array_key(
-    map: Option<&ferrox_map_string_to_array>,
-    index: usize,
-) -> *const c_char {
-    arg(map, "", "")
-        .ok()
-        .and_then(|m| lock(&m.entries).values().nth(index).map(|e| e.0.as_ptr()))
-        .unwrap_or(std::ptr::null())
-}
-
-/// Frees a map (not the caller's array handles). NULL is a no-op.
-#[no_mangle]
-pub extern "C" fn ferrox_map_string_to_array_free(
-    map: Option<Box<ferrox_map_string_to_array>>,
-) -> ferrox_status {
-    free_handle("ferrox_map_string_to_array_free", map)
-}
 
 #[cfg(test)]
 mod tests {

@@ -47,6 +47,8 @@ pub mod closure;
 pub mod error;
 mod handle;
 pub mod io;
+pub mod map;
+pub mod memory;
 pub mod ops;
 pub mod random;
 pub mod stream;
@@ -56,6 +58,8 @@ pub use closure::*;
 pub use error::*;
 
 pub use io::*;
+pub use map::*;
+pub use memory::*;
 pub use ops::*;
 pub use random::*;
 pub use stream::*;

@@ -138,6 +138,13 @@ fn linear_algebra_fft_convolution_and_quantization() {
 }
 
 #[test]
+fn the_rest_of_mlx_c_ops_random_memory_and_files() {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("ferrox-c-parity");
+    std::fs::create_dir_all(&dir).expect("create the test's folder");
+    pass("parity", &[&dir.to_string_lossy()], LIMIT);
+}
+
+#[test]
 fn lent_buffers_are_read_in_place_and_released_once() {
     pass("lend", &[], LIMIT);
 }

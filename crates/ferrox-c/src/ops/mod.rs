@@ -74,7 +74,7 @@ fn array<'a>(h: Option<&'a ferrox_array>, op: &str, name: &str) -> CResult<&'a A
 /// The body every op of the linear-algebra, FFT, convolution and
 /// quantization shapes shares: check the result slot, build the value on
 /// stream `s` (NULL: the default), wrap it in its handle and store it.
-fn respond<T, H: crate::handle::Handle>(
+pub(crate) fn respond<T, H: crate::handle::Handle>(
     op: &'static str,
     res: Slot<'_, H>,
     s: Option<&ferrox_stream>,
@@ -140,6 +140,127 @@ pub struct OpInfo {
     pub doc: &'static str,
     /// The C declaration (without the doc comment).
     pub decl: &'static str,
+}
+
+/// An optional number, as mlx-c's optional types: `value` counts only
+/// when `has_value` is true.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ferrox_optional_double {
+    /// The number, when `has_value`.
+    pub value: f64,
+    /// Whether `value` is given.
+    pub has_value: bool,
+}
+
+impl ferrox_optional_double {
+    fn get(self) -> Option<f64> {
+        self.has_value.then_some(self.value)
+    }
+}
+
+/// An optional array argument: NULL is absent.
+fn opt_array(h: Option<&ferrox_array>) -> Option<&Array> {
+    h.map(|h| &h.array)
+}
+
+/// An optional string argument: NULL is absent.
+///
+/// # Safety
+/// `p` is NULL or a NUL-terminated string.
+unsafe fn opt_str<'a>(
+    p: *const std::ffi::c_char,
+    op: &str,
+    name: &str,
+) -> CResult<Option<&'a str>> {
+    if p.is_null() {
+        return Ok(None);
+    }
+    // SAFETY: forwarded from the caller.
+    Ok(Some(unsafe { crate::array::raw_str(p, op, name) }?))
+}
+
+/// Per-dimension `(before, after)` pad widths from C's lists: `low[i]` and
+/// `high[i]` for axis `axes[i]`; NULL axes are the first `n` axes, except
+/// that one width with NULL axes pads every axis (as numpy's scalar width).
+fn pad_widths(
+    op: &str,
+    ndim: usize,
+    axes: Option<&[isize]>,
+    low: &[usize],
+    high: &[usize],
+) -> CResult<Vec<(usize, usize)>> {
+    let pairs: Vec<(usize, usize)> = low.iter().copied().zip(high.iter().copied()).collect();
+    let Some(axes) = axes else {
+        return match pairs.len() {
+            1 => Ok(vec![pairs[0]; ndim]),
+            n if n <= ndim => Ok(pairs
+                .into_iter()
+                .chain(std::iter::repeat((0, 0)))
+                .take(ndim)
+                .collect()),
+            n => Err(CError::invalid(
+                op,
+                format!("{n} pad widths for an array of {ndim} dimensions"),
+            )),
+        };
+    };
+    let mut widths = vec![(0, 0); ndim];
+    for (&axis, pair) in axes.iter().zip(pairs) {
+        let a = if axis < 0 { axis + ndim as isize } else { axis };
+        let slot = usize::try_from(a)
+            .ok()
+            .and_then(|a| widths.get_mut(a))
+            .ok_or_else(|| {
+                CError::new(
+                    crate::error::FERROX_ERROR_AXIS,
+                    format!("{op}: axis {axis} is out of range for {ndim} dimensions"),
+                )
+            })?;
+        *slot = pair;
+    }
+    Ok(widths)
+}
+
+/// A pad mode by name: NULL or "constant" (with `value`), "edge",
+/// "reflect", "symmetric".
+fn pad_mode(op: &str, mode: Option<&str>, value: f64) -> CResult<ferrox::PadMode> {
+    use ferrox::PadMode;
+    Ok(match mode.unwrap_or("constant") {
+        "constant" => PadMode::Constant(value),
+        "edge" => PadMode::Edge,
+        "reflect" => PadMode::Reflect,
+        "symmetric" => PadMode::Symmetric,
+        other => {
+            return Err(CError::invalid(
+                op,
+                format!("`mode` must be \"constant\", \"edge\", \"reflect\" or \"symmetric\", got {other:?}"),
+            ))
+        }
+    })
+}
+
+/// An attention mask from C's mode string and optional array.
+fn attention_mask<'a>(
+    op: &str,
+    mode: Option<&str>,
+    mask: Option<&'a Array>,
+) -> CResult<ferrox::fast::AttentionMask<'a>> {
+    use ferrox::fast::AttentionMask;
+    match (mode.unwrap_or(""), mask) {
+        ("", None) => Ok(AttentionMask::None),
+        ("causal", None) => Ok(AttentionMask::Causal),
+        ("" | "array", Some(m)) => Ok(AttentionMask::Array(m)),
+        ("array", None) => Err(CError::invalid(op, "`mask_mode` \"array\" needs a `mask`")),
+        ("causal", Some(_)) => Err(CError::invalid(
+            op,
+            "`mask_mode` \"causal\" takes no `mask` array",
+        )),
+        (other, _) => Err(CError::invalid(
+            op,
+            format!("`mask_mode` must be \"\", \"causal\" or \"array\", got {other:?}"),
+        )),
+    }
 }
 
 #[macro_use]
@@ -355,6 +476,67 @@ c_ops! {
         }
         Ok(ferrox::linspace(start, stop, num as usize, dtype)?)
     };
+    // Shapes, views and joins (continued).
+    contiguous: a => ferrox::contiguous;
+    broadcast_arrays: vec_arrays => ferrox::broadcast_arrays;
+    depends: vec_arrays2 => ferrox::depends;
+    meshgrid: meshgrid => ferrox::meshgrid;
+    diagonal: a_int3 => ferrox::diagonal;
+    unflatten: axis_ints => ferrox::unflatten;
+    as_strided: as_strided => ferrox::as_strided;
+    roll: roll => ferrox::roll;
+    pad: pad => ferrox::pad;
+    split_sections: split_at => |a, at, axis| ferrox::split(a, ferrox::Sections::Indices(at), axis);
+    // Indexing and updates.
+    gather: gather => ferrox::gather;
+    scatter: scatter => ferrox::scatter;
+    scatter_add: scatter => ferrox::scatter_add;
+    scatter_prod: scatter => ferrox::scatter_prod;
+    scatter_max: scatter => ferrox::scatter_max;
+    scatter_min: scatter => ferrox::scatter_min;
+    slice_update: slice_update => ferrox::slice_update;
+    put_along_axis: abc_axis => ferrox::put_along_axis;
+    masked_scatter: abc => ferrox::masked_scatter;
+    // Arithmetic, comparison and conversion (continued).
+    divmod: vec_ab => |a, b| { let (q, r) = ferrox::divmod(a, b)?; Ok(vec![q, r]) };
+    array_equal: ab_bool => ferrox::array_equal;
+    nan_to_num: nan_to_num => ferrox::nan_to_num;
+    hadamard_transform: a_opt_double => ferrox::hadamard_transform;
+    full_like: a_double => ferrox::full_like;
+    to_fp8: a => ferrox::to_fp8;
+    from_fp8: a_dtype => ferrox::from_fp8;
+    trace: trace => |a, offset, axis1, axis2, dtype| ferrox::trace(a, offset, axis1, axis2, Some(dtype));
+    // Products (continued).
+    einsum: einsum => ferrox::einsum;
+    tensordot: ab_axes2 => |a, b, xa, xb| ferrox::tensordot(a, b, (xa, xb));
+    tensordot_axis: ab_int => |a, b, n| ferrox::tensordot(a, b, n);
+    gather_mm: gather_mm => ferrox::gather_mm;
+    block_masked_mm: block_masked_mm => ferrox::block_masked_mm;
+    segmented_mm: abc => ferrox::segmented_mm;
+    gather_qmm: gather_qmm => ferrox::gather_qmm;
+    conv_general: conv_general => ferrox::conv_general;
+    conv_transpose1d: conv_t => |x, w, st, pd, dl, op, g| ranked_conv_transpose("ferrox_conv_transpose1d", 1, x, w, st, pd, dl, op, g);
+    conv_transpose2d: conv_t => |x, w, st, pd, dl, op, g| ranked_conv_transpose("ferrox_conv_transpose2d", 2, x, w, st, pd, dl, op, g);
+    conv_transpose3d: conv_t => |x, w, st, pd, dl, op, g| ranked_conv_transpose("ferrox_conv_transpose3d", 3, x, w, st, pd, dl, op, g);
+    // Creation (continued).
+    eye: new_eye => ferrox::eye;
+    tri: new_eye => ferrox::tri;
+    identity: new_n_dtype => ferrox::identity;
+    bartlett: new_n => ferrox::bartlett;
+    blackman: new_n => ferrox::blackman;
+    hamming: new_n => ferrox::hamming;
+    hanning: new_n => ferrox::hanning;
+    // FFT helpers.
+    fft_fftfreq: new_n_d => ferrox::fft::fftfreq;
+    fft_rfftfreq: new_n_d => ferrox::fft::rfftfreq;
+    fft_fftshift: axes => |a, ax| Ok(ferrox::fft::fftshift(a, ax)?);
+    fft_ifftshift: axes => |a, ax| Ok(ferrox::fft::ifftshift(a, ax)?);
+    // Fused kernels (`ferrox::fast`).
+    fast_rms_norm: rms_norm => ferrox::fast::rms_norm;
+    fast_layer_norm: layer_norm => ferrox::fast::layer_norm;
+    fast_rope: rope => ferrox::fast::rope;
+    fast_rope_dynamic: rope_dynamic => ferrox::fast::rope;
+    fast_scaled_dot_product_attention: sdpa => ferrox::fast::scaled_dot_product_attention;
 }
 
 /// A C norm order: NULL (the op's default), `"fro"`, `"nuc"` or a number.
@@ -385,17 +567,7 @@ fn plain_conv(
     dilation: &[usize],
     groups: usize,
 ) -> FResult<Array> {
-    if input.ndim() != dims + 2 {
-        return Err(ferrox::Error::new(
-            ferrox::ErrorKind::Shape,
-            op,
-            format!(
-                "the input must be [N, {dims} spatial dimensions, C] (rank {}), got shape {:?}",
-                dims + 2,
-                input.shape()
-            ),
-        ));
-    }
+    check_spatial_rank(op, dims, input)?;
     let padding: Vec<isize> = padding.iter().map(|&p| p as isize).collect();
     let params = ferrox::ConvGeneralParams {
         stride,
@@ -406,6 +578,47 @@ fn plain_conv(
         ..Default::default()
     };
     ferrox::conv_general(input, weight, &params)
+}
+
+/// Fails unless `input` is `[N, dims spatial dimensions, C]`.
+fn check_spatial_rank(op: &str, dims: usize, input: &Array) -> FResult<()> {
+    if input.ndim() == dims + 2 {
+        return Ok(());
+    }
+    Err(ferrox::Error::new(
+        ferrox::ErrorKind::Shape,
+        op,
+        format!(
+            "the input must be [N, {dims} spatial dimensions, C] (rank {}), got shape {:?}",
+            dims + 2,
+            input.shape()
+        ),
+    ))
+}
+
+/// A transposed convolution over `dims` spatial dimensions.
+#[allow(clippy::too_many_arguments)]
+fn ranked_conv_transpose(
+    op: &str,
+    dims: usize,
+    input: &Array,
+    weight: &Array,
+    stride: &[usize],
+    padding: &[usize],
+    dilation: &[usize],
+    output_padding: &[usize],
+    groups: usize,
+) -> FResult<Array> {
+    check_spatial_rank(op, dims, input)?;
+    ferrox::conv_transpose(
+        input,
+        weight,
+        stride,
+        padding,
+        dilation,
+        output_padding,
+        groups,
+    )
 }
 
 /// The op section of the header: every op's doc comment and declaration,

@@ -113,7 +113,7 @@ int main(int argc, char **argv) {
   TRY(ferrox_array_copy_to(u, uv, sizeof uv, &E));
   for (int i = 0; i < 6; i++) EXPECT(uv[i] >= 0.0f && uv[i] < 1.0f);
 
-  /* safetensors round trip. */
+  /* safetensors round trip, with metadata. */
   char path[64];
   snprintf(path, sizeof path, "%s", argc > 1 ? argv[1] : "/tmp/ferrox-c-basic.safetensors");
   ferrox_map_string_to_array *map = NULL, *back = NULL;
@@ -121,9 +121,24 @@ int main(int argc, char **argv) {
   TRY(ferrox_map_string_to_array_new(&map, &E));
   TRY(ferrox_map_string_to_array_insert(map, "weight", a, &E));
   TRY(ferrox_map_string_to_array_insert(map, "noise", z, &E));
-  TRY(ferrox_save_safetensors(path, map, &E));
-  TRY(ferrox_load_safetensors(&back, path, &E));
+  ferrox_map_string_to_string *meta = NULL, *meta_back = NULL;
+  TRY(ferrox_map_string_to_string_new(&meta, &E));
+  TRY(ferrox_map_string_to_string_insert(meta, "format", "mlx", &E));
+  TRY(ferrox_map_string_to_string_insert(meta, "step", "12", &E));
+  TRY(ferrox_save_safetensors(path, map, meta, &E));
+  TRY(ferrox_load_safetensors(&back, &meta_back, path, &E));
   EXPECT(ferrox_map_string_to_array_size(back) == 2);
+  EXPECT(ferrox_map_string_to_string_size(meta_back) == 2);
+  EXPECT(strcmp(ferrox_map_string_to_string_key(meta_back, 1), "step") == 0);
+  const char *step = NULL;
+  TRY(ferrox_map_string_to_string_get(&step, meta_back, "step", &E));
+  EXPECT(strcmp(step, "12") == 0);
+  ferrox_error *missing = NULL;
+  EXPECT(ferrox_map_string_to_string_get(&step, meta_back, "epoch", &missing) == FERROX_ERROR_VALUE);
+  EXPECT(strstr(ferrox_error_message(missing), "epoch") != NULL);
+  ferrox_error_free(missing);
+  ferrox_map_string_to_string_free(meta);
+  ferrox_map_string_to_string_free(meta_back);
   EXPECT(strcmp(ferrox_map_string_to_array_key(back, 0), "noise") == 0);
   TRY(ferrox_map_string_to_array_get(&again, back, "weight", &E));
   float wv[6];
