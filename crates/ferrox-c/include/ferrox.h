@@ -66,6 +66,19 @@ typedef struct ferrox_device ferrox_device;
 typedef struct ferrox_error ferrox_error;
 
 /**
+ * An exporter: each [`ferrox_function_exporter_apply`] adds one trace (a
+ * new input signature) to its file and rewrites it. Free it with
+ * [`ferrox_function_exporter_free`].
+ */
+typedef struct ferrox_function_exporter ferrox_function_exporter;
+
+/**
+ * A function imported from a file. Free it with
+ * [`ferrox_imported_function_free`].
+ */
+typedef struct ferrox_imported_function ferrox_imported_function;
+
+/**
  * Arrays by name, in name order (mlx-c's `mlx_map_string_to_array`).
  * Internally synchronised. Free it with [`ferrox_map_string_to_array_free`].
  */
@@ -135,6 +148,21 @@ typedef void (*ferrox_destructor_fn)(void *payload);
  * A result slot: a nullable pointer to a handle pointer (`T**` in C).
  */
 typedef ferrox_error **Slot_ferrox_error;
+
+/**
+ * A result slot: a nullable pointer to a handle pointer (`T**` in C).
+ */
+typedef ferrox_function_exporter **Slot_ferrox_function_exporter;
+
+/**
+ * A result slot: a nullable pointer to a handle pointer (`T**` in C).
+ */
+typedef ferrox_imported_function **Slot_ferrox_imported_function;
+
+/**
+ * A result slot: a nullable pointer to a handle pointer (`T**` in C).
+ */
+typedef ferrox_vector_array **Slot_ferrox_vector_array;
 
 /**
  * A result slot: a nullable pointer to a handle pointer (`T**` in C).
@@ -722,6 +750,28 @@ ferrox_status ferrox_vmap(ferrox_closure **res,
                           ferrox_error **err);
 
 /**
+ * `f`, recomputed in the backward pass instead of keeping its
+ * intermediates between the forward and the backward pass (MLX's
+ * `checkpoint`). The result is a new closure.
+ */
+ferrox_status ferrox_checkpoint(ferrox_closure **res, const ferrox_closure *f, ferrox_error **err);
+
+/**
+ * `fun` with custom transform rules (MLX's `custom_function`); a NULL
+ * rule is derived from `fun` as usual. The rules are closures taking one
+ * vector each:
+ * - `vjp` gets the primals, then one cotangent per output, then the
+ *   outputs, and returns one cotangent per primal;
+ * - `jvp` gets the primals, then one tangent per primal, and returns one
+ *   tangent per output.
+ */
+ferrox_status ferrox_custom_function(ferrox_closure **res,
+                                     const ferrox_closure *fun,
+                                     const ferrox_closure *vjp,
+                                     const ferrox_closure *jvp,
+                                     ferrox_error **err);
+
+/**
  * A new error with `status` and `message`, for a closure's C callback to
  * report why it failed (write it to the callback's `err` slot and return a
  * non-zero status). `message` may be NULL. Returns NULL only if `status` is
@@ -748,6 +798,84 @@ const char *ferrox_error_message(const ferrox_error *err);
  * Frees an error. NULL is a no-op.
  */
 ferrox_status ferrox_error_free(ferrox_error *err);
+
+/**
+ * Traces `f` once on inputs like `args` and writes it to `path` (replaced
+ * atomically). With `shapeless` the trace serves every input shape of the
+ * same ranks; `metadata` (NULL: none) is stored as it is.
+ *
+ * # Safety
+ * `path` is a NUL-terminated string; `metadata` NULL or one.
+ */
+ferrox_status ferrox_export_function(const char *path,
+                                     const ferrox_closure *f,
+                                     const ferrox_vector_array *args,
+                                     bool shapeless,
+                                     const char *metadata,
+                                     Slot_ferrox_error err);
+
+/**
+ * A new exporter of `f` to `path` (nothing is written until the first
+ * apply).
+ *
+ * # Safety
+ * `path` is a NUL-terminated string; `metadata` NULL or one.
+ */
+ferrox_status ferrox_function_exporter_new(Slot_ferrox_function_exporter res,
+                                           const char *path,
+                                           const ferrox_closure *f,
+                                           bool shapeless,
+                                           const char *metadata,
+                                           Slot_ferrox_error err);
+
+/**
+ * Traces the exporter's function on inputs like `args` and adds the trace
+ * to its file. A signature already exported is a `FERROX_ERROR_VALUE`.
+ */
+ferrox_status ferrox_function_exporter_apply(const ferrox_function_exporter *exporter,
+                                             const ferrox_vector_array *args,
+                                             Slot_ferrox_error err);
+
+/**
+ * Frees an exporter (its file is complete after every apply). NULL is a
+ * no-op.
+ */
+ferrox_status ferrox_function_exporter_free(ferrox_function_exporter *exporter);
+
+/**
+ * Imports the function exported to `path`. A file that is not an
+ * exported function, or of an unknown version, is an error naming it.
+ *
+ * # Safety
+ * `path` is a NUL-terminated string.
+ */
+ferrox_status ferrox_imported_function_new(Slot_ferrox_imported_function res,
+                                           const char *path,
+                                           Slot_ferrox_error err);
+
+/**
+ * Calls the imported function on `args` and the keyword arguments of
+ * `kwargs` (NULL: none), on stream `s` (NULL: the default), writing its
+ * outputs to a new vector. Inputs that match no exported trace are an
+ * error listing what the file holds.
+ */
+ferrox_status ferrox_imported_function_apply(Slot_ferrox_vector_array res,
+                                             const ferrox_imported_function *f,
+                                             const ferrox_vector_array *args,
+                                             const ferrox_map_string_to_array *kwargs,
+                                             const ferrox_stream *s,
+                                             Slot_ferrox_error err);
+
+/**
+ * The metadata stored with an imported function: a NUL-terminated string
+ * owned by `f`, valid until `f` is freed; NULL if `f` is NULL or not live.
+ */
+const char *ferrox_imported_function_metadata(const ferrox_imported_function *f);
+
+/**
+ * Frees an imported function. NULL is a no-op.
+ */
+ferrox_status ferrox_imported_function_free(ferrox_imported_function *f);
 
 /**
  * Writes the arrays of `map` and, if `metadata` is not NULL, its strings

@@ -600,3 +600,59 @@ pub unsafe extern "C" fn ferrox_vmap(
         Ok(())
     })
 }
+
+/// `f`, recomputed in the backward pass instead of keeping its
+/// intermediates between the forward and the backward pass (MLX's
+/// `checkpoint`). The result is a new closure.
+#[no_mangle]
+pub extern "C" fn ferrox_checkpoint(
+    res: Option<&mut Option<Box<ferrox_closure>>>,
+    f: Option<&ferrox_closure>,
+    err: Option<&mut Option<Box<ferrox_error>>>,
+) -> ferrox_status {
+    const OP: &str = "ferrox_checkpoint";
+    guard(OP, err, || {
+        check_slot(&res, OP, "res")?;
+        let body = arg(f, OP, "f")?.body.clone();
+        let recomputed = ferrox::checkpoint(move |xs: &[Array]| body(xs));
+        put(res, ferrox_closure::new(Arc::new(recomputed)));
+        Ok(())
+    })
+}
+
+/// `fun` with custom transform rules (MLX's `custom_function`); a NULL
+/// rule is derived from `fun` as usual. The rules are closures taking one
+/// vector each:
+/// - `vjp` gets the primals, then one cotangent per output, then the
+///   outputs, and returns one cotangent per primal;
+/// - `jvp` gets the primals, then one tangent per primal, and returns one
+///   tangent per output.
+#[no_mangle]
+pub extern "C" fn ferrox_custom_function(
+    res: Option<&mut Option<Box<ferrox_closure>>>,
+    fun: Option<&ferrox_closure>,
+    vjp: Option<&ferrox_closure>,
+    jvp: Option<&ferrox_closure>,
+    err: Option<&mut Option<Box<ferrox_error>>>,
+) -> ferrox_status {
+    const OP: &str = "ferrox_custom_function";
+    guard(OP, err, || {
+        check_slot(&res, OP, "res")?;
+        let body = arg(fun, OP, "fun")?.body.clone();
+        let mut custom = ferrox::custom_function(move |xs: &[Array]| body(xs));
+        if vjp.is_some() {
+            let rule = arg(vjp, OP, "vjp")?.body.clone();
+            custom = custom.with_vjp(Arc::new(move |p: &[Array], ct: &[Array], out: &[Array]| {
+                rule(&[p, ct, out].concat())
+            }));
+        }
+        if jvp.is_some() {
+            let rule = arg(jvp, OP, "jvp")?.body.clone();
+            custom = custom.with_jvp(Arc::new(move |p: &[Array], t: &[Array]| {
+                rule(&[p, t].concat())
+            }));
+        }
+        put(res, ferrox_closure::new(Arc::new(custom.as_fn())));
+        Ok(())
+    })
+}

@@ -45,6 +45,7 @@
 pub mod array;
 pub mod closure;
 pub mod error;
+pub mod export;
 mod handle;
 pub mod io;
 pub mod map;
@@ -56,6 +57,7 @@ pub mod stream;
 pub use array::*;
 pub use closure::*;
 pub use error::*;
+pub use export::*;
 
 pub use io::*;
 pub use map::*;

@@ -145,6 +145,13 @@ fn the_rest_of_mlx_c_ops_random_memory_and_files() {
 }
 
 #[test]
+fn exported_functions_checkpoint_and_custom_rules() {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("ferrox-c-export");
+    std::fs::create_dir_all(&dir).expect("create the test's folder");
+    pass("export", &[&dir.to_string_lossy()], LIMIT);
+}
+
+#[test]
 fn lent_buffers_are_read_in_place_and_released_once() {
     pass("lend", &[], LIMIT);
 }
