@@ -59,6 +59,13 @@ typedef struct ferrox_compiled ferrox_compiled;
 typedef struct ferrox_device ferrox_device;
 
 /**
+ * A group of processes (mlx-c's `mlx_distributed_group`). Free it with
+ * [`ferrox_distributed_group_free`]; the group lives while any op built on
+ * it does.
+ */
+typedef struct ferrox_distributed_group ferrox_distributed_group;
+
+/**
  * An error from one call: a status and a message that starts with the name
  * of the op that failed. Owned by the caller, who frees it with
  * [`ferrox_error_free`]; it may be read and freed on any thread.
@@ -147,7 +154,17 @@ typedef void (*ferrox_destructor_fn)(void *payload);
 /**
  * A result slot: a nullable pointer to a handle pointer (`T**` in C).
  */
+typedef ferrox_distributed_group **Slot_ferrox_distributed_group;
+
+/**
+ * A result slot: a nullable pointer to a handle pointer (`T**` in C).
+ */
 typedef ferrox_error **Slot_ferrox_error;
+
+/**
+ * A result slot: a nullable pointer to a handle pointer (`T**` in C).
+ */
+typedef ferrox_array **Slot_ferrox_array;
 
 /**
  * A result slot: a nullable pointer to a handle pointer (`T**` in C).
@@ -173,11 +190,6 @@ typedef ferrox_map_string_to_array **Slot_ferrox_map_string_to_array;
  * A result slot: a nullable pointer to a handle pointer (`T**` in C).
  */
 typedef ferrox_map_string_to_string **Slot_ferrox_map_string_to_string;
-
-/**
- * A result slot: a nullable pointer to a handle pointer (`T**` in C).
- */
-typedef ferrox_array **Slot_ferrox_array;
 
 /**
  * A device kind: only [`FERROX_DEVICE_CPU`] exists today.
@@ -770,6 +782,140 @@ ferrox_status ferrox_custom_function(ferrox_closure **res,
                                      const ferrox_closure *vjp,
                                      const ferrox_closure *jvp,
                                      ferrox_error **err);
+
+/**
+ * Whether `backend` (`"any"` or `"mpi"`) can be used in this build.
+ *
+ * # Safety
+ * `backend` is NULL (false) or a NUL-terminated string.
+ */
+bool ferrox_distributed_is_available(const char *backend);
+
+/**
+ * Starts the backend (once per process) and writes the group of every
+ * process of the job to `*res`. `backend` is `"any"` (NULL) or `"mpi"`;
+ * with `strict`, a backend that cannot start is an error instead of the
+ * group of this process alone.
+ *
+ * # Safety
+ * `backend` is NULL or a NUL-terminated string.
+ */
+ferrox_status ferrox_distributed_init(Slot_ferrox_distributed_group res,
+                                      bool strict,
+                                      const char *backend,
+                                      Slot_ferrox_error err);
+
+/**
+ * This process's rank in `group` (-1 for NULL or a dead handle).
+ */
+int32_t ferrox_distributed_group_rank(const ferrox_distributed_group *group);
+
+/**
+ * The number of processes in `group` (-1 for NULL or a dead handle).
+ */
+int32_t ferrox_distributed_group_size(const ferrox_distributed_group *group);
+
+/**
+ * Splits `group`: processes passing the same `color` (not negative) form
+ * a new group, ranked by `key` (negative: keep this group's order). A
+ * collective: every process of the group calls it.
+ */
+ferrox_status ferrox_distributed_group_split(Slot_ferrox_distributed_group res,
+                                             const ferrox_distributed_group *group,
+                                             int32_t color,
+                                             int32_t key,
+                                             Slot_ferrox_error err);
+
+/**
+ * Frees a group handle. NULL is a no-op.
+ */
+ferrox_status ferrox_distributed_group_free(ferrox_distributed_group *group);
+
+/**
+ * The elementwise sum of `x` over every process of the group. `group` NULL is the job's group (after
+ * `ferrox_distributed_init`; else this process alone).
+ */
+ferrox_status ferrox_distributed_all_sum(Slot_ferrox_array res,
+                                         const ferrox_array *x,
+                                         const ferrox_distributed_group *group,
+                                         const ferrox_stream *s,
+                                         Slot_ferrox_error err);
+
+/**
+ * The elementwise maximum of `x` over the group. `group` NULL is the job's group (after
+ * `ferrox_distributed_init`; else this process alone).
+ */
+ferrox_status ferrox_distributed_all_max(Slot_ferrox_array res,
+                                         const ferrox_array *x,
+                                         const ferrox_distributed_group *group,
+                                         const ferrox_stream *s,
+                                         Slot_ferrox_error err);
+
+/**
+ * The elementwise minimum of `x` over the group. `group` NULL is the job's group (after
+ * `ferrox_distributed_init`; else this process alone).
+ */
+ferrox_status ferrox_distributed_all_min(Slot_ferrox_array res,
+                                         const ferrox_array *x,
+                                         const ferrox_distributed_group *group,
+                                         const ferrox_stream *s,
+                                         Slot_ferrox_error err);
+
+/**
+ * Every process's `x`, concatenated along the first axis in rank order. `group` NULL is the job's group (after
+ * `ferrox_distributed_init`; else this process alone).
+ */
+ferrox_status ferrox_distributed_all_gather(Slot_ferrox_array res,
+                                            const ferrox_array *x,
+                                            const ferrox_distributed_group *group,
+                                            const ferrox_stream *s,
+                                            Slot_ferrox_error err);
+
+/**
+ * The sum over the group, of which this process keeps its rank's slice of the first axis. `group` NULL is the job's group (after
+ * `ferrox_distributed_init`; else this process alone).
+ */
+ferrox_status ferrox_distributed_sum_scatter(Slot_ferrox_array res,
+                                             const ferrox_array *x,
+                                             const ferrox_distributed_group *group,
+                                             const ferrox_stream *s,
+                                             Slot_ferrox_error err);
+
+/**
+ * Sends `x` to rank `dst`; the result (`x` itself) is what to evaluate
+ * to make the send happen.
+ */
+ferrox_status ferrox_distributed_send(Slot_ferrox_array res,
+                                      const ferrox_array *x,
+                                      int32_t dst,
+                                      const ferrox_distributed_group *group,
+                                      const ferrox_stream *s,
+                                      Slot_ferrox_error err);
+
+/**
+ * An array of `shape` and `dtype` received from rank `src`.
+ *
+ * # Safety
+ * `shape` points to `shape_num` int32s (NULL if 0).
+ */
+ferrox_status ferrox_distributed_recv(Slot_ferrox_array res,
+                                      const int32_t *shape,
+                                      size_t shape_num,
+                                      ferrox_dtype dtype,
+                                      int32_t src,
+                                      const ferrox_distributed_group *group,
+                                      const ferrox_stream *s,
+                                      Slot_ferrox_error err);
+
+/**
+ * An array like `x` (shape and dtype) received from rank `src`.
+ */
+ferrox_status ferrox_distributed_recv_like(Slot_ferrox_array res,
+                                           const ferrox_array *x,
+                                           int32_t src,
+                                           const ferrox_distributed_group *group,
+                                           const ferrox_stream *s,
+                                           Slot_ferrox_error err);
 
 /**
  * A new error with `status` and `message`, for a closure's C callback to

@@ -44,6 +44,7 @@
 
 pub mod array;
 pub mod closure;
+pub mod distributed;
 pub mod error;
 pub mod export;
 mod handle;
@@ -56,6 +57,7 @@ pub mod stream;
 
 pub use array::*;
 pub use closure::*;
+pub use distributed::*;
 pub use error::*;
 pub use export::*;
 

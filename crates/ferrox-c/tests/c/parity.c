@@ -1,6 +1,7 @@
 /* The rest of mlx-c's op list from C: indexing and updates, joins and
  * views, products, convolutions, windows, FFT helpers, the fused kernels,
- * random draws, memory counters and the npy/gguf files. Each result is
+ * random draws, memory counters, the npy/gguf files and the collectives of
+ * a process alone. Each result is
  * checked against values worked out by hand (random draws by their
  * ranges, moments and reproducibility). */
 #include <math.h>
@@ -517,6 +518,34 @@ static void memory_and_files(const char *dir) {
   ferrox_map_string_to_array_free(loaded);
 }
 
+/* A process launched alone is a group of one: collectives are identities. */
+static void distributed_alone(void) {
+  ferrox_distributed_group *g = NULL, *half = NULL;
+  TRY(ferrox_distributed_init(&g, false, NULL, &E));
+  EXPECT(ferrox_distributed_group_size(g) == 1 && ferrox_distributed_group_rank(g) == 0);
+  EXPECT(ferrox_distributed_is_available("any") && !ferrox_distributed_is_available("nccl"));
+  TRY(ferrox_distributed_group_split(&half, g, 0, -1, &E));
+  EXPECT(ferrox_distributed_group_size(half) == 1);
+  float v[3] = {1, -2, 3};
+  ferrox_array *r = NULL;
+  TRY(ferrox_distributed_all_sum(&r, vec(v, 3), g, NULL, &E));
+  EXPECT_VALUES(r, 0, 1, -2, 3);
+  TRY(ferrox_distributed_all_max(&r, vec(v, 3), NULL, NULL, &E));
+  EXPECT_VALUES(r, 0, 1, -2, 3);
+  TRY(ferrox_distributed_all_gather(&r, vec(v, 3), half, NULL, &E));
+  EXPECT_VALUES(r, 0, 1, -2, 3);
+  TRY(ferrox_distributed_sum_scatter(&r, vec(v, 3), g, NULL, &E));
+  EXPECT_VALUES(r, 0, 1, -2, 3);
+  ferrox_error *err = NULL;
+  ferrox_distributed_group *none = NULL;
+  EXPECT(ferrox_distributed_init(&none, true, "ring", &err) != FERROX_OK && none == NULL);
+  EXPECT(strstr(ferrox_error_message(err), "ring") != NULL);
+  ferrox_error_free(err);
+  ferrox_array_free(r);
+  ferrox_distributed_group_free(half);
+  ferrox_distributed_group_free(g);
+}
+
 int main(int argc, char **argv) {
   watchdog(120);
   views_and_joins();
@@ -526,6 +555,7 @@ int main(int argc, char **argv) {
   fast_kernels();
   random_draws();
   memory_and_files(argc > 1 ? argv[1] : "/tmp");
+  distributed_alone();
   for (int i = 0; i < n_owned; i++) ferrox_array_free(owned[i]);
   return 0;
 }
