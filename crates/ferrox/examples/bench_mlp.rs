@@ -1,6 +1,9 @@
 //! Training-step benchmark: a 784-512-10 perceptron (ReLU), batch 256,
-//! cross-entropy, SGD update, as one compiled `value_and_grad` step.
-//! Prints one JSON line (bench/run.py runs JAX and PyTorch side by side).
+//! cross-entropy, SGD update, as one compiled `value_and_grad` step; once
+//! with one-hot labels (a product with the logits) and once with integer
+//! labels picked by `take_along_axis` (the step bench/step_bench.py times
+//! from Python), in alternating rounds. Prints one JSON line per form
+//! (bench/run.py runs JAX and PyTorch side by side).
 //!
 //! Run: cargo run --release --example bench_mlp [-- --quick]
 use ferrox::*;
@@ -20,55 +23,94 @@ fn random(shape: &[usize], seed: u32, scale: f32) -> Result<Array> {
     Array::from_slice(&v, shape)
 }
 
-fn loss(a: &[Array]) -> Result<Vec<Array>> {
-    let (w1, b1, w2, b2, x, y) = (&a[0], &a[1], &a[2], &a[3], &a[4], &a[5]);
+fn logits(a: &[Array]) -> Result<Array> {
+    let (w1, b1, w2, b2, x) = (&a[0], &a[1], &a[2], &a[3], &a[4]);
     let h = maximum(&add(&matmul(x, w1)?, b1)?, &Array::from(0.0))?;
-    let logits = add(&matmul(&h, w2)?, b2)?;
+    add(&matmul(&h, w2)?, b2)
+}
+
+/// Cross-entropy with one-hot labels `a[5]` (`[batch, classes]` f32).
+fn loss_one_hot(a: &[Array]) -> Result<Vec<Array>> {
+    let logits = logits(a)?;
     let lse = logsumexp(&logits, Some(&[-1]), false)?;
-    let picked = sum(&multiply(&logits, y)?, Some(&[-1]), false)?;
+    let picked = sum(&multiply(&logits, &a[5])?, Some(&[-1]), false)?;
     Ok(vec![mean(&subtract(&lse, &picked)?, None, false)?])
 }
 
-fn main() -> Result<()> {
-    let quick = std::env::args().any(|a| a == "--quick");
-    let (batch, din, hidden, classes) = (256, 784, 512, 10);
-    let mut params = vec![
-        random(&[din, hidden], 1, (1.0 / din as f32).sqrt())?,
-        zeros(&[hidden], DType::Float32)?,
-        random(&[hidden, classes], 2, (1.0 / hidden as f32).sqrt())?,
-        zeros(&[classes], DType::Float32)?,
-    ];
-    let x = random(&[batch, din], 3, 1.0)?;
-    let labels: Vec<f32> = (0..batch * classes)
-        .map(|i| f32::from(i % classes == (i / classes) % classes))
-        .collect();
-    let y = Array::from_slice(&labels, &[batch, classes])?;
+/// Cross-entropy with integer labels `a[5]` (`[batch]` i32).
+fn loss_labels(a: &[Array]) -> Result<Vec<Array>> {
+    let logits = logits(a)?;
+    let lse = logsumexp(&logits, Some(&[-1]), false)?;
+    let picked = take_along_axis(&logits, &expand_dims(&a[5], &[-1])?, Some(-1))?;
+    let picked = squeeze(&picked, Some(&[-1]))?;
+    Ok(vec![mean(&subtract(&lse, &picked)?, None, false)?])
+}
+
+/// One compiled SGD step of `loss` over the four parameters.
+fn sgd_step(loss: fn(&[Array]) -> Result<Vec<Array>>) -> CompiledFn {
     let vg = value_and_grad(loss, &[0, 1, 2, 3]);
-    let step = compile(move |a: &[Array]| {
+    compile(move |a: &[Array]| {
         let (values, grads) = vg(a)?;
         let mut out = vec![values[0].clone()];
         for (p, g) in a[..4].iter().zip(&grads) {
             out.push(subtract(p, &multiply(g, &Array::from(0.01))?)?);
         }
         Ok(out)
-    });
-    let mut run = |steps: usize| -> Result<f64> {
+    })
+}
+
+fn main() -> Result<()> {
+    let quick = std::env::args().any(|a| a == "--quick");
+    let (batch, din, hidden, classes) = (256, 784, 512, 10);
+    let params = vec![
+        random(&[din, hidden], 1, (1.0 / din as f32).sqrt())?,
+        zeros(&[hidden], DType::Float32)?,
+        random(&[hidden, classes], 2, (1.0 / hidden as f32).sqrt())?,
+        zeros(&[classes], DType::Float32)?,
+    ];
+    let x = random(&[batch, din], 3, 1.0)?;
+    let one_hot: Vec<f32> = (0..batch * classes)
+        .map(|i| f32::from(i % classes == (i / classes) % classes))
+        .collect();
+    let one_hot = Array::from_slice(&one_hot, &[batch, classes])?;
+    let labels: Vec<i32> = (0..batch).map(|i| (i % classes) as i32).collect();
+    let labels = Array::from_slice(&labels, &[batch])?;
+    let forms = [
+        ("mlp_784_512_10_step", sgd_step(loss_one_hot), one_hot),
+        ("mlp_784_512_10_step_int_labels", sgd_step(loss_labels), labels),
+    ];
+    // Milliseconds per step over `steps` steps of one form.
+    let run = |step: &CompiledFn, y: &Array, steps: usize| -> Result<f64> {
+        let mut p = params.clone();
         let t = Instant::now();
         for _ in 0..steps {
-            let mut args = params.clone();
+            let mut args = p.clone();
             args.push(x.clone());
             args.push(y.clone());
             let out = step.call(&args)?;
             eval(&out)?;
-            params = out[1..].to_vec();
+            p = out[1..].to_vec();
         }
-        Ok(steps as f64 / t.elapsed().as_secs_f64())
+        Ok(t.elapsed().as_secs_f64() * 1e3 / steps as f64)
     };
-    run(5)?;
-    let steps_per_s = run(if quick { 50 } else { 300 })?;
-    println!(
-        "{{\"bench\": \"mlp_784_512_10_step\", \"impl\": \"ferrox\", \"ms\": {:.4}, \"steps_per_s\": {steps_per_s:.1}}}",
-        1e3 / steps_per_s
-    );
+    let (rounds, steps) = if quick { (1, 50) } else { (5, 100) };
+    let mut times = vec![Vec::new(); forms.len()];
+    for (f, (_, step, y)) in forms.iter().enumerate() {
+        run(step, y, 5)?;
+        times[f].reserve(rounds);
+    }
+    for _ in 0..rounds {
+        for (f, (_, step, y)) in forms.iter().enumerate() {
+            times[f].push(run(step, y, steps)?);
+        }
+    }
+    for ((name, _, _), t) in forms.iter().zip(&mut times) {
+        t.sort_by(f64::total_cmp);
+        let ms = t[t.len() / 2];
+        println!(
+            "{{\"bench\": \"{name}\", \"impl\": \"ferrox\", \"ms\": {ms:.4}, \"steps_per_s\": {:.1}}}",
+            1e3 / ms
+        );
+    }
     Ok(())
 }
