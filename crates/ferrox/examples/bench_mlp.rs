@@ -77,7 +77,11 @@ fn main() -> Result<()> {
     let labels = Array::from_slice(&labels, &[batch])?;
     let forms = [
         ("mlp_784_512_10_step", sgd_step(loss_one_hot), one_hot),
-        ("mlp_784_512_10_step_int_labels", sgd_step(loss_labels), labels),
+        (
+            "mlp_784_512_10_step_int_labels",
+            sgd_step(loss_labels),
+            labels,
+        ),
     ];
     // Milliseconds per step over `steps` steps of one form.
     let run = |step: &CompiledFn, y: &Array, steps: usize| -> Result<f64> {

@@ -74,7 +74,19 @@ pub fn expm1_f32(x: f32) -> f32 {
     // Below -40 the result rounds to -1; above 88.8 it overflows. The clamp
     // keeps 2^(n-1) normal.
     let xc = sel(x < -40.0, -40.0, sel(x > 88.8, 88.8, x));
-    let (n, r) = reduce_ln2(xc);
+    // The doubling overflows to inf exactly when the result does.
+    let y = 2.0 * half_expm1_bounded(xc);
+    // expm1(-0) = -0 (the formula gives +0).
+    sel(x == 0.0, x, y)
+}
+
+/// `(e^x - 1) / 2` for `x` in `[-40, 88.8]` (NaN propagates): the core of
+/// [`expm1_f32`] without its clamps and its `-0` patch, for callers that
+/// bound their argument themselves (`tanh_f32`). Halving the result keeps
+/// it finite up to 88.8 and lets the last operation be one FMA.
+#[inline(always)]
+pub(super) fn half_expm1_bounded(x: f32) -> f32 {
+    let (n, r) = reduce_ln2(x);
     // expm1(r) = r + r^2 (1/2 + r/6 + ... + r^6/8!): the Taylor tail is below
     // 2^-30 relative on |r| <= ln(2)/2, and the last FMA rounds once.
     let p = horner(
@@ -90,13 +102,10 @@ pub fn expm1_f32(x: f32) -> f32 {
         ],
     );
     let u = (r * r).mul_add(p, r);
-    // e^x - 1 = 2 (2^(n-1) (1 + u) - 1/2) = 2 (s u + (s - 1/2)) with s = 2^(n-1):
-    // s - 1/2 is exact while n <= 24, the FMA rounds once, and the doubling
-    // overflows to inf exactly when the result does (n reaches 128).
+    // (e^x - 1) / 2 = 2^(n-1) (1 + u) - 1/2 = s u + (s - 1/2) with
+    // s = 2^(n-1): s - 1/2 is exact while n <= 24 and the FMA rounds once.
     let s = pow2i(n.wrapping_sub(1));
-    let y = 2.0 * s.mul_add(u, s - 0.5);
-    // expm1(-0) = -0 (the formula gives +0).
-    sel(x == 0.0, x, y)
+    s.mul_add(u, s - 0.5)
 }
 
 // Cephes logf: ln(1 + f) = f - f^2/2 + f^3 P(f) on f in [sqrt(1/2) - 1, sqrt(2) - 1].

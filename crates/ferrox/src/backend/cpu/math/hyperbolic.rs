@@ -2,7 +2,7 @@
 //! from the exponentials and logarithms with identities that avoid
 //! cancellation.
 
-use super::exp_log::{exp_f32, expm1_f32, log_f32, log1p_f32};
+use super::exp_log::{exp_f32, expm1_f32, half_expm1_bounded, log_f32, log1p_f32};
 use super::sel;
 
 const LN2: f32 = std::f32::consts::LN_2;
@@ -17,12 +17,17 @@ const LN2: f32 = std::f32::consts::LN_2;
 /// ```
 #[inline(always)]
 pub fn tanh_f32(x: f32) -> f32 {
-    // tanh(a) = expm1(2a) / (expm1(2a) + 2): no cancellation anywhere, and
-    // accurate for tiny a because expm1 is. Beyond 10 the result rounds to 1.
+    // tanh(a) = expm1(2a) / (expm1(2a) + 2) = h / (h + 1) with
+    // h = expm1(2a) / 2: no cancellation anywhere, and accurate for tiny a
+    // because expm1 is. Beyond 10 the result rounds to 1. With 2a in
+    // [0, 20] expm1's clamps and its -0 patch never act, so they are left
+    // out (the copysign restores -0), and halving is exact: the results
+    // are bit for bit those of expm1_f32(2a) / (expm1_f32(2a) + 2), at
+    // about four fifths of the cost.
     let a = x.abs();
     let a = sel(a > 10.0, 10.0, a);
-    let em = expm1_f32(2.0 * a);
-    (em / (em + 2.0)).copysign(x)
+    let h = half_expm1_bounded(2.0 * a);
+    (h / (h + 1.0)).copysign(x)
 }
 
 /// The logistic sigmoid `1 / (1 + e^-x)`, within 3 ulp, without overflow
