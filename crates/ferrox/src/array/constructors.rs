@@ -82,13 +82,20 @@ impl Array {
         } else {
             match Storage::from_external(owner) {
                 Ok(s) => s,
-                Err(owner) => {
-                    let mut s = Storage::new(want, false)?;
-                    s.as_mut_slice::<u8>().copy_from_slice(owner.as_ref());
-                    s
-                }
+                Err(owner) => copy_bytes(owner.as_ref(), want)?,
             }
         };
+        // An owner whose `as_ref` changed length between the two calls
+        // must not leave a storage shorter than the shape.
+        if storage.len() != want {
+            return Err(Error::value(
+                "from_external",
+                format!(
+                    "the owner's bytes changed length: {} then {want}",
+                    storage.len()
+                ),
+            ));
+        }
         Ok(Array::from_data(
             Data::contiguous(storage, shape),
             shape.to_vec(),
@@ -160,6 +167,22 @@ impl Array {
         let a = Array::from_data(Data::contiguous(storage, &[]), vec![], T::DTYPE);
         Ok(if weak { mark_weak(a) } else { a })
     }
+}
+
+/// A pooled copy of `bytes`, which must be `len` long.
+fn copy_bytes(bytes: &[u8], len: usize) -> Result<Storage> {
+    if bytes.len() != len {
+        return Err(Error::value(
+            "from_external",
+            format!(
+                "the owner's bytes changed length: {len} then {}",
+                bytes.len()
+            ),
+        ));
+    }
+    let mut s = Storage::new(len, false)?;
+    s.as_mut_slice::<u8>().copy_from_slice(bytes);
+    Ok(s)
 }
 
 /// Bool elements from bytes: any non-zero byte is true (stored as 1).
