@@ -43,8 +43,13 @@ if [ "$python_only" = 0 ]; then
 echo "== build the mpi_distributed checks (feature ferrox/mpi)"
 # --workspace keeps every dependency's features as `cargo test --workspace`
 # resolved them, so only ferrox itself is rebuilt with the feature.
-bin=$(cargo test --workspace --features ferrox/mpi --test mpi_distributed --no-run 2>&1 |
-    tee /dev/stderr | sed -n 's/.*Executable .*(\(.*mpi_distributed-[^)]*\)).*/\1/p' | tail -1)
+# The build's output goes to stderr through the open descriptor (`>&2`):
+# `tee /dev/stderr` would reopen the file behind it and truncate a log that
+# stderr is redirected to.
+build_log=$(cargo test --workspace --features ferrox/mpi --test mpi_distributed --no-run 2>&1) ||
+    { printf '%s\n' "$build_log" >&2; exit 1; }
+printf '%s\n' "$build_log" >&2
+bin=$(printf '%s\n' "$build_log" | sed -n 's/.*Executable .*(\(.*mpi_distributed-[^)]*\)).*/\1/p' | tail -1)
 if [ -z "$bin" ] || [ ! -x "$bin" ]; then
     echo "test-mpi: could not find the mpi_distributed binary" >&2
     exit 1
