@@ -2500,6 +2500,16 @@ ferrox_status ferrox_scatter_min(ferrox_array **res, const ferrox_array *a, cons
 ferrox_status ferrox_slice_update(ferrox_array **res, const ferrox_array *a, const ferrox_array *update, const int32_t *start, size_t start_num, const int32_t *stop, size_t stop_num, const int32_t *strides, size_t strides_num, const ferrox_stream *s, ferrox_error **err);
 
 /**
+ * `slice_dynamic(a, start, axes, slice_size)`: ferrox's `dynamic_slice`: `slice_size[i]` elements of axis `axes[i]` from the position `start[i]` (an integer array, so one trace serves every position).
+ */
+ferrox_status ferrox_slice_dynamic(ferrox_array **res, const ferrox_array *a, const ferrox_array *start, const int32_t *axes, size_t axes_num, const int32_t *slice_size, size_t slice_size_num, const ferrox_stream *s, ferrox_error **err);
+
+/**
+ * `slice_update_dynamic(a, update, start, axes)`: ferrox's `dynamic_slice_update`: a copy of `a` with `update` written at the position `start[i]` of axis `axes[i]` (an integer array).
+ */
+ferrox_status ferrox_slice_update_dynamic(ferrox_array **res, const ferrox_array *a, const ferrox_array *update, const ferrox_array *start, const int32_t *axes, size_t axes_num, const ferrox_stream *s, ferrox_error **err);
+
+/**
  * `put_along_axis(a, indices, values, axis)`: ferrox's `put_along_axis`; `FERROX_AXIS_NONE` works on the flattened array.
  */
 ferrox_status ferrox_put_along_axis(ferrox_array **res, const ferrox_array *a, const ferrox_array *indices, const ferrox_array *values, int32_t axis, const ferrox_stream *s, ferrox_error **err);

@@ -495,6 +495,8 @@ c_ops! {
     scatter_max: scatter => ferrox::scatter_max;
     scatter_min: scatter => ferrox::scatter_min;
     slice_update: slice_update => ferrox::slice_update;
+    slice_dynamic: slice_dynamic => ferrox::dynamic_slice;
+    slice_update_dynamic: slice_update_dynamic => ferrox::dynamic_slice_update;
     put_along_axis: abc_axis => ferrox::put_along_axis;
     masked_scatter: abc => ferrox::masked_scatter;
     // Arithmetic, comparison and conversion (continued).

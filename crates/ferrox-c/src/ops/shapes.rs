@@ -1286,4 +1286,42 @@ macro_rules! c_ops {
             })
         }
     };
+
+    // ---- slices at positions held in an array ----------------------------
+    (@doc slice_dynamic, $n:ident) => { concat!("`", stringify!($n), "(a, start, axes, slice_size)`: ferrox's `dynamic_slice`: `slice_size[i]` elements of axis `axes[i]` from the position `start[i]` (an integer array, so one trace serves every position).") };
+    (@decl slice_dynamic, $n:ident) => { decl!($n, "ferrox_array", "const ferrox_array *a, const ferrox_array *start, const int32_t *axes, size_t axes_num, const int32_t *slice_size, size_t slice_size_num") };
+    (@fn slice_dynamic, $c:ident, $n:ident, $f:expr) => {
+        #[doc = c_ops!(@doc slice_dynamic, $n)]
+        ///
+        /// # Safety
+        /// Each list points to its `_num` int32s (NULL if 0).
+        #[no_mangle]
+        pub unsafe extern "C" fn $c(res: Slot<'_, ferrox_array>, a: Option<&ferrox_array>, start: Option<&ferrox_array>, axes_p: *const i32, axes_num: usize, slice_size: *const i32, slice_size_num: usize, s: Option<&ferrox_stream>, err: Slot<'_, ferrox_error>) -> ferrox_status {
+            const OP: &str = stringify!($c);
+            let f: fn(&Array, &Array, &[isize], &[usize]) -> FResult<Array> = $f;
+            respond(OP, res, s, err, ferrox_array::new, || {
+                // SAFETY: the caller passes each list with its length.
+                let (ax, sz) = unsafe { (ints(axes_p, axes_num, OP, "axes")?, ints(slice_size, slice_size_num, OP, "slice_size")?) };
+                Ok(f(array(a, OP, "a")?, array(start, OP, "start")?, &axes(ax), &sizes(sz, OP, "slice_size")?)?)
+            })
+        }
+    };
+    (@doc slice_update_dynamic, $n:ident) => { concat!("`", stringify!($n), "(a, update, start, axes)`: ferrox's `dynamic_slice_update`: a copy of `a` with `update` written at the position `start[i]` of axis `axes[i]` (an integer array).") };
+    (@decl slice_update_dynamic, $n:ident) => { decl!($n, "ferrox_array", "const ferrox_array *a, const ferrox_array *update, const ferrox_array *start, const int32_t *axes, size_t axes_num") };
+    (@fn slice_update_dynamic, $c:ident, $n:ident, $f:expr) => {
+        #[doc = c_ops!(@doc slice_update_dynamic, $n)]
+        ///
+        /// # Safety
+        /// `axes` points to `axes_num` int32s (NULL if 0).
+        #[no_mangle]
+        pub unsafe extern "C" fn $c(res: Slot<'_, ferrox_array>, a: Option<&ferrox_array>, update: Option<&ferrox_array>, start: Option<&ferrox_array>, axes_p: *const i32, axes_num: usize, s: Option<&ferrox_stream>, err: Slot<'_, ferrox_error>) -> ferrox_status {
+            const OP: &str = stringify!($c);
+            let f: fn(&Array, &Array, &Array, &[isize]) -> FResult<Array> = $f;
+            respond(OP, res, s, err, ferrox_array::new, || {
+                // SAFETY: the caller passes `axes_num` int32s.
+                let ax = unsafe { ints(axes_p, axes_num, OP, "axes") }?;
+                Ok(f(array(a, OP, "a")?, array(update, OP, "update")?, array(start, OP, "start")?, &axes(ax))?)
+            })
+        }
+    };
 }

@@ -198,6 +198,15 @@ static void indexing(void) {
   TRY(ferrox_slice_update(&r, vec(zeros, 4), vec(ones3, 2), start, 1, stop, 1, NULL, 0, NULL, &E));
   EXPECT_VALUES(r, 0, 0, 1, 1, 0);
 
+  /* The same slice and update at a position held in an array. */
+  float six4[4] = {0, 1, 2, 3};
+  int32_t at1[1] = {1}, two[1] = {2};
+  ferrox_array *pos = ivec(at1, 1);
+  TRY(ferrox_slice_dynamic(&r, vec(six4, 4), pos, axis0, 1, two, 1, NULL, &E));
+  EXPECT_VALUES(r, 0, 1, 2);
+  TRY(ferrox_slice_update_dynamic(&r, vec(zeros, 4), vec(ones3, 2), pos, axis0, 1, NULL, &E));
+  EXPECT_VALUES(r, 0, 0, 1, 1, 0);
+
   int32_t cols[2] = {1, 0};
   int32_t s2[2] = {2, 1};
   ferrox_array *ci = NULL;
