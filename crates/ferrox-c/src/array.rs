@@ -88,6 +88,22 @@ pub(crate) unsafe fn raw_slice<'a, T>(
     Ok(unsafe { std::slice::from_raw_parts(p, n) })
 }
 
+/// An optional string argument: NULL is `None`, else as [`raw_str`].
+///
+/// # Safety
+/// `p` is NULL or a NUL-terminated string.
+pub(crate) unsafe fn opt_str<'a>(
+    p: *const c_char,
+    op: &str,
+    name: &str,
+) -> CResult<Option<&'a str>> {
+    if p.is_null() {
+        return Ok(None);
+    }
+    // SAFETY: forwarded from the caller.
+    Ok(Some(unsafe { raw_str(p, op, name) }?))
+}
+
 /// A C string argument as UTF-8.
 ///
 /// # Safety

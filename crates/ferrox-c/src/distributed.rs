@@ -9,9 +9,9 @@ use std::ffi::c_char;
 use ferrox::distributed::{self, Group};
 use ferrox::DType;
 
-use crate::array::{dtype_of, ferrox_array, ferrox_dtype, raw_slice, raw_str, sizes};
+use crate::array::{dtype_of, ferrox_array, ferrox_dtype, opt_str, raw_slice, raw_str, sizes};
 use crate::error::{ferrox_error, ferrox_status, guard, CResult};
-use crate::handle::{arg, check_slot, free_handle, impl_handle, put, Handle, Slot};
+use crate::handle::{arg, check_slot, free_handle, impl_handle, opt_arg, put, Handle, Slot};
 use crate::ops::respond;
 use crate::stream::ferrox_stream;
 
@@ -34,10 +34,7 @@ impl ferrox_distributed_group {
 }
 
 fn group_of<'a>(h: Option<&'a ferrox_distributed_group>, op: &str) -> CResult<Option<&'a Group>> {
-    match h {
-        None => Ok(None),
-        Some(_) => Ok(Some(&arg(h, op, "group")?.group)),
-    }
+    Ok(opt_arg(h, op, "group")?.map(|g| &g.group))
 }
 
 /// Whether `backend` (`"any"` or `"mpi"`) can be used in this build.
@@ -68,12 +65,8 @@ pub unsafe extern "C" fn ferrox_distributed_init(
     const OP: &str = "ferrox_distributed_init";
     guard(OP, err, || {
         check_slot(&res, OP, "res")?;
-        let backend = if backend.is_null() {
-            "any"
-        } else {
-            // SAFETY: the caller passes a NUL-terminated string.
-            unsafe { raw_str(backend, OP, "backend") }?
-        };
+        // SAFETY: the caller passes NULL or a NUL-terminated string.
+        let backend = unsafe { opt_str(backend, OP, "backend") }?.unwrap_or("any");
         put(
             res,
             ferrox_distributed_group::new(distributed::init(strict, backend)?),

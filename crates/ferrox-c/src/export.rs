@@ -13,10 +13,10 @@ use std::ffi::{c_char, CString};
 use ferrox::io::function::{self, FunctionExporter, ImportedFunction, Kwargs};
 use ferrox::sync::{lock, Mutex};
 
-use crate::array::{ferrox_vector_array, raw_str};
+use crate::array::{ferrox_vector_array, opt_str, raw_str};
 use crate::closure::ferrox_closure;
 use crate::error::{cstring_lossy, ferrox_error, ferrox_status, guard, CResult};
-use crate::handle::{arg, check_slot, free_handle, impl_handle, put, Handle, Slot};
+use crate::handle::{arg, check_slot, free_handle, impl_handle, opt_arg, put, Handle, Slot};
 use crate::map::ferrox_map_string_to_array;
 use crate::stream::{ferrox_stream, stream_of};
 
@@ -25,11 +25,8 @@ use crate::stream::{ferrox_stream, stream_of};
 /// # Safety
 /// `p` is NULL or a NUL-terminated string.
 unsafe fn metadata_of<'a>(p: *const c_char, op: &str) -> CResult<&'a str> {
-    if p.is_null() {
-        return Ok("");
-    }
     // SAFETY: forwarded from the caller.
-    unsafe { raw_str(p, op, "metadata") }
+    Ok(unsafe { opt_str(p, op, "metadata") }?.unwrap_or(""))
 }
 
 /// The closure's body as an exportable function (positional arguments; a
@@ -192,10 +189,7 @@ pub extern "C" fn ferrox_imported_function_apply(
         check_slot(&res, OP, "res")?;
         let f = &arg(f, OP, "f")?.function;
         let xs = arg(args, OP, "args")?.items();
-        let kw = match kwargs {
-            Some(_) => arg(kwargs, OP, "kwargs")?.to_map(),
-            None => Kwargs::new(),
-        };
+        let kw = opt_arg(kwargs, OP, "kwargs")?.map_or_else(Kwargs::new, |m| m.to_map());
         let out = ferrox::with_stream(stream_of(s, OP)?, || f.call(&xs, &kw))?;
         put(res, ferrox_vector_array::new(out));
         Ok(())

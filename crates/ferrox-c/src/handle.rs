@@ -78,6 +78,16 @@ pub(crate) fn arg<'a, T: Handle>(h: Option<&'a T>, op: &str, name: &str) -> CRes
     }
 }
 
+/// An optional input handle: NULL is `None`; anything else must be a live
+/// handle of the type, as for [`arg`].
+pub(crate) fn opt_arg<'a, T: Handle>(
+    h: Option<&'a T>,
+    op: &str,
+    name: &str,
+) -> CResult<Option<&'a T>> {
+    h.map(|h| arg(Some(h), op, name)).transpose()
+}
+
 /// Checks a result slot before any work is done: not NULL, and holding
 /// NULL or a live handle of the type (which the result will replace).
 pub(crate) fn check_slot<T: Handle>(slot: &Slot<'_, T>, op: &str, name: &str) -> CResult<()> {

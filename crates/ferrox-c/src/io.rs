@@ -11,7 +11,7 @@ use ferrox::io::{Format, Loaded};
 
 use crate::array::{ferrox_array, raw_str};
 use crate::error::{ferrox_error, ferrox_status, guard, CError, CResult};
-use crate::handle::{arg, check_slot, put, Slot};
+use crate::handle::{arg, check_slot, opt_arg, put, Slot};
 use crate::map::{ferrox_map_string_to_array, ferrox_map_string_to_string};
 
 /// The arrays of a file loaded as `format`.
@@ -42,10 +42,7 @@ pub unsafe extern "C" fn ferrox_save_safetensors(
         // SAFETY: the caller passes a NUL-terminated string.
         let path = unsafe { raw_str(path, OP, "path") }?;
         let arrays = arg(map, OP, "map")?.to_map();
-        let meta = match metadata {
-            Some(_) => Some(arg(metadata, OP, "metadata")?.to_map()),
-            None => None,
-        };
+        let meta = opt_arg(metadata, OP, "metadata")?.map(|m| m.to_map());
         ferrox::io::save_safetensors(path, &arrays, meta.as_ref())?;
         Ok(())
     })

@@ -8,18 +8,15 @@ use ferrox::random;
 
 use crate::array::{dtype_of, ferrox_array, ferrox_dtype, raw_slice, sizes};
 use crate::error::{ferrox_error, ferrox_status, guard, CError, CResult};
-use crate::handle::{arg, check_slot, put, Slot};
-use crate::ops::respond;
+use crate::handle::{arg, check_slot, opt_arg, put, Slot};
+use crate::ops::{opt_sizes, respond};
 use crate::stream::{ferrox_stream, stream_of};
 
 fn key_of<'a>(
     key: Option<&'a ferrox_array>,
     op: &str,
 ) -> crate::error::CResult<Option<&'a ferrox::Array>> {
-    match key {
-        None => Ok(None),
-        Some(_) => Ok(Some(&arg(key, op, "key")?.array)),
-    }
+    Ok(opt_arg(key, op, "key")?.map(|k| &k.array))
 }
 
 /// A key (a uint32 array of shape `[2]`) from `seed`.
@@ -135,22 +132,6 @@ pub unsafe extern "C" fn ferrox_random_normal(
     })
 }
 
-/// `p[..n]` as a shape; NULL means "the op's default" (`None`).
-///
-/// # Safety
-/// `p` is NULL or points to `n` int32s.
-unsafe fn opt_shape(p: *const i32, n: usize, op: &str) -> CResult<Option<Vec<usize>>> {
-    if p.is_null() {
-        return Ok(None);
-    }
-    // SAFETY: forwarded from the caller.
-    Ok(Some(sizes(
-        unsafe { raw_slice(p, n, op, "shape") }?,
-        op,
-        "shape",
-    )?))
-}
-
 /// `p[..n]` as a required shape (NULL only when `n` is 0).
 ///
 /// # Safety
@@ -252,7 +233,7 @@ pub unsafe extern "C" fn ferrox_random_bernoulli(
     const OP: &str = "ferrox_random_bernoulli";
     respond(OP, res, s, err, ferrox_array::new, || {
         // SAFETY: the caller passes NULL or `shape_num` int32s.
-        let shape = unsafe { opt_shape(shape, shape_num, OP) }?;
+        let shape = unsafe { opt_sizes(shape, shape_num, OP, "shape") }?;
         let p = arg(p, OP, "p")?.array.clone();
         Ok(random::bernoulli(p, shape.as_deref(), key_of(key, OP)?)?)
     })
@@ -280,7 +261,7 @@ pub unsafe extern "C" fn ferrox_random_categorical(
     const OP: &str = "ferrox_random_categorical";
     respond(OP, res, s, err, ferrox_array::new, || {
         // SAFETY: the caller passes NULL or `shape_num` int32s.
-        let shape = unsafe { opt_shape(shape, shape_num, OP) }?;
+        let shape = unsafe { opt_sizes(shape, shape_num, OP, "shape") }?;
         let logits = &arg(logits, OP, "logits")?.array;
         let n = usize::try_from(num_samples).ok();
         Ok(random::categorical(
@@ -372,7 +353,7 @@ pub unsafe extern "C" fn ferrox_random_truncated_normal(
     const OP: &str = "ferrox_random_truncated_normal";
     respond(OP, res, s, err, ferrox_array::new, || {
         // SAFETY: the caller passes NULL or `shape_num` int32s.
-        let shape = unsafe { opt_shape(shape, shape_num, OP) }?;
+        let shape = unsafe { opt_sizes(shape, shape_num, OP, "shape") }?;
         let (lo, hi) = (
             arg(lower, OP, "lower")?.array.clone(),
             arg(upper, OP, "upper")?.array.clone(),

@@ -19,10 +19,10 @@
 use ferrox::{Array, DType};
 
 use crate::array::{
-    axes, dtype_of, ferrox_array, ferrox_dtype, ferrox_vector_array, raw_slice, sizes,
+    axes, dtype_of, ferrox_array, ferrox_dtype, ferrox_vector_array, opt_str, raw_slice, sizes,
 };
 use crate::error::{ferrox_error, ferrox_status, guard, CError, CResult};
-use crate::handle::{arg, check_slot, put, Slot};
+use crate::handle::{arg, check_slot, opt_arg, put, Slot};
 use crate::stream::{ferrox_stream, stream_of};
 
 /// The `axis` value that means "no axis" (flattened, or not batched in
@@ -100,7 +100,12 @@ fn opt_count(n: i32) -> Option<usize> {
 ///
 /// # Safety
 /// `p` is NULL or points to `n` int32s.
-unsafe fn opt_sizes(p: *const i32, n: usize, op: &str, name: &str) -> CResult<Option<Vec<usize>>> {
+pub(crate) unsafe fn opt_sizes(
+    p: *const i32,
+    n: usize,
+    op: &str,
+    name: &str,
+) -> CResult<Option<Vec<usize>>> {
     if p.is_null() {
         return Ok(None);
     }
@@ -117,11 +122,8 @@ unsafe fn opt_sizes(p: *const i32, n: usize, op: &str, name: &str) -> CResult<Op
 /// # Safety
 /// `p` is NULL or a NUL-terminated string.
 unsafe fn mode_of<'a>(p: *const std::ffi::c_char, op: &str) -> CResult<&'a str> {
-    if p.is_null() {
-        return Ok("affine");
-    }
     // SAFETY: forwarded from the caller.
-    unsafe { crate::array::raw_str(p, op, "mode") }
+    Ok(unsafe { opt_str(p, op, "mode") }?.unwrap_or("affine"))
 }
 
 /// A vector of the present arrays of a fixed-size result.
@@ -159,25 +161,10 @@ impl ferrox_optional_double {
     }
 }
 
-/// An optional array argument: NULL is absent.
-fn opt_array(h: Option<&ferrox_array>) -> Option<&Array> {
-    h.map(|h| &h.array)
-}
-
-/// An optional string argument: NULL is absent.
-///
-/// # Safety
-/// `p` is NULL or a NUL-terminated string.
-unsafe fn opt_str<'a>(
-    p: *const std::ffi::c_char,
-    op: &str,
-    name: &str,
-) -> CResult<Option<&'a str>> {
-    if p.is_null() {
-        return Ok(None);
-    }
-    // SAFETY: forwarded from the caller.
-    Ok(Some(unsafe { crate::array::raw_str(p, op, name) }?))
+/// An optional array argument: NULL is absent; anything else must be a
+/// live handle.
+fn opt_array<'a>(h: Option<&'a ferrox_array>, op: &str, name: &str) -> CResult<Option<&'a Array>> {
+    Ok(opt_arg(h, op, name)?.map(|h| &h.array))
 }
 
 /// Per-dimension `(before, after)` pad widths from C's lists: `low[i]` and

@@ -201,7 +201,7 @@ macro_rules! c_ops {
             respond(OP, res, s, err, ferrox_array::new, || {
                 // SAFETY: the caller passes NULL or a NUL-terminated string.
                 let mode = unsafe { mode_of(mode, OP) }?;
-                let biases = match biases { Some(b) => Some(array(Some(b), OP, "biases")?), None => None };
+                let biases = opt_array(biases, OP, "biases")?;
                 Ok(f(array(w, OP, "w")?, array(scales, OP, "scales")?, biases, opt_count(group_size), opt_count(bits), mode)?)
             })
         }
@@ -222,7 +222,7 @@ macro_rules! c_ops {
             respond(OP, res, s, err, ferrox_array::new, || {
                 // SAFETY: the caller passes NULL or a NUL-terminated string.
                 let mode = unsafe { mode_of(mode, OP) }?;
-                let biases = match biases { Some(b) => Some(array(Some(b), OP, "biases")?), None => None };
+                let biases = opt_array(biases, OP, "biases")?;
                 Ok(f(array(x, OP, "x")?, array(w, OP, "w")?, array(scales, OP, "scales")?, biases, transpose, opt_count(group_size), opt_count(bits), mode)?)
             })
         }
@@ -1135,7 +1135,7 @@ macro_rules! c_ops {
         pub extern "C" fn $c(res: Slot<'_, ferrox_array>, a: Option<&ferrox_array>, b: Option<&ferrox_array>, lhs_indices: Option<&ferrox_array>, rhs_indices: Option<&ferrox_array>, s: Option<&ferrox_stream>, err: Slot<'_, ferrox_error>) -> ferrox_status {
             const OP: &str = stringify!($c);
             let f: fn(&Array, &Array, Option<&Array>, Option<&Array>) -> FResult<Array> = $f;
-            respond(OP, res, s, err, ferrox_array::new, || Ok(f(array(a, OP, "a")?, array(b, OP, "b")?, opt_array(lhs_indices), opt_array(rhs_indices))?))
+            respond(OP, res, s, err, ferrox_array::new, || Ok(f(array(a, OP, "a")?, array(b, OP, "b")?, opt_array(lhs_indices, OP, "lhs_indices")?, opt_array(rhs_indices, OP, "rhs_indices")?)?))
         }
     };
 
@@ -1149,7 +1149,7 @@ macro_rules! c_ops {
             const OP: &str = stringify!($c);
             let f: fn(&Array, &Array, usize, Option<&Array>, Option<&Array>, Option<&Array>) -> FResult<Array> = $f;
             respond(OP, res, s, err, ferrox_array::new, || {
-                Ok(f(array(a, OP, "a")?, array(b, OP, "b")?, count(block_size, OP, "block_size")?, opt_array(mask_out), opt_array(mask_lhs), opt_array(mask_rhs))?)
+                Ok(f(array(a, OP, "a")?, array(b, OP, "b")?, count(block_size, OP, "block_size")?, opt_array(mask_out, OP, "mask_out")?, opt_array(mask_lhs, OP, "mask_lhs")?, opt_array(mask_rhs, OP, "mask_rhs")?)?)
             })
         }
     };
@@ -1169,7 +1169,7 @@ macro_rules! c_ops {
             respond(OP, res, s, err, ferrox_array::new, || {
                 // SAFETY: the caller passes NULL or a NUL-terminated string.
                 let mode = unsafe { mode_of(mode, OP) }?;
-                Ok(f(array(x, OP, "x")?, array(w, OP, "w")?, array(scales, OP, "scales")?, opt_array(biases), opt_array(lhs_indices), opt_array(rhs_indices), transpose, opt_count(group_size), opt_count(bits), mode, sorted_indices)?)
+                Ok(f(array(x, OP, "x")?, array(w, OP, "w")?, array(scales, OP, "scales")?, opt_array(biases, OP, "biases")?, opt_array(lhs_indices, OP, "lhs_indices")?, opt_array(rhs_indices, OP, "rhs_indices")?, transpose, opt_count(group_size), opt_count(bits), mode, sorted_indices)?)
             })
         }
     };
@@ -1227,7 +1227,7 @@ macro_rules! c_ops {
         pub extern "C" fn $c(res: Slot<'_, ferrox_array>, x: Option<&ferrox_array>, weight: Option<&ferrox_array>, eps: f32, s: Option<&ferrox_stream>, err: Slot<'_, ferrox_error>) -> ferrox_status {
             const OP: &str = stringify!($c);
             let f: fn(&Array, Option<&Array>, f32) -> FResult<Array> = $f;
-            respond(OP, res, s, err, ferrox_array::new, || Ok(f(array(x, OP, "x")?, opt_array(weight), eps)?))
+            respond(OP, res, s, err, ferrox_array::new, || Ok(f(array(x, OP, "x")?, opt_array(weight, OP, "weight")?, eps)?))
         }
     };
     (@doc layer_norm, $n:ident) => { concat!("`", stringify!($n), "(x, weight, bias, eps)`: ferrox's `fast::", stringify!($n), "` over the last axis; `weight` and `bias` may be NULL.") };
@@ -1238,7 +1238,7 @@ macro_rules! c_ops {
         pub extern "C" fn $c(res: Slot<'_, ferrox_array>, x: Option<&ferrox_array>, weight: Option<&ferrox_array>, bias: Option<&ferrox_array>, eps: f32, s: Option<&ferrox_stream>, err: Slot<'_, ferrox_error>) -> ferrox_status {
             const OP: &str = stringify!($c);
             let f: fn(&Array, Option<&Array>, Option<&Array>, f32) -> FResult<Array> = $f;
-            respond(OP, res, s, err, ferrox_array::new, || Ok(f(array(x, OP, "x")?, opt_array(weight), opt_array(bias), eps)?))
+            respond(OP, res, s, err, ferrox_array::new, || Ok(f(array(x, OP, "x")?, opt_array(weight, OP, "weight")?, opt_array(bias, OP, "bias")?, eps)?))
         }
     };
     (@doc rope, $n:ident) => { concat!("`", stringify!($n), "(a, dims, traditional, base, scale, offset, freqs)`: ferrox's `fast::rope` with offset `offset`; `base` without a value needs `freqs` (and the reverse), `freqs` may be NULL.") };
@@ -1250,7 +1250,7 @@ macro_rules! c_ops {
             const OP: &str = stringify!($c);
             let f: fn(&Array, usize, bool, Option<f32>, f32, ferrox::fast::RopeOffset<'_>, Option<&Array>) -> FResult<Array> = $f;
             respond(OP, res, s, err, ferrox_array::new, || {
-                Ok(f(array(a, OP, "a")?, count(dims, OP, "dims")?, traditional, base.get().map(|b| b as f32), scale, ferrox::fast::RopeOffset::Scalar(offset.into()), opt_array(freqs))?)
+                Ok(f(array(a, OP, "a")?, count(dims, OP, "dims")?, traditional, base.get().map(|b| b as f32), scale, ferrox::fast::RopeOffset::Scalar(offset.into()), opt_array(freqs, OP, "freqs")?)?)
             })
         }
     };
@@ -1263,7 +1263,7 @@ macro_rules! c_ops {
             const OP: &str = stringify!($c);
             let f: fn(&Array, usize, bool, Option<f32>, f32, ferrox::fast::RopeOffset<'_>, Option<&Array>) -> FResult<Array> = $f;
             respond(OP, res, s, err, ferrox_array::new, || {
-                Ok(f(array(a, OP, "a")?, count(dims, OP, "dims")?, traditional, base.get().map(|b| b as f32), scale, ferrox::fast::RopeOffset::Array(array(offset, OP, "offset")?), opt_array(freqs))?)
+                Ok(f(array(a, OP, "a")?, count(dims, OP, "dims")?, traditional, base.get().map(|b| b as f32), scale, ferrox::fast::RopeOffset::Array(array(offset, OP, "offset")?), opt_array(freqs, OP, "freqs")?)?)
             })
         }
     };
@@ -1281,8 +1281,8 @@ macro_rules! c_ops {
             respond(OP, res, s, err, ferrox_array::new, || {
                 // SAFETY: the caller passes NULL or a NUL-terminated string.
                 let mode = unsafe { opt_str(mask_mode, OP, "mask_mode") }?;
-                let mask = attention_mask(OP, mode, opt_array(mask))?;
-                Ok(f(array(q, OP, "q")?, array(k, OP, "k")?, array(v, OP, "v")?, scale, mask, opt_array(sinks))?)
+                let mask = attention_mask(OP, mode, opt_array(mask, OP, "mask")?)?;
+                Ok(f(array(q, OP, "q")?, array(k, OP, "k")?, array(v, OP, "v")?, scale, mask, opt_array(sinks, OP, "sinks")?)?)
             })
         }
     };

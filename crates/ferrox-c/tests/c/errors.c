@@ -65,6 +65,13 @@ int main(void) {
   EXPECT(ferrox_error_message(NULL) == NULL);
   EXPECT(ferrox_error_status(NULL) == FERROX_ERROR_INVALID_HANDLE);
   EXPECT(ferrox_array_ndim(NULL) == 0 && ferrox_array_dtype(NULL) == -1);
+  /* An optional argument that is not NULL must be a live handle too: a
+   * readable block that ferrox did not make is refused, not read. */
+  static uint64_t not_a_handle[8];
+  st = ferrox_fast_rms_norm(&r, a, (const ferrox_array *)not_a_handle, 1e-5f, NULL, &e);
+  expect_error(st, e, FERROX_ERROR_INVALID_HANDLE, "ferrox_fast_rms_norm", "`weight`", NULL);
+  st = ferrox_random_gumbel(&r, neg, 0, FERROX_FLOAT32, (const ferrox_array *)not_a_handle, NULL, &e);
+  expect_error(st, e, FERROX_ERROR_INVALID_HANDLE, "`key`", NULL, NULL);
 
   /* A failing callback, called directly, compiled and differentiated. */
   ferrox_closure *f = NULL;
