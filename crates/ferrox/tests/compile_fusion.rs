@@ -447,3 +447,88 @@ fn a_shapeless_kernel_with_several_outputs_replays_at_new_broadcast_shapes() {
         assert_eq!(bits(g), bits(w));
     }
 }
+
+/// Every unary op the register engine runs, as a function of the chain.
+type UnaryFn = fn(&Array) -> Result<Array>;
+const REGISTER_UNARY: [UnaryFn; 29] = [
+    abs,
+    negative,
+    sign,
+    square,
+    sqrt,
+    rsqrt,
+    reciprocal,
+    exp,
+    expm1,
+    log,
+    log1p,
+    log2,
+    log10,
+    arcsin,
+    arccos,
+    arctan,
+    sinh,
+    cosh,
+    tanh,
+    arcsinh,
+    arccosh,
+    arctanh,
+    sigmoid,
+    erf,
+    erfinv,
+    floor,
+    ceil,
+    trunc,
+    |a| round(a, 0),
+];
+
+/// Every binary op the register engine runs.
+type BinaryFn = fn(&Array, &Array) -> Result<Array>;
+const REGISTER_BINARY: [BinaryFn; 8] = [
+    add, subtract, multiply, divide, power, maximum, minimum, logaddexp,
+];
+
+#[test]
+fn register_programs_equal_the_unfused_ops_bitwise() {
+    // Flat programs (full contiguous inputs and scalars) of every admitted
+    // op, f32 and f64, at lengths that end mid-block, span several chunks
+    // and split over cores; values include NaN, infinities, zeros and
+    // out-of-domain arguments. Two outputs: an intermediate and the last.
+    let specials = [
+        f64::NAN,
+        f64::INFINITY,
+        -f64::INFINITY,
+        0.0,
+        -0.0,
+        1.0,
+        -1.0,
+        2.5,
+    ];
+    for dtype in [DType::Float32, DType::Float64] {
+        for n in [1usize, 511, 513, 8192 + 700, 3 * 32768 + 5] {
+            let mut rng = Rng::new(n as u64);
+            let mut x = rng.array(&[n], -4.0, 4.0).to_vec::<f64>().unwrap();
+            for (v, s) in x.iter_mut().zip(specials) {
+                *v = s;
+            }
+            let x = astype(&Array::from_slice(&x, &[n]).unwrap(), dtype).unwrap();
+            let y = astype(&rng.array(&[n], -3.0, 3.0), dtype).unwrap();
+            for (u, unary) in REGISTER_UNARY.iter().enumerate() {
+                let binary = REGISTER_BINARY[u % REGISTER_BINARY.len()];
+                let scalar = astype(&Array::from([2.0, 0.75, 3.0][u % 3]), dtype).unwrap();
+                let body = move |xs: &[Array]| -> Result<Vec<Array>> {
+                    let h = unary(&multiply(&xs[0], &xs[2])?)?;
+                    let z = binary(&h, &xs[1])?;
+                    Ok(vec![h, add(&binary(&xs[1], &xs[2])?, &z)?])
+                };
+                let args = [x.clone(), y.clone(), scalar];
+                let want = body(&args).unwrap();
+                let got = compile(body).call(&args).unwrap();
+                assert_eq!(kernel_of(&got[1]).primitive().unwrap().name(), "fused");
+                for (g, w) in got.iter().zip(&want) {
+                    assert_eq!(bits(g), bits(w), "op {u} with {dtype}, n = {n}");
+                }
+            }
+        }
+    }
+}
