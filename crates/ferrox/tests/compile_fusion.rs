@@ -532,3 +532,29 @@ fn register_programs_equal_the_unfused_ops_bitwise() {
         }
     }
 }
+
+#[test]
+fn register_programs_with_a_bias_row_equal_the_unfused_ops_bitwise() {
+    // A row broadcast over the rows (a bias, shaped [d] or [1, d]) keeps a
+    // program in the register engine: blocks stop at row ends. Rows of 700
+    // (blocks of 512 and 188), rows longer than a chunk, and short rows
+    // (which stay with the chunk engine), f32 and f64.
+    for dtype in [DType::Float32, DType::Float64] {
+        for (rows, d) in [(300usize, 700usize), (3, 20_000), (2000, 10), (1, 1)] {
+            let mut rng = Rng::new((rows * d) as u64);
+            let x = astype(&rng.array(&[rows, d], -3.0, 3.0), dtype).unwrap();
+            let bias = astype(&rng.array(&[d], -1.0, 1.0), dtype).unwrap();
+            let bias2 = astype(&rng.array(&[1, d], -1.0, 1.0), dtype).unwrap();
+            let body = |xs: &[Array]| -> Result<Vec<Array>> {
+                let h = maximum(&add(&xs[0], &xs[1])?, &xs[3])?;
+                Ok(vec![multiply(&tanh(&h)?, &xs[2])?])
+            };
+            let zero = astype(&Array::from(0.0f32), dtype).unwrap();
+            let args = [x, bias, bias2, zero];
+            let want = body(&args).unwrap();
+            let got = compile(body).call(&args).unwrap();
+            assert_eq!(got[0].shape(), want[0].shape());
+            assert_eq!(bits(&got[0]), bits(&want[0]), "{rows}x{d} {dtype}");
+        }
+    }
+}

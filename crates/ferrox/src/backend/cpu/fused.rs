@@ -258,14 +258,15 @@ impl Fused {
 
 impl Fused {
     /// Runs the program in the register engine when every step is a
-    /// unary or arithmetic op on `T` and every input is a contiguous
-    /// slice of `n` elements of `T` or one element (a flat program):
-    /// writes every output into `storages` and returns true. Returns
-    /// false, touching nothing, when the program is outside the engine.
+    /// unary or arithmetic op on `T` and every input is contiguous of the
+    /// output's `shape`, one element, or one row broadcast over the rows
+    /// (see [`BlockPlan::new`]): writes every output into `storages` and
+    /// returns true. Returns false, touching nothing, when the program is
+    /// outside the engine.
     fn run_blocks<T: BlockFloat>(
         &self,
         inputs: &[Operand<'_>],
-        n: usize,
+        shape: &[usize],
         storages: &mut [Storage],
         stream: bool,
     ) -> Result<bool> {
@@ -290,9 +291,10 @@ impl Fused {
                 .collect();
             (step.lane, args, step.dtype)
         });
-        let Some(plan) = BlockPlan::<T>::new(steps, &self.outputs, n) else {
+        let Some(plan) = BlockPlan::<T>::new(steps, &self.outputs, shape) else {
             return Ok(false);
         };
+        let n: usize = shape.iter().product();
         let chunks = n.div_ceil(CHUNK);
         for_each_task::<T>(
             storages,
@@ -481,9 +483,8 @@ impl Primitive for Fused {
             .iter()
             .map(|o| out_storage(*o))
             .collect::<Result<Vec<_>>>()?;
-        let ran_in_blocks = flat
-            && (self.run_blocks::<f32>(inputs, n, &mut storages, stream)?
-                || self.run_blocks::<f64>(inputs, n, &mut storages, stream)?);
+        let ran_in_blocks = self.run_blocks::<f32>(inputs, shape, &mut storages, stream)?
+            || self.run_blocks::<f64>(inputs, shape, &mut storages, stream)?;
         if !ran_in_blocks {
             let row_len = if flat { 1 } else { n / shape[0] };
             let rows = n / row_len;

@@ -30,6 +30,11 @@ use crate::graph::storage::Pod;
 /// steps keeps its registers in a 32 KiB L1 data cache.
 pub(crate) const BLOCK: usize = 512;
 
+/// Rows shorter than this (as the row input of a bias add) would cut
+/// blocks too short to pay for their per-step dispatch; such programs stay
+/// with the chunk engine.
+pub(crate) const MIN_ROW: usize = 64;
+
 /// What a fused step computes, when the register engine can run it: the
 /// selector of a unary or binary elementwise op. The fusion pass records
 /// it beside the step's primitive.
@@ -109,6 +114,9 @@ impl BlockFloat for f64 {
 pub(crate) enum Src {
     /// Input i, a contiguous slice of the output's length.
     Slice(usize),
+    /// Row input r: one contiguous row of the output's last axis, the same
+    /// for every row (a bias).
+    Row(usize),
     /// Splat register s (an input or constant of one element).
     Splat(usize),
     /// The register of step k.
@@ -128,6 +136,10 @@ pub(crate) struct BlockStep {
 pub(crate) struct BlockPlan<'a, T> {
     steps: Vec<BlockStep>,
     slices: Vec<&'a [T]>,
+    rows: Vec<&'a [T]>,
+    /// The output's last axis: blocks never cross a row when `rows` is
+    /// non-empty.
+    row_len: usize,
     splats: Vec<T>,
     /// The steps whose registers are written out, in output order.
     outputs: Vec<usize>,
@@ -143,14 +155,16 @@ pub(crate) enum PlanArg<'o, 'a> {
 }
 
 impl<'a, T: BlockFloat> BlockPlan<'a, T> {
-    /// The plan for steps `(op, args, dtype)` producing `n` elements, or
-    /// `None` if some step, operand or dtype is outside the engine (the
-    /// caller then runs the chunk engine). Inputs must be contiguous of
-    /// `n` elements or single elements.
+    /// The plan for steps `(op, args, dtype)` producing outputs of
+    /// `shape`, or `None` if some step, operand or dtype is outside the
+    /// engine (the caller then runs the chunk engine). Inputs must be
+    /// contiguous of the output's shape, single elements, or one
+    /// contiguous row of the last axis (of at least [`MIN_ROW`] elements)
+    /// broadcast over the others.
     pub(crate) fn new<'o>(
         steps: impl IntoIterator<Item = (Option<LaneOp>, Vec<PlanArg<'o, 'a>>, DType)>,
         outputs: &[usize],
-        n: usize,
+        shape: &[usize],
     ) -> Option<BlockPlan<'a, T>>
     where
         'a: 'o,
@@ -158,6 +172,8 @@ impl<'a, T: BlockFloat> BlockPlan<'a, T> {
         let mut plan: BlockPlan<'a, T> = BlockPlan {
             steps: Vec::new(),
             slices: Vec::new(),
+            rows: Vec::new(),
+            row_len: shape.last().copied().unwrap_or(1),
             splats: Vec::new(),
             outputs: outputs.to_vec(),
         };
@@ -175,7 +191,7 @@ impl<'a, T: BlockFloat> BlockPlan<'a, T> {
                 return None;
             }
             for (src, arg) in srcs.iter_mut().zip(&args) {
-                *src = plan.resolve(*arg, n)?;
+                *src = plan.resolve(*arg, shape)?;
             }
             let op = match (op, srcs[1]) {
                 (LaneOp::Binary(BinaryOp::Power), Src::Splat(s))
@@ -189,10 +205,11 @@ impl<'a, T: BlockFloat> BlockPlan<'a, T> {
             plan.steps.push(BlockStep { op, args: srcs });
         }
         let k = plan.steps.len();
-        (k > 0 && plan.outputs.iter().all(|&o| o < k)).then_some(plan)
+        let short_rows = !plan.rows.is_empty() && plan.row_len < MIN_ROW;
+        (k > 0 && !short_rows && plan.outputs.iter().all(|&o| o < k)).then_some(plan)
     }
 
-    fn resolve(&mut self, arg: PlanArg<'_, 'a>, n: usize) -> Option<Src> {
+    fn resolve(&mut self, arg: PlanArg<'_, 'a>, shape: &[usize]) -> Option<Src> {
         match arg {
             PlanArg::Step(k) => (k < self.steps.len()).then_some(Src::Step(k)),
             PlanArg::Input(x) | PlanArg::Scalar(x) if x.dtype != T::BLOCK_DTYPE => None,
@@ -202,15 +219,23 @@ impl<'a, T: BlockFloat> BlockPlan<'a, T> {
                 Some(Src::Splat(self.splats.len() - 1))
             }
             PlanArg::Input(x) if x.shape.iter().product::<usize>() == 1 => {
-                self.resolve(PlanArg::Scalar(x), n)
+                self.resolve(PlanArg::Scalar(x), shape)
             }
             PlanArg::Input(x) => {
                 let s = x.data.as_contiguous::<T>(x.shape)?;
-                if s.len() != n {
+                if x.shape == shape {
+                    self.slices.push(s);
+                    return Some(Src::Slice(self.slices.len() - 1));
+                }
+                let (&last, lead) = x.shape.split_last()?;
+                let row = x.shape.len() <= shape.len()
+                    && last == self.row_len
+                    && lead.iter().all(|&d| d == 1);
+                if !row || s.len() != last {
                     return None;
                 }
-                self.slices.push(s);
-                Some(Src::Slice(self.slices.len() - 1))
+                self.rows.push(s);
+                Some(Src::Row(self.rows.len() - 1))
             }
         }
     }
@@ -232,12 +257,17 @@ impl<'a, T: BlockFloat> BlockPlan<'a, T> {
             || {
                 let mut b0 = 0;
                 while b0 < len {
-                    let m = BLOCK.min(len - b0);
+                    let col = (start + b0) % self.row_len;
+                    let mut m = BLOCK.min(len - b0);
+                    if !self.rows.is_empty() {
+                        m = m.min(self.row_len - col);
+                    }
                     for (i, step) in self.steps.iter().enumerate() {
                         let (done, rest) = steps_regs.split_at_mut(i * BLOCK);
                         let operand = |src: Src| -> &[T] {
                             match src {
                                 Src::Slice(s) => &self.slices[s][start + b0..start + b0 + m],
+                                Src::Row(r) => &self.rows[r][col..col + m],
                                 Src::Splat(s) => &splat_regs[s * BLOCK..s * BLOCK + m],
                                 Src::Step(j) => &done[j * BLOCK..j * BLOCK + m],
                             }
@@ -339,5 +369,135 @@ fn binary_block<T: BlockFloat>(op: BinaryOp, a: &[T], b: &[T], out: &mut [T]) {
         BinaryOp::LogAddExp => each2(a, b, out, T::logaddexp),
         // Not admitted by `supported`; never planned.
         _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::graph::array::Array;
+    use crate::graph::layout::Data;
+
+    fn operand<'a>(a: &'a Array, data: &'a Data) -> Operand<'a> {
+        Operand {
+            data,
+            shape: a.shape(),
+            dtype: a.dtype(),
+        }
+    }
+
+    #[test]
+    fn a_chain_runs_block_by_block_with_splats_and_two_outputs() {
+        // (x * 0.5) then tanh; outputs: both steps. 1100 elements: two
+        // full blocks and a partial one, split over two calls of `run`.
+        let n = 1100;
+        let v: Vec<f32> = (0..n).map(|i| i as f32 / 100.0 - 5.0).collect();
+        let x = Array::from_slice(&v, &[n]).unwrap();
+        let half = Array::from(0.5f32);
+        let (dx, dh) = (x.data().unwrap(), half.data().unwrap());
+        let (ox, oh) = (operand(&x, &dx), operand(&half, &dh));
+        let steps = vec![
+            (
+                Some(LaneOp::Binary(BinaryOp::Multiply)),
+                vec![PlanArg::Input(&ox), PlanArg::Scalar(&oh)],
+                DType::Float32,
+            ),
+            (
+                Some(LaneOp::Unary(UnaryOp::Tanh)),
+                vec![PlanArg::Step(0)],
+                DType::Float32,
+            ),
+        ];
+        let plan = BlockPlan::<f32>::new(steps, &[1, 0], &[n]).expect("a plan");
+        let (mut t, mut h) = (vec![0f32; n], vec![0f32; n]);
+        for (start, end) in [(0, 700), (700, n)] {
+            let mut dsts = [&mut t[start..end], &mut h[start..end]];
+            plan.run(start, &mut dsts, start == 0);
+        }
+        for i in 0..n {
+            assert_eq!(h[i], v[i] * 0.5, "element {i}");
+            assert_eq!(t[i], FloatElement::tanh(v[i] * 0.5), "element {i}");
+        }
+    }
+
+    #[test]
+    fn programs_outside_the_engine_get_no_plan() {
+        let x = Array::from_slice(&[1f32, 2.0, 3.0], &[3]).unwrap();
+        let dx = x.data().unwrap();
+        let ox = operand(&x, &dx);
+        let plan = |op: Option<LaneOp>, dtype: DType, n: usize| {
+            BlockPlan::<f32>::new([(op, vec![PlanArg::Input(&ox)], dtype)], &[0], &[n]).is_some()
+        };
+        assert!(plan(Some(LaneOp::Unary(UnaryOp::Exp)), DType::Float32, 3));
+        // Trig takes its kernel's two-pass path; not a lane op at all;
+        // another dtype; an input of another length; a wrong arity.
+        assert!(!plan(Some(LaneOp::Unary(UnaryOp::Sin)), DType::Float32, 3));
+        assert!(!plan(None, DType::Float32, 3));
+        assert!(!plan(Some(LaneOp::Unary(UnaryOp::Exp)), DType::Float64, 3));
+        assert!(!plan(Some(LaneOp::Unary(UnaryOp::Exp)), DType::Float32, 4));
+        assert!(!plan(
+            Some(LaneOp::Binary(BinaryOp::Add)),
+            DType::Float32,
+            3
+        ));
+        assert!(
+            BlockPlan::<f64>::new(
+                [(
+                    Some(LaneOp::Unary(UnaryOp::Exp)),
+                    vec![PlanArg::Input(&ox)],
+                    DType::Float64
+                )],
+                &[0],
+                &[3]
+            )
+            .is_none()
+        );
+    }
+
+    #[test]
+    fn a_bias_row_is_read_per_row_and_short_rows_get_no_plan() {
+        // x [3, 600] + b [600]: blocks of 512 and 88 per row; `run` called
+        // on a range that starts and ends mid-row.
+        let (rows, d) = (3, 600);
+        let v: Vec<f32> = (0..rows * d).map(|i| i as f32).collect();
+        let bv: Vec<f32> = (0..d).map(|j| -(j as f32) / 2.0).collect();
+        let x = Array::from_slice(&v, &[rows, d]).unwrap();
+        let b = Array::from_slice(&bv, &[d]).unwrap();
+        let (dx, db) = (x.data().unwrap(), b.data().unwrap());
+        let (ox, ob) = (operand(&x, &dx), operand(&b, &db));
+        let add = |shape: &[usize]| {
+            BlockPlan::<f32>::new(
+                [(
+                    Some(LaneOp::Binary(BinaryOp::Add)),
+                    vec![PlanArg::Input(&ox), PlanArg::Input(&ob)],
+                    DType::Float32,
+                )],
+                &[0],
+                shape,
+            )
+        };
+        let plan = add(&[rows, d]).expect("a plan");
+        let mut out = vec![0f32; rows * d];
+        for (start, end) in [(0, 250), (250, 1300), (1300, rows * d)] {
+            plan.run(start, &mut [&mut out[start..end]], false);
+        }
+        for (i, o) in out.iter().enumerate() {
+            assert_eq!(*o, v[i] + bv[i % d], "element {i}");
+        }
+        // The same row under a last axis it does not match, or too short.
+        assert!(add(&[d, 3]).is_none());
+        let short = Array::from_slice(&bv[..10], &[10]).unwrap();
+        let ds = short.data().unwrap();
+        let os = operand(&short, &ds);
+        let plan = BlockPlan::<f32>::new(
+            [(
+                Some(LaneOp::Binary(BinaryOp::Add)),
+                vec![PlanArg::Input(&os), PlanArg::Input(&os)],
+                DType::Float32,
+            )],
+            &[0],
+            &[rows, 10],
+        );
+        assert!(plan.is_none(), "rows of 10 stay with the chunk engine");
     }
 }
