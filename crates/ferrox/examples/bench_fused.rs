@@ -1,6 +1,7 @@
 //! Compiled elementwise chains on 16M f32, one JSON line per case with the
 //! median wall time in ms (evaluation included): the fused row of
-//! bench/step_bench.py without Python, for A/B runs of the fused engines.
+//! bench/step_bench.py without Python, and three more chains, in alternating
+//! rounds: a quick A/B of fusion changes against an earlier build.
 //!
 //! Run: cargo run --release --example bench_fused [-- --reps N]
 use ferrox::*;

@@ -448,7 +448,7 @@ fn a_shapeless_kernel_with_several_outputs_replays_at_new_broadcast_shapes() {
     }
 }
 
-/// Every unary op the register engine runs, as a function of the chain.
+/// Every float unary op with an element kernel, as a step of a chain.
 type UnaryFn = fn(&Array) -> Result<Array>;
 const REGISTER_UNARY: [UnaryFn; 29] = [
     abs,
@@ -482,16 +482,16 @@ const REGISTER_UNARY: [UnaryFn; 29] = [
     |a| round(a, 0),
 ];
 
-/// Every binary op the register engine runs.
+/// Every float arithmetic binary op.
 type BinaryFn = fn(&Array, &Array) -> Result<Array>;
 const REGISTER_BINARY: [BinaryFn; 8] = [
     add, subtract, multiply, divide, power, maximum, minimum, logaddexp,
 ];
 
 #[test]
-fn register_programs_equal_the_unfused_ops_bitwise() {
-    // Flat programs (full contiguous inputs and scalars) of every admitted
-    // op, f32 and f64, at lengths that end mid-block, span several chunks
+fn flat_chains_of_every_float_op_equal_the_unfused_ops_bitwise() {
+    // Flat programs (full contiguous inputs and scalars) of every float
+    // op, f32 and f64, at lengths below one chunk, across several chunks
     // and split over cores; values include NaN, infinities, zeros and
     // out-of-domain arguments. Two outputs: an intermediate and the last.
     let specials = [
@@ -534,11 +534,10 @@ fn register_programs_equal_the_unfused_ops_bitwise() {
 }
 
 #[test]
-fn register_programs_with_a_bias_row_equal_the_unfused_ops_bitwise() {
-    // A row broadcast over the rows (a bias, shaped [d] or [1, d]) keeps a
-    // program in the register engine: blocks stop at row ends. Rows of 700
-    // (blocks of 512 and 188), rows longer than a chunk, and short rows
-    // (which stay with the chunk engine), f32 and f64.
+fn chains_with_a_bias_row_equal_the_unfused_ops_bitwise() {
+    // A row broadcast over the rows (a bias, shaped [d] or [1, d]) takes
+    // the row-block path: rows of 700, rows longer than a chunk, many
+    // short rows, and a single element; f32 and f64.
     for dtype in [DType::Float32, DType::Float64] {
         for (rows, d) in [(300usize, 700usize), (3, 20_000), (2000, 10), (1, 1)] {
             let mut rng = Rng::new((rows * d) as u64);

@@ -21,12 +21,8 @@
 
 use super::tape::{Instr, Ref, Tape};
 use crate::backend::cpu::fused::{Fused, FusedConst, Reg, Step};
-use crate::backend::cpu::fused_blocks::LaneOp;
 use crate::graph::array::Array;
 use crate::graph::outputs::{OutputOf, OutputSpecs};
-use crate::graph::primitive::Primitive;
-use crate::ops::binary::Binary;
-use crate::ops::unary::Unary;
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -35,16 +31,6 @@ use std::sync::Arc;
 /// the op decides, not a list here.
 fn is_elementwise(ins: &Instr) -> bool {
     ins.op.is_elementwise()
-}
-
-/// The element function of a unary or binary op, for the register engine.
-fn lane_op(op: &dyn Primitive) -> Option<LaneOp> {
-    let any = op.as_any();
-    if let Some(Unary(u)) = any.downcast_ref::<Unary>() {
-        return Some(LaneOp::Unary(*u));
-    }
-    any.downcast_ref::<Binary>()
-        .map(|Binary(b)| LaneOp::Binary(*b))
 }
 
 /// A captured single-element array that is already evaluated, as a
@@ -237,10 +223,8 @@ pub(crate) fn fuse(tape: Tape) -> Tape {
                         })
                         .collect();
                     step_of.insert(j, steps.len());
-                    let op = &tape.instrs[j].op;
                     steps.push(Step {
-                        lane: lane_op(op.as_ref()),
-                        op: op.clone(),
+                        op: tape.instrs[j].op.clone(),
                         args,
                         dtype: tape.instrs[j].dtype,
                     });

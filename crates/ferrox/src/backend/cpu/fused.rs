@@ -22,14 +22,12 @@
 //! one after another on whole arrays instead.
 
 use crate::backend::cpu::elementwise::out_storage;
-use crate::backend::cpu::fused_blocks::{BlockFloat, BlockPlan, LaneOp, PlanArg};
 use crate::backend::cpu::parallel::worth_splitting;
 use crate::backend::cpu::stream_store::{store_fence, stream_copy, worth_streaming};
 use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::graph::layout::Data;
 use crate::graph::primitive::{Operand, OutSpec, Primitive};
-use crate::graph::storage::{Pod, Storage};
 use rayon::prelude::*;
 use std::any::Any;
 use std::sync::Arc;
@@ -96,9 +94,6 @@ pub(crate) struct Step {
     pub(crate) op: Arc<dyn Primitive>,
     pub(crate) args: Vec<Reg>,
     pub(crate) dtype: DType,
-    /// The op's element function, when it is a unary or binary op the
-    /// register engine ([`crate::backend::cpu::fused_blocks`]) can run.
-    pub(crate) lane: Option<LaneOp>,
 }
 
 /// A chain of elementwise steps evaluated as one node: with one output an
@@ -256,94 +251,6 @@ impl Fused {
     }
 }
 
-impl Fused {
-    /// Runs the program in the register engine when every step is a
-    /// unary or arithmetic op on `T` and every input is contiguous of the
-    /// output's `shape`, one element, or one row broadcast over the rows
-    /// (see [`BlockPlan::new`]): writes every output into `storages` and
-    /// returns true. Returns false, touching nothing, when the program is
-    /// outside the engine.
-    fn run_blocks<T: BlockFloat>(
-        &self,
-        inputs: &[Operand<'_>],
-        shape: &[usize],
-        storages: &mut [Storage],
-        stream: bool,
-    ) -> Result<bool> {
-        let consts: Vec<Operand<'_>> = self
-            .consts
-            .iter()
-            .map(|c| Operand {
-                data: &c.scalar,
-                shape: &[],
-                dtype: c.dtype,
-            })
-            .collect();
-        let steps = self.steps.iter().map(|step| {
-            let args = step
-                .args
-                .iter()
-                .map(|r| match *r {
-                    Reg::Input(i) => PlanArg::Input(&inputs[i]),
-                    Reg::Step(k) => PlanArg::Step(k),
-                    Reg::Const(c) => PlanArg::Scalar(&consts[c]),
-                })
-                .collect();
-            (step.lane, args, step.dtype)
-        });
-        let Some(plan) = BlockPlan::<T>::new(steps, &self.outputs, shape) else {
-            return Ok(false);
-        };
-        let n: usize = shape.iter().product();
-        let chunks = n.div_ceil(CHUNK);
-        for_each_task::<T>(
-            storages,
-            chunks,
-            |_| CHUNK,
-            n,
-            |i, dsts| {
-                plan.run(i * CHUNK, dsts, stream);
-                Ok(())
-            },
-        )?;
-        Ok(true)
-    }
-}
-
-/// Splits each of `storages` (the outputs, elements of `E`) into `chunks`
-/// consecutive slices, `chunk_len(j)` elements each for output j (the last
-/// shorter), and calls `run(i, dsts)` with chunk i of every output, in
-/// parallel over chunks when `n` output elements are worth splitting.
-fn for_each_task<E: Pod>(
-    storages: &mut [Storage],
-    chunks: usize,
-    chunk_len: impl Fn(usize) -> usize,
-    n: usize,
-    run: impl Fn(usize, &mut [&mut [E]]) -> Result<()> + Sync + Send,
-) -> Result<()> {
-    let k = storages.len();
-    let mut per_output: Vec<_> = storages
-        .iter_mut()
-        .enumerate()
-        .map(|(j, storage)| storage.as_mut_slice::<E>().chunks_mut(chunk_len(j).max(1)))
-        .collect();
-    // dsts[i * k + j]: chunk i of output j, so each task owns k disjoint
-    // slices.
-    let mut dsts: Vec<&mut [E]> = Vec::with_capacity(chunks * k);
-    for _ in 0..chunks {
-        dsts.extend(per_output.iter_mut().filter_map(Iterator::next));
-    }
-    if worth_splitting(n) {
-        dsts.par_chunks_mut(k.max(1))
-            .enumerate()
-            .try_for_each(|(i, d)| run(i, d))
-    } else {
-        dsts.chunks_mut(k.max(1))
-            .enumerate()
-            .try_for_each(|(i, d)| run(i, d))
-    }
-}
-
 /// The bytes of `data`, a freshly computed step result of `shape`.
 fn contiguous_bytes<'d>(data: &'d Data, shape: &[usize], dtype: DType) -> Result<&'d [u8]> {
     let size = dtype.size();
@@ -478,25 +385,43 @@ impl Primitive for Fused {
             x.shape.iter().product::<usize>() == 1
                 || (x.shape == shape && x.data.is_contiguous(x.shape))
         });
-        let stream = worth_streaming(bytes_out);
+        let row_len = if flat { 1 } else { n / shape[0] };
+        let rows = n / row_len;
+        let rows_per_chunk = (CHUNK / row_len).max(1);
         let mut storages = outs
             .iter()
             .map(|o| out_storage(*o))
             .collect::<Result<Vec<_>>>()?;
-        let ran_in_blocks = self.run_blocks::<f32>(inputs, shape, &mut storages, stream)?
-            || self.run_blocks::<f64>(inputs, shape, &mut storages, stream)?;
-        if !ran_in_blocks {
-            let row_len = if flat { 1 } else { n / shape[0] };
-            let rows = n / row_len;
-            let rows_per_chunk = (CHUNK / row_len).max(1);
-            let chunk_bytes = |j: usize| rows_per_chunk * row_len * outs[j].dtype.size();
-            let chunks = rows.div_ceil(rows_per_chunk);
-            for_each_task::<u8>(&mut storages, chunks, chunk_bytes, n, |i, dst| {
-                let r0 = i * rows_per_chunk;
-                let nrows = rows_per_chunk.min(rows - r0);
-                self.eval_chunk(inputs, shape, flat, (r0, nrows), dst, stream)
-            })?;
+        let stream = worth_streaming(bytes_out);
+        // dsts[i * k + j]: chunk i of output j, so each task owns k
+        // disjoint slices.
+        let mut per_output: Vec<_> = storages
+            .iter_mut()
+            .zip(outs)
+            .map(|(storage, o)| {
+                storage
+                    .as_mut_slice::<u8>()
+                    .chunks_mut(rows_per_chunk * row_len * o.dtype.size())
+            })
+            .collect();
+        let k = outs.len();
+        let chunks = rows.div_ceil(rows_per_chunk);
+        let mut dsts: Vec<&mut [u8]> = Vec::with_capacity(chunks * k);
+        for _ in 0..chunks {
+            dsts.extend(per_output.iter_mut().filter_map(Iterator::next));
         }
+        let run = |(i, dst): (usize, &mut [&mut [u8]])| {
+            let r0 = i * rows_per_chunk;
+            let nrows = rows_per_chunk.min(rows - r0);
+            self.eval_chunk(inputs, shape, flat, (r0, nrows), dst, stream)
+        };
+        if worth_splitting(n) {
+            dsts.par_chunks_mut(k).enumerate().try_for_each(run)?;
+        } else {
+            dsts.chunks_mut(k).enumerate().try_for_each(run)?;
+        }
+        drop(dsts);
+        drop(per_output);
         Ok(storages
             .into_iter()
             .map(|storage| Data::contiguous(storage, shape))

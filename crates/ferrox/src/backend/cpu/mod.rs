@@ -12,7 +12,6 @@ pub mod fast;
 pub mod fft;
 pub mod fill;
 pub mod fused;
-pub(crate) mod fused_blocks;
 pub mod gather;
 pub mod half;
 pub mod index;
