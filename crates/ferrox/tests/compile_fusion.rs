@@ -450,7 +450,7 @@ fn a_shapeless_kernel_with_several_outputs_replays_at_new_broadcast_shapes() {
 
 /// Every float unary op with an element kernel, as a step of a chain.
 type UnaryFn = fn(&Array) -> Result<Array>;
-const REGISTER_UNARY: [UnaryFn; 29] = [
+const FLOAT_UNARY: [UnaryFn; 29] = [
     abs,
     negative,
     sign,
@@ -484,7 +484,7 @@ const REGISTER_UNARY: [UnaryFn; 29] = [
 
 /// Every float arithmetic binary op.
 type BinaryFn = fn(&Array, &Array) -> Result<Array>;
-const REGISTER_BINARY: [BinaryFn; 8] = [
+const FLOAT_BINARY: [BinaryFn; 8] = [
     add, subtract, multiply, divide, power, maximum, minimum, logaddexp,
 ];
 
@@ -513,8 +513,8 @@ fn flat_chains_of_every_float_op_equal_the_unfused_ops_bitwise() {
             }
             let x = astype(&Array::from_slice(&x, &[n]).unwrap(), dtype).unwrap();
             let y = astype(&rng.array(&[n], -3.0, 3.0), dtype).unwrap();
-            for (u, unary) in REGISTER_UNARY.iter().enumerate() {
-                let binary = REGISTER_BINARY[u % REGISTER_BINARY.len()];
+            for (u, unary) in FLOAT_UNARY.iter().enumerate() {
+                let binary = FLOAT_BINARY[u % FLOAT_BINARY.len()];
                 let scalar = astype(&Array::from([2.0, 0.75, 3.0][u % 3]), dtype).unwrap();
                 let body = move |xs: &[Array]| -> Result<Vec<Array>> {
                     let h = unary(&multiply(&xs[0], &xs[2])?)?;
