@@ -73,7 +73,7 @@ mod hyperbolic;
 mod trig;
 
 #[cfg(test)]
-mod accuracy;
+pub(crate) mod accuracy;
 
 pub use erf::{erf_f32, erf_f64, erfc_f64, erfinv_f32, erfinv_f64};
 pub use exp_log::{exp_f32, expm1_f32, log_f32, log1p_f32, log2_f32, log10_f32};

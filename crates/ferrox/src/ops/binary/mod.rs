@@ -345,7 +345,11 @@ pub fn remainder(a: &Array, b: &Array) -> Result<Array> {
 
 /// Elementwise `a ** b` in the promoted dtype. Integer powers are exact
 /// (wrapping on overflow); a negative exponent with an integer dtype makes
-/// evaluation fail with a value error, as numpy raises.
+/// evaluation fail with a value error, as numpy raises. A float base with
+/// a one-element exponent that is an integer from -2 to 4 is computed as
+/// products (`x * x * x`, `(1 / x) * (1 / x)`), as XLA and torch do: within
+/// 2 ulp of the true power, correctly rounded for 2 and -1. Other float
+/// powers are the C library's `pow`.
 ///
 /// ```
 /// let a = ferrox::Array::from_slice(&[2i32, 3], &[2])?;

@@ -10,7 +10,7 @@ use proptest::prelude::*;
 /// Error of `got` in units in the last place of the `f32` binade of `want`
 /// (subnormal spacing below `f32::MIN_POSITIVE`). Matching infinities and
 /// NaNs count as exact; any other disagreement on them is infinite.
-fn ulp_error(got: f32, want: f64) -> f64 {
+pub(crate) fn ulp_error(got: f32, want: f64) -> f64 {
     if want.is_nan() || got.is_nan() {
         return if want.is_nan() && got.is_nan() {
             0.0
