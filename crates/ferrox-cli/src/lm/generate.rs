@@ -174,8 +174,26 @@ impl Generator {
         Ok(())
     }
 
-    /// One forward call: logits (one row) and the new cache.
-    fn step(
+    /// One call of the shared compiled forward: `tokens` (`[B, T]`, int32)
+    /// at positions `pos..pos + T` against `cache` (from
+    /// [`Lm::empty_cache`]`(B)` or a previous call). Returns the logits of
+    /// position `pos + last` of every row (`B * vocab` values, row-major)
+    /// and the new cache. [`Generator::generate`] calls it with `B = 1`.
+    ///
+    /// ```no_run
+    /// # fn main() -> ferrox_cli::Result<()> {
+    /// use ferrox::Array;
+    /// use ferrox_cli::lm::generate::Generator;
+    /// use ferrox_cli::lm::{Lm, LmConfig};
+    /// let g = Generator::new(Lm::new(LmConfig::tiny())?)?;
+    /// let cache = g.model().empty_cache(2)?;
+    /// let prompt = Array::from_slice(&[1i32, 2, 3, 4], &[2, 2])?;
+    /// let (logits, _cache) = g.forward_step(prompt, 0, 1, &cache)?;
+    /// assert_eq!(logits.len(), 2 * 256);
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn forward_step(
         &self,
         tokens: Array,
         pos: usize,
@@ -214,7 +232,7 @@ impl Generator {
         let mut padded = r.prompt.clone();
         padded.resize(bucket, 0);
         let tokens = Array::from_slice(&padded, &[1, bucket])?;
-        let (mut logits, mut cache) = self.step(tokens, 0, len - 1, &self.empty_cache)?;
+        let (mut logits, mut cache) = self.forward_step(tokens, 0, len - 1, &self.empty_cache)?;
         let mut rng = SplitMix::new(r.seed);
         let mut out = Vec::with_capacity(r.max_tokens);
         let mut first = None;
@@ -232,7 +250,8 @@ impl Generator {
                 break Finish::Length;
             }
             let pos = len + out.len() - 1;
-            (logits, cache) = self.step(Array::from_slice(&[t], &[1, 1])?, pos, 0, &cache)?;
+            (logits, cache) =
+                self.forward_step(Array::from_slice(&[t], &[1, 1])?, pos, 0, &cache)?;
         };
         Ok(Generation {
             tokens: out,
