@@ -1406,6 +1406,43 @@ proptest! {
     }
 }
 
+/// Inputs the sweeps found once (each a panic or another op's error): they
+/// stay fixed whatever seeds later runs draw.
+#[test]
+fn sweep_findings_stay_fixed() -> TestResult {
+    // A float64 rope of an empty array (its reference reshaped with -1).
+    let empty = fx::zeros(&[0, 0, 4], DType::Float64).expect("zeros");
+    check("rope", || {
+        fx::fast::rope(
+            &empty,
+            4,
+            false,
+            Some(10000.0),
+            1.0,
+            fx::fast::RopeOffset::Scalar(0),
+            None,
+        )
+    })?;
+    // Lengths whose product overflows, on an empty array.
+    let lens = [1usize << 40, 1 << 40];
+    for (name, f) in [
+        (
+            "fft2",
+            fx::fft::fft2 as fn(&Array, Option<&[usize]>, Option<&[isize]>) -> Result<Array>,
+        ),
+        ("rfft2", fx::fft::rfft2),
+    ] {
+        check(name, || f(&empty, Some(&lens), None))?;
+    }
+    // A quantized product of an empty quantized batch
+    // (also in mlx_quantized.rs, with its values).
+    let w = fx::zeros(&[2, 0, 0], DType::Float16).expect("zeros");
+    let (wq, s, b) = fx::quantize(&w, None, None, "affine", None).expect("quantize");
+    check("quantized_matmul", || {
+        fx::quantized_matmul(&w, &wq, &s, b.as_ref(), true, None, None, "affine")
+    })
+}
+
 #[test]
 fn quantization_rejects_what_mlx_rejects() {
     let w = fx::ones(&[4, 64], DType::Float32).unwrap();

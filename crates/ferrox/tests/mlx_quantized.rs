@@ -177,3 +177,31 @@ fn quantized_matmul_of_mlx_weights_matches_mlx() {
     }
     assert_eq!(n, 62, "product cases");
 }
+
+/// Batches of empty weights (no rows, or no values per row) multiply like
+/// float matmuls of the same shapes: an empty product, or zeros when the
+/// contracted axis is empty. An empty operand's strides may step past its
+/// (empty) data; no batch entry may index by them.
+#[test]
+fn quantized_matmul_of_empty_weights_is_empty_or_zero() {
+    // (w shape, x shape, transpose, expected output shape)
+    let cases: [(&[usize], &[usize], bool, &[usize]); 4] = [
+        (&[2, 0, 0], &[2, 0, 0], true, &[2, 0, 0]),
+        (&[2, 0, 64], &[2, 3, 64], true, &[2, 3, 0]),
+        (&[2, 4, 0], &[2, 3, 0], true, &[2, 3, 4]),
+        (&[2, 0, 64], &[2, 3, 0], false, &[2, 3, 64]),
+    ];
+    for (ws, xs, transpose, want) in cases {
+        for dtype in [DType::Float32, DType::Float16] {
+            let what = format!("w {ws:?}, x {xs:?}, transpose {transpose}, {dtype:?}");
+            let w = ferrox::zeros(ws, dtype).expect("w");
+            let x = ferrox::ones(xs, dtype).expect("x");
+            let (wq, s, b) = quantize(&w, None, None, "affine", None).expect(&what);
+            let y = quantized_matmul(&x, &wq, &s, b.as_ref(), transpose, None, None, "affine")
+                .expect(&what);
+            assert_eq!(y.shape(), want, "{what}");
+            let vals = y.astype(DType::Float32).and_then(|y| y.to_vec::<f32>());
+            assert!(vals.expect(&what).iter().all(|&v| v == 0.0), "{what}");
+        }
+    }
+}

@@ -350,13 +350,16 @@ fn transform(
     } else {
         DType::Complex64
     };
-    // The padded input and the line buffers must be addressable.
+    // The padded input and the line buffers must be addressable; as in
+    // `checked_numel`, the non-zero dimensions must fit even when another
+    // is 0 (the padded array's strides are their products).
     let mut padded = a.shape().to_vec();
     for (&ax, &n) in axes.iter().zip(&lengths) {
         padded[ax] = n;
     }
     let bytes = padded
         .iter()
+        .filter(|&&d| d != 0)
         .try_fold(2 * DType::Complex64.size(), |acc, &d| acc.checked_mul(d));
     let limit = isize::MAX as usize;
     let too_long = lengths

@@ -221,8 +221,9 @@ pub(crate) fn reference(op: &Rope, inputs: &[Array]) -> Result<Array> {
     let shape = x.shape().to_vec();
     let nd = shape.len();
     let (t, d, half) = (shape[nd - 2], shape[nd - 1], op.dims / 2);
-    // x as [B, M, T, D].
-    let x4 = reshape(x, &[shape[0] as isize, -1, t as isize, d as isize])?;
+    // x as [B, M, T, D]; M spelled out, since -1 is ambiguous when empty.
+    let m: usize = shape[1..nd - 2].iter().product();
+    let x4 = reshape(x, &[shape[0], m, t, d].map(|n| n as isize))?;
     let offset = astype(&inputs[1], DType::Float32)?;
     let offset = if offset.size() > 1 {
         reshape(&offset, &[-1, 1, 1])?
@@ -249,7 +250,7 @@ pub(crate) fn reference(op: &Rope, inputs: &[Array]) -> Result<Array> {
     if !op.forward {
         s = crate::ops::unary::negative(&s)?;
     }
-    let (b, m) = (x4.shape()[0] as isize, x4.shape()[1] as isize);
+    let (b, m) = (shape[0] as isize, m as isize);
     let (ti, di) = (t as isize, op.dims as isize);
     let part = |start: isize, step: isize, stop: isize| {
         slice(&x4, &[0, 0, 0, start], &[b, m, ti, stop], &[1, 1, 1, step])

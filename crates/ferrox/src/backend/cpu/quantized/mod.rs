@@ -1038,6 +1038,11 @@ fn stack<'a, T: Pod>(x: &Operand<'a>, batch: &[usize]) -> Result<(Cow<'a, [T]>, 
     if own.len() > batch.len() {
         return Err(internal("quantized_matmul", "operand batch rank"));
     }
+    if rows * cols == 0 {
+        // Each matrix is empty: every batch element reads the empty slice
+        // at 0. (An empty array's strides may still step past its data.)
+        return Ok((data, vec![0; batch.iter().product()]));
+    }
     let pad = batch.len() - own.len();
     let bstrides: Vec<[isize; 1]> = (0..batch.len())
         .map(|d| {
