@@ -185,7 +185,8 @@ fn quantized_matmul_of_mlx_weights_matches_mlx() {
 #[test]
 fn quantized_matmul_of_empty_weights_is_empty_or_zero() {
     // (w shape, x shape, transpose, expected output shape)
-    let cases: [(&[usize], &[usize], bool, &[usize]); 4] = [
+    type Shapes = &'static [usize];
+    let cases: [(Shapes, Shapes, bool, Shapes); 4] = [
         (&[2, 0, 0], &[2, 0, 0], true, &[2, 0, 0]),
         (&[2, 0, 64], &[2, 3, 64], true, &[2, 3, 0]),
         (&[2, 4, 0], &[2, 3, 0], true, &[2, 3, 4]),
