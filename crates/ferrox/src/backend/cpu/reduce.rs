@@ -1126,6 +1126,9 @@ pub fn online_merge<F: LseFloat>((m1, s1): (F, F), (m2, s2): (F, F)) -> (F, F) {
 pub fn online_max_sum<F: LseFloat>(xs: &[F]) -> (F, F) {
     const L: usize = 16;
     const B: usize = 4;
+    if xs.len() < L * B {
+        return two_pass_max_sum(xs);
+    }
     let mut m = [F::NEG_INF; L];
     let mut s = [F::ZERO; L];
     let mut blocks = xs.chunks_exact(L * B);
@@ -1152,10 +1155,28 @@ pub fn online_max_sum<F: LseFloat>(xs: &[F]) -> (F, F) {
     for i in 0..L {
         state = online_merge(state, (m[i], s[i]));
     }
-    for &x in blocks.remainder() {
-        state = online_step(state, x);
+    merge_tail(state, blocks.remainder())
+}
+
+/// `(max, sum of exp(x - shift(max)))` of a slice shorter than a block of
+/// the blocked kernels, in two passes: the max, then one `exp` per element.
+/// Through the blocked path such a slice cost two `exp` per element (the
+/// running rescale) plus two per lane to merge 16 empty lanes: a softmax
+/// row of 10 classes took about 60 `exp` instead of 10.
+#[inline(always)]
+fn two_pass_max_sum<F: LseFloat>(xs: &[F]) -> (F, F) {
+    let m = xs.iter().fold(F::NEG_INF, |m, &x| nan_max(m, x));
+    let sh = shift(m);
+    (m, xs.iter().fold(F::ZERO, |s, &x| s + (x - sh).exp()))
+}
+
+/// `state` folded with the elements after the last full block.
+#[inline(always)]
+fn merge_tail<F: LseFloat>(state: (F, F), tail: &[F]) -> (F, F) {
+    if tail.is_empty() {
+        return state;
     }
-    state
+    online_merge(state, two_pass_max_sum(tail))
 }
 
 /// `log(sum(exp(x)))` from a `(max, sum)` state, MLX's convention: an
@@ -1201,6 +1222,10 @@ impl<F: LseFloat> WithSimd for SoftmaxRow<'_, F> {
         const LB: usize = SOFTMAX_LANES * SOFTMAX_BLOCK;
         let (xs, out, maxima) = (self.xs, self.out, self.maxima);
         maxima.clear();
+        if xs.len() < LB {
+            short_softmax_row(xs, out);
+            return;
+        }
         let mut m = [F::NEG_INF; L];
         let mut s = [F::ZERO; L];
         let full = xs.len() / LB * LB;
@@ -1238,10 +1263,7 @@ impl<F: LseFloat> WithSimd for SoftmaxRow<'_, F> {
         for i in 0..L {
             state = online_merge(state, (m[i], s[i]));
         }
-        for &x in &xs[full..] {
-            state = online_step(state, x);
-        }
-        let (row_max, sum) = state;
+        let (row_max, sum) = merge_tail(state, &xs[full..]);
         let sh = shift(row_max);
         let inv = F::ONE / sum;
         for (dst, bm) in out[..full].chunks_exact_mut(LB).zip(maxima.iter()) {
@@ -1259,6 +1281,23 @@ impl<F: LseFloat> WithSimd for SoftmaxRow<'_, F> {
         for (o, &x) in out[full..].iter_mut().zip(&xs[full..]) {
             *o = (x - sh).exp() * inv;
         }
+    }
+}
+
+/// Softmax of a row shorter than one block of [`softmax_row`]: the max,
+/// then `exp(x - max)` into `out` (one `exp` per element, a loop that
+/// vectorises), then their sum and one scaling pass, with the same special
+/// values as the blocked kernel (NaN or `+inf` anywhere: NaN; all `-inf`:
+/// NaN, as `0 * (1 / 0)`).
+#[inline(always)]
+fn short_softmax_row<F: LseFloat>(xs: &[F], out: &mut [F]) {
+    let sh = shift(xs.iter().fold(F::NEG_INF, |m, &x| nan_max(m, x)));
+    for (o, &x) in out.iter_mut().zip(xs) {
+        *o = (x - sh).exp();
+    }
+    let inv = F::ONE / out.iter().fold(F::ZERO, |s, &e| s + e);
+    for o in out.iter_mut() {
+        *o = *o * inv;
     }
 }
 
@@ -1802,16 +1841,33 @@ mod tests {
 
     #[test]
     fn online_max_sum_handles_infinities() {
-        let all_neg_inf = [f32::NEG_INFINITY; 100];
-        assert_eq!(lse_finish(online_max_sum(&all_neg_inf)), f32::NEG_INFINITY);
-        let mut xs = [0.0f32; 100];
-        xs[3] = f32::INFINITY;
-        assert_eq!(lse_finish(online_max_sum(&xs)), f32::INFINITY);
-        xs[5] = f32::NAN;
-        assert!(lse_finish(online_max_sum(&xs)).is_nan());
-        let mut ys = [f32::NEG_INFINITY; 100];
-        ys[90] = 1.0;
-        assert!((lse_finish(online_max_sum(&ys)) - 1.0).abs() < 1e-6);
+        // Blocked with a tail, and shorter than a block (two passes).
+        for n in [100, 10] {
+            let all_neg_inf = vec![f32::NEG_INFINITY; n];
+            assert_eq!(lse_finish(online_max_sum(&all_neg_inf)), f32::NEG_INFINITY);
+            let mut xs = vec![0.0f32; n];
+            xs[3] = f32::INFINITY;
+            assert_eq!(lse_finish(online_max_sum(&xs)), f32::INFINITY);
+            xs[5] = f32::NAN;
+            assert!(lse_finish(online_max_sum(&xs)).is_nan());
+            let mut ys = vec![f32::NEG_INFINITY; n];
+            ys[n - 7] = 1.0;
+            assert!((lse_finish(online_max_sum(&ys)) - 1.0).abs() < 1e-6);
+        }
+    }
+
+    #[test]
+    fn logsumexp_of_every_length_matches_f64() {
+        for n in (1..=140).chain([255, 256, 300]) {
+            let xs: Vec<f32> = (0..n).map(|i| ((i * 37) % 23) as f32 * 0.7 - 8.0).collect();
+            let m = xs.iter().fold(f64::NEG_INFINITY, |m, &x| m.max(x as f64));
+            let want = m + xs.iter().map(|&x| (x as f64 - m).exp()).sum::<f64>().ln();
+            let got = lse_finish(online_max_sum(&xs)) as f64;
+            assert!(
+                (got - want).abs() <= 2e-6 * want.abs().max(1.0),
+                "{n}: {got} vs {want}"
+            );
+        }
     }
 
     #[test]
@@ -1828,29 +1884,32 @@ mod tests {
             let s: f64 = e.iter().sum();
             e.iter().map(|v| (v / s) as f32).collect()
         }
-        let n = 300; // two full blocks of 128 and a tail
-        let finite: Vec<f32> = (0..n).map(|i| -200.0 + (i % 17) as f32 * 0.5).collect();
-        let mut first_block_neg_inf = finite.clone();
-        first_block_neg_inf[..128].fill(f32::NEG_INFINITY);
-        let mut one_pos_inf = finite.clone();
-        one_pos_inf[140] = f32::INFINITY;
-        let mut one_nan = finite.clone();
-        one_nan[299] = f32::NAN;
         let mut maxima = Vec::new();
-        for xs in [
-            finite,
-            first_block_neg_inf,
-            vec![f32::NEG_INFINITY; n],
-            one_pos_inf,
-            one_nan,
-        ] {
-            let mut out = vec![0.0f32; n];
-            softmax_row(&xs, &mut out, &mut maxima);
-            for (i, (&g, w)) in out.iter().zip(reference(&xs)).enumerate() {
-                assert!(
-                    (g.is_nan() && w.is_nan()) || (g - w).abs() <= 1e-6 * w.abs() + 1e-12,
-                    "{i}: {g} vs {w}"
-                );
+        // Two full blocks of 128 and a tail, one block and a tail, rows
+        // shorter than a block (the two-pass kernel), one element.
+        for n in [300, 129, 127, 10, 1] {
+            let finite: Vec<f32> = (0..n).map(|i| -200.0 + (i % 17) as f32 * 0.5).collect();
+            let mut first_block_neg_inf = finite.clone();
+            first_block_neg_inf[..128.min(n - 1)].fill(f32::NEG_INFINITY);
+            let mut one_pos_inf = finite.clone();
+            one_pos_inf[n / 2] = f32::INFINITY;
+            let mut one_nan = finite.clone();
+            one_nan[n - 1] = f32::NAN;
+            for xs in [
+                finite,
+                first_block_neg_inf,
+                vec![f32::NEG_INFINITY; n],
+                one_pos_inf,
+                one_nan,
+            ] {
+                let mut out = vec![0.0f32; n];
+                softmax_row(&xs, &mut out, &mut maxima);
+                for (i, (&g, w)) in out.iter().zip(reference(&xs)).enumerate() {
+                    assert!(
+                        (g.is_nan() && w.is_nan()) || (g - w).abs() <= 1e-6 * w.abs() + 1e-12,
+                        "{n} {i}: {g} vs {w}"
+                    );
+                }
             }
         }
     }
