@@ -20,8 +20,8 @@ pub fn worth_splitting(n: usize) -> bool {
     n >= 2 * MIN_PAR_ELEMS && rayon::current_num_threads() > 1
 }
 
-/// Runs `f` with pulp's best instruction set (AVX2+FMA where available),
-/// so simple loops inside it are auto-vectorised for that set.
+/// Runs `f` with pulp's best instruction set (AVX-512 where available, else
+/// AVX2+FMA), so simple loops inside it are auto-vectorised for that set.
 #[inline(always)]
 pub fn simd<R>(f: impl FnOnce() -> R) -> R {
     pulp::Arch::new().dispatch(f)

@@ -42,7 +42,8 @@ use rayon::prelude::*;
 use std::marker::PhantomData;
 
 /// Runs a kernel body compiled for the best available instruction set
-/// (AVX2 + FMA where present).
+/// (AVX-512 where present, else AVX2 + FMA: pulp's `x86-v4` feature is on,
+/// which gemm needs for its AVX-512 kernels).
 ///
 /// Every hot loop in this module is a small struct implementing
 /// [`WithSimd`] with an `#[inline(always)]` body, rather than a closure
