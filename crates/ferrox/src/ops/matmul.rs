@@ -220,13 +220,63 @@ fn matmul_cotangents(
     } else {
         None
     };
-    let gb = if argnums.contains(&1) {
+    let gb = if !argnums.contains(&1) {
+        None
+    } else if b2.ndim() == 2 && a2.ndim() > 2 {
+        // A stack times one matrix (a layer's weight): the batch sum is
+        // the inner dimension of one product, `a` as rows [.., k] against
+        // `g` as rows [.., n], instead of a product per batch entry and a
+        // sum over them.
+        let rows = |x: &Array| {
+            let (lead, last) = x.shape().split_at(x.ndim() - 1);
+            reshape_to(x, &[lead.iter().product(), last[0]])
+        };
+        let full = matmul(
+            &crate::ops::views::swapaxes(&rows(&a2)?, -1, -2)?,
+            &rows(&g2)?,
+        )?;
+        Some(reshape_to(&full, b.shape())?.astype(b.dtype())?)
+    } else {
         let full = matmul(&crate::ops::views::swapaxes(&a2, -1, -2)?, &g2)?;
         Some(reshape_to(&unbroadcast(&full, b2.shape())?, b.shape())?.astype(b.dtype())?)
-    } else {
-        None
     };
     Ok((ga, gb))
+}
+
+/// `transpose(p, axes)` as a product, when `p` is a pending `a @ b` of
+/// matrices (both operands of rank 2 or more) and `axes` swaps only the
+/// last two axes: `(a @ b)^T = b^T @ a^T`, with the operands' transposes
+/// as views (gemm reads any strides). The result comes out of gemm
+/// row-major, where the transposed view would make every elementwise
+/// consumer read it column by column; this is the layout of a linear
+/// layer's weight gradient (`y = x @ w^T`, so `dw = (x^T @ dy)^T`).
+/// `None` where the rewrite does not apply. Only for fresh products (the
+/// transform rules' cotangents): a product that something else also reads
+/// would be computed twice.
+pub(crate) fn transposed_product(p: &Array, axes: &[usize]) -> Result<Option<Array>> {
+    let n = axes.len();
+    let swaps_last_two = n >= 2
+        && axes[..n - 2].iter().enumerate().all(|(i, &a)| a == i)
+        && axes[n - 2] == n - 1
+        && axes[n - 1] == n - 2;
+    if !swaps_last_two || p.is_available() {
+        return Ok(None);
+    }
+    let Some(prim) = p.primitive() else {
+        return Ok(None);
+    };
+    if prim.as_any().downcast_ref::<Matmul>().is_none() {
+        return Ok(None);
+    }
+    let inputs = p.inputs();
+    let [a, b] = inputs.as_slice() else {
+        return Ok(None);
+    };
+    if a.ndim() < 2 || b.ndim() < 2 {
+        return Ok(None);
+    }
+    let swap = |x: &Array| crate::ops::views::swapaxes(x, -1, -2);
+    matmul(&swap(b)?, &swap(a)?).map(Some)
 }
 
 /// The tangent of `a @ b`: `ta @ b + a @ tb` (absent tangents skipped).
@@ -469,6 +519,123 @@ mod tests {
         (0..n)
             .map(|i| (((i as u64 * 7919 + seed * 104729) % 23) as f32 - 11.0) / 4.0)
             .collect()
+    }
+
+    /// Row-major `a^T` of an `r x c` matrix.
+    fn transposed(a: &[f32], r: usize, c: usize) -> Vec<f32> {
+        (0..c)
+            .flat_map(|j| (0..r).map(move |i| a[i * c + j]))
+            .collect()
+    }
+
+    #[test]
+    fn gradient_through_a_transposed_operand_is_one_row_major_product() {
+        // y = x @ w^T (a linear layer): dw comes out of one product, not as
+        // a transposed view of x^T @ dy, whether w is a stack like x or one
+        // matrix shared by every batch entry (then dw sums over them).
+        use crate::ops::views::transpose;
+        let cases: [(&[usize], &[usize]); 4] =
+            [(&[], &[]), (&[2], &[2]), (&[2], &[]), (&[2, 3], &[])];
+        for (x_lead, w_lead) in cases {
+            let nb: usize = x_lead.iter().product();
+            let with = |lead: &[usize], r: usize, c: usize| [lead, &[r, c]].concat();
+            let (m, k, n) = (3, 4, 5);
+            let nw = if w_lead.is_empty() { 1 } else { nb };
+            let (xs, ws, dys) = (
+                f32s(nb * m * k, 1),
+                f32s(nw * n * k, 2),
+                f32s(nb * m * n, 3),
+            );
+            let x = Array::from_slice(&xs, &with(x_lead, m, k)).unwrap();
+            let w = Array::from_slice(&ws, &with(w_lead, n, k)).unwrap();
+            let dy = Array::from_slice(&dys, &with(x_lead, m, n)).unwrap();
+            let swap_last: Vec<usize> = (0..w_lead.len())
+                .chain([w_lead.len() + 1, w_lead.len()])
+                .collect();
+            let f = |p: &[Array]| -> Result<Vec<Array>> {
+                Ok(vec![matmul(&p[0], &transpose(&p[1], Some(&swap_last))?)?])
+            };
+            let (_, grads) = crate::transforms::vjp::vjp(f, &[x, w], &[dy]).unwrap();
+            let dw = &grads[1];
+            assert_eq!(dw.shape(), with(w_lead, n, k).as_slice());
+            let prim = dw.primitive().expect("a pending node");
+            assert!(
+                prim.as_any().downcast_ref::<Matmul>().is_some(),
+                "{x_lead:?} {w_lead:?}: {}",
+                prim.name()
+            );
+            // Reference: dw[b] = dy[b]^T @ x[b] in f64, summed over b when
+            // w is shared.
+            let mut want = vec![0.0; nw * n * k];
+            for b in 0..nb {
+                let dyt = transposed(&dys[b * m * n..(b + 1) * m * n], m, n);
+                let to64 = |v: &[f32]| v.iter().map(|&x| x as f64).collect::<Vec<_>>();
+                let (prod, _) = naive(
+                    &to64(&dyt),
+                    &[n, m],
+                    &to64(&xs[b * m * k..(b + 1) * m * k]),
+                    &[m, k],
+                );
+                let at = if nw == 1 { 0 } else { b * n * k };
+                for (i, v) in prod.into_iter().enumerate() {
+                    want[at + i] += v;
+                }
+            }
+            let got = dw.to_vec::<f32>().unwrap();
+            for (g, w) in got.iter().zip(&want) {
+                assert!(
+                    (*g as f64 - w).abs() < 1e-4,
+                    "{x_lead:?} {w_lead:?}: {g} vs {w}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn weight_gradient_of_empty_stacks_is_zeros() {
+        // The shared-weight rule reshapes the stack to rows; empty batch,
+        // row and inner dimensions give zero gradients of w's shape.
+        for (xs, ws) in [
+            ([2usize, 0, 4], [4usize, 5]),
+            ([0, 3, 4], [4, 5]),
+            ([2, 3, 0], [0, 5]),
+        ] {
+            let x = Array::from_slice(&vec![1.0f32; xs.iter().product()], &xs).unwrap();
+            let w = Array::from_slice(&vec![1.0f32; ws.iter().product()], &ws).unwrap();
+            let dy_shape = [xs[0], xs[1], ws[1]];
+            let dy =
+                Array::from_slice(&vec![1.0f32; dy_shape.iter().product()], &dy_shape).unwrap();
+            let f = |p: &[Array]| -> Result<Vec<Array>> { Ok(vec![matmul(&p[0], &p[1])?]) };
+            let (_, grads) = crate::transforms::vjp::vjp(f, &[x, w], &[dy]).unwrap();
+            assert_eq!(grads[0].shape(), &xs[..]);
+            assert_eq!(grads[1].shape(), &ws[..]);
+            assert!(
+                grads[1].to_vec::<f32>().unwrap().iter().all(|&v| v == 0.0),
+                "{xs:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn transposed_product_applies_only_to_pending_matrix_products() {
+        let a = Array::from_slice(&f32s(6, 1), &[2, 3]).unwrap();
+        let b = Array::from_slice(&f32s(12, 2), &[3, 4]).unwrap();
+        let p = matmul(&a, &b).unwrap();
+        // Not a swap of the last two axes.
+        assert!(transposed_product(&p, &[0, 1]).unwrap().is_none());
+        let q = transposed_product(&p, &[1, 0]).unwrap().expect("rewritten");
+        assert_eq!(q.shape(), &[4, 2]);
+        let want = transposed(&p.to_vec::<f32>().unwrap(), 2, 4);
+        assert_eq!(q.to_vec::<f32>().unwrap(), want);
+        // Evaluated now: transposing the result is a free view.
+        assert!(transposed_product(&p, &[1, 0]).unwrap().is_none());
+        // A vector operand: the product has lower rank; left alone.
+        let v = Array::from_slice(&f32s(3, 3), &[3]).unwrap();
+        let pv = matmul(&v, &b).unwrap();
+        assert!(transposed_product(&pv, &[0]).unwrap().is_none());
+        // Not a product.
+        let s = crate::ops::binary::add(&a, &a).unwrap();
+        assert!(transposed_product(&s, &[1, 0]).unwrap().is_none());
     }
 
     #[test]

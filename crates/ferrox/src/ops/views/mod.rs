@@ -474,6 +474,9 @@ impl Primitive for Transpose {
         for (i, &a) in self.axes.iter().enumerate() {
             inverse[a] = i;
         }
+        if let Some(product) = crate::ops::matmul::transposed_product(g, &inverse)? {
+            return Ok(vec![product]);
+        }
         Ok(vec![transpose(g, Some(&inverse))?])
     }
     fn jvp(&self, _p: &[Array], tangents: &[Option<Array>], output: &Array) -> Result<Array> {
