@@ -814,6 +814,80 @@ mod tests {
     }
 
     #[test]
+    fn a_stack_times_one_matrix_matches_naive_in_every_layout() {
+        // [3, m, k] @ one [k, n] matrix: stacks whose batches are
+        // consecutive row blocks run as one tall product, the others
+        // batch by batch; every layout must give the same values.
+        use crate::as_strided;
+        let base: Vec<f64> = f32s(400, 6).iter().map(|&v| v as f64).collect();
+        let data = Array::from_slice(&base, &[400]).unwrap();
+        let gather = |shape: &[usize], strides: &[usize]| -> Vec<f64> {
+            let mut out = Vec::new();
+            let n: usize = shape.iter().product();
+            for flat in 0..n {
+                let (mut rem, mut at) = (flat, 0);
+                for d in (0..shape.len()).rev() {
+                    at += (rem % shape[d]) * strides[d];
+                    rem /= shape[d];
+                }
+                out.push(base[at]);
+            }
+            out
+        };
+        let view = |shape: &[usize], strides: &[usize]| {
+            let st: Vec<isize> = strides.iter().map(|&s| s as isize).collect();
+            as_strided(&data, shape, &st, 0).unwrap()
+        };
+        let lhs_layouts: [(&[usize], &[usize]); 6] = [
+            (&[3, 4, 5], &[20, 5, 1]), // contiguous
+            (&[3, 4, 5], &[28, 7, 1]), // padded rows, batches adjacent
+            (&[3, 4, 5], &[30, 5, 1]), // a gap between batches
+            (&[3, 4, 5], &[20, 1, 4]), // transposed matrices
+            (&[3, 1, 5], &[9, 5, 1]),  // one row per matrix
+            (&[3, 4, 5], &[4, 1, 12]), // column-major, batches adjacent
+        ];
+        let rhs_layouts: [(&[usize], &[usize]); 4] = [
+            (&[5, 6], &[6, 1]),
+            (&[5, 6], &[1, 5]),        // a transposed weight (x @ w.T)
+            (&[1, 5, 6], &[30, 6, 1]), // broadcast batch
+            (&[3, 5, 6], &[30, 6, 1]), // one matrix per batch: not folded
+        ];
+        for (ash, ast) in lhs_layouts {
+            for (bsh, bst) in rhs_layouts {
+                let (want, shape) = naive(&gather(ash, ast), ash, &gather(bsh, bst), bsh);
+                let y = matmul(&view(ash, ast), &view(bsh, bst)).unwrap();
+                assert_eq!(y.shape(), &shape[..]);
+                assert_eq!(
+                    y.to_vec::<f64>().unwrap(),
+                    want,
+                    "{ash:?}/{ast:?} @ {bsh:?}/{bst:?}"
+                );
+                // Integers through the blocked loop.
+                let ints = data.astype(DType::Int64).unwrap();
+                let iview = |shape: &[usize], strides: &[usize]| {
+                    let st: Vec<isize> = strides.iter().map(|&s| s as isize).collect();
+                    as_strided(&ints, shape, &st, 0).unwrap()
+                };
+                let yi = matmul(&iview(ash, ast), &iview(bsh, bst)).unwrap();
+                let round = |v: &[f64]| v.iter().map(|&x| x as i64).collect::<Vec<_>>();
+                let (wi, _) = naive(
+                    &round(&gather(ash, ast))
+                        .iter()
+                        .map(|&x| x as f64)
+                        .collect::<Vec<_>>(),
+                    ash,
+                    &round(&gather(bsh, bst))
+                        .iter()
+                        .map(|&x| x as f64)
+                        .collect::<Vec<_>>(),
+                    bsh,
+                );
+                assert_eq!(yi.to_vec::<i64>().unwrap(), round(&wi));
+            }
+        }
+    }
+
+    #[test]
     fn broadcast_batches_and_many_small_matrices() {
         // 64 batches of 8x8 @ broadcast 8x8: the batch-parallel path.
         let (ash, bsh) = ([64, 8, 8], [1, 8, 8]);

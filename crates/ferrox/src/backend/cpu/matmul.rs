@@ -682,6 +682,36 @@ impl<'a, T: Pod> MatStack<'a, T> {
         self.offsets.len()
     }
 
+    /// The whole stack as one matrix of `len * rows` rows, when its
+    /// matrices are consecutive row blocks of one strided matrix (each
+    /// batch starts where the previous one's rows would continue).
+    fn as_one_matrix(&self) -> Option<MatRef<'_, T>> {
+        let (&first, rest) = self.offsets.split_first()?;
+        let batch_step = rest.first().map_or(0, |&o| o.wrapping_sub(first));
+        // One row per matrix: the batch step is the row stride.
+        let rs = if self.rows == 1 { batch_step } else { self.rs };
+        let consecutive = self.offsets.iter().enumerate().all(|(i, &o)| {
+            i.checked_mul(self.rows * rs)
+                .and_then(|d| d.checked_add(first))
+                == Some(o)
+        });
+        if rest.is_empty() || rs == 0 || !consecutive {
+            return None;
+        }
+        MatRef::new(
+            &self.data,
+            first,
+            (self.offsets.len() * self.rows, self.cols),
+            (rs, self.cs),
+        )
+        .ok()
+    }
+
+    /// Whether every batch entry is the same matrix (a broadcast operand).
+    fn is_one_matrix(&self) -> bool {
+        self.offsets.windows(2).all(|w| w[0] == w[1])
+    }
+
     fn matrix(&self, i: usize) -> Result<MatRef<'_, T>> {
         let offset = *self
             .offsets
@@ -730,6 +760,21 @@ pub(crate) fn batched_product<T: MatKernel>(
             parallel,
         )
     };
+    // A stack of row blocks times one shared matrix (`x @ w` with `x` of
+    // shape [.., m, k] and `w` 2-D) is one tall product: one packing of
+    // `w` and one parallel split instead of one per batch entry.
+    if lhs.len() > 1 && rhs.is_one_matrix() {
+        if let Some(tall) = lhs.as_one_matrix() {
+            let rows = m * lhs.len();
+            return T::product(
+                MatMut::new(dst, rows, n, n)?,
+                tall,
+                rhs.matrix(0)?,
+                epilogue,
+                true,
+            );
+        }
+    }
     let work = per.saturating_mul(k.max(1));
     if lhs.len() > 1 && work < SMALL_PRODUCT && worth_splitting(work.saturating_mul(lhs.len())) {
         dst.par_chunks_mut(per)
