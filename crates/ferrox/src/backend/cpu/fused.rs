@@ -32,9 +32,12 @@ use rayon::prelude::*;
 use std::any::Any;
 use std::sync::Arc;
 
-/// Output elements per chunk: with a handful of intermediates the working
-/// set stays within a core's L2 cache.
-pub(crate) const CHUNK: usize = 8192;
+/// Output elements per chunk. Intermediates are released after their last
+/// read, so only the live ones (a few, even in long chains) share a core's
+/// L2 cache: on an 814k-element AdamW chain 32768 ran in 1.39 ms against
+/// 1.77 ms at 8192 (fewer per-chunk dispatches) and 1.53 ms at 32768
+/// without the releases.
+pub(crate) const CHUNK: usize = 32768;
 
 /// Where a step reads an operand.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -115,6 +118,11 @@ pub struct Fused {
     /// The steps whose results leave the program, in output order. With
     /// several, they share the last step's shape.
     outputs: Vec<usize>,
+    /// For each step, the steps after which a result is no longer read
+    /// (outputs excluded): `frees[k]` lists the results to release once
+    /// step `k` has run, so a chunk's buffer returns to the pool while it
+    /// is still in cache and the next step's allocation takes it back.
+    frees: Vec<Vec<usize>>,
 }
 
 impl Fused {
@@ -123,10 +131,12 @@ impl Fused {
     /// of the last step's shape for the traced shapes (the fusion pass
     /// guarantees it).
     pub(crate) fn new(steps: Vec<Step>, consts: Vec<FusedConst>, outputs: Vec<usize>) -> Fused {
+        let frees = last_reads(&steps, &outputs);
         Fused {
             steps,
             consts,
             outputs,
+            frees,
         }
     }
 
@@ -157,25 +167,27 @@ impl Fused {
     /// Runs the steps in order on `inputs`; step `k` produces
     /// `shape_of(k)`. Constants enter as rank-0 scalars when `flat` (the
     /// steps then run on flat runs of elements), else with their shapes.
-    /// Returns every step's value.
+    /// Returns each step's value, `None` for intermediates released after
+    /// their last read (outputs are always kept).
     fn run_steps<'s>(
         &self,
         inputs: &[Operand<'_>],
         shape_of: impl Fn(usize) -> &'s [usize],
         flat: bool,
-    ) -> Result<Vec<Data>> {
-        let mut results: Vec<Data> = Vec::with_capacity(self.steps.len());
+    ) -> Result<Vec<Option<Data>>> {
+        let released = || Error::runtime("fused", "internal error: a step read a released result");
+        let mut results: Vec<Option<Data>> = Vec::with_capacity(self.steps.len());
         for (k, step) in self.steps.iter().enumerate() {
             let operands: Vec<Operand<'_>> = step
                 .args
                 .iter()
                 .map(|r| match *r {
-                    Reg::Input(i) => inputs[i],
-                    Reg::Step(j) => Operand {
-                        data: &results[j],
+                    Reg::Input(i) => Ok(inputs[i]),
+                    Reg::Step(j) => Ok(Operand {
+                        data: results[j].as_ref().ok_or_else(released)?,
                         shape: shape_of(j),
                         dtype: self.steps[j].dtype,
-                    },
+                    }),
                     Reg::Const(c) => {
                         let c = &self.consts[c];
                         let (data, shape) = if flat {
@@ -183,21 +195,24 @@ impl Fused {
                         } else {
                             (&c.full, c.shape.as_slice())
                         };
-                        Operand {
+                        Ok(Operand {
                             data,
                             shape,
                             dtype: c.dtype,
-                        }
+                        })
                     }
                 })
-                .collect();
+                .collect::<Result<_>>()?;
             let out = OutSpec {
                 shape: shape_of(k),
                 dtype: step.dtype,
             };
             let data = step.op.eval_cpu(&operands, out)?;
             drop(operands);
-            results.push(data);
+            results.push(Some(data));
+            for &j in &self.frees[k] {
+                results[j] = None;
+            }
         }
         Ok(results)
     }
@@ -235,8 +250,10 @@ impl Fused {
             })
             .collect();
         let results = self.run_steps(&operands, |_| chunk_shape.as_slice(), flat)?;
+        let no_output = || Error::runtime("fused", "internal error: an output was released");
         for (dst, &step) in dsts.iter_mut().zip(&self.outputs) {
-            let src = contiguous_bytes(&results[step], &chunk_shape, self.steps[step].dtype)?;
+            let result = results[step].as_ref().ok_or_else(no_output)?;
+            let src = contiguous_bytes(result, &chunk_shape, self.steps[step].dtype)?;
             same_len(dst, src)?;
             if stream {
                 stream_copy(dst, src);
@@ -249,6 +266,26 @@ impl Fused {
         }
         Ok(())
     }
+}
+
+/// For each step `k`, the results whose last read is step `k`: every step
+/// result that no later step reads and that is not an output.
+fn last_reads(steps: &[Step], outputs: &[usize]) -> Vec<Vec<usize>> {
+    let mut last: Vec<Option<usize>> = vec![None; steps.len()];
+    for (k, step) in steps.iter().enumerate() {
+        for r in &step.args {
+            if let Reg::Step(j) = *r {
+                last[j] = Some(k);
+            }
+        }
+    }
+    let mut frees = vec![Vec::new(); steps.len()];
+    for (j, reader) in last.into_iter().enumerate() {
+        if let Some(k) = reader.filter(|_| !outputs.contains(&j)) {
+            frees[k].push(j);
+        }
+    }
+    frees
 }
 
 /// The bytes of `data`, a freshly computed step result of `shape`.
@@ -368,7 +405,7 @@ impl Primitive for Fused {
                 .iter()
                 .map(|&s| {
                     let missing = || Error::runtime("fused", "internal error: no such step");
-                    results.get(s).cloned().ok_or_else(missing)
+                    results.get(s).cloned().flatten().ok_or_else(missing)
                 })
                 .collect();
         }
@@ -464,5 +501,33 @@ impl Primitive for Fused {
                 .iter()
                 .zip(&o.consts)
                 .all(|(a, b)| a.dtype == b.dtype && a.shape == b.shape && a.bytes() == b.bytes())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::backend::cpu::unary::UnaryOp;
+    use crate::ops::unary::Unary;
+
+    fn step(args: Vec<Reg>) -> Step {
+        Step {
+            op: Arc::new(Unary(UnaryOp::Exp)),
+            args,
+            dtype: DType::Float32,
+        }
+    }
+
+    #[test]
+    fn a_result_is_released_after_its_last_read_and_outputs_never() {
+        // 0 <- in; 1 <- 0; 2 <- 0, 1; 3 <- 2 (output 1 and 3).
+        let steps = vec![
+            step(vec![Reg::Input(0)]),
+            step(vec![Reg::Step(0)]),
+            step(vec![Reg::Step(0), Reg::Step(1)]),
+            step(vec![Reg::Step(2)]),
+        ];
+        let frees = last_reads(&steps, &[1, 3]);
+        assert_eq!(frees, vec![vec![], vec![], vec![0], vec![2]]);
     }
 }
