@@ -14,6 +14,9 @@ sentence; the round's ratio is ferrox / torch sentences per second (above
 1: ferrox is faster). Both sort the sentences by length and cut them into
 batches of 32; sentence-transformers pads each batch to its longest text,
 ferrox to a length bucket (a multiple of 8 up to 64, of 16 up to 128, ...).
+A last run serves the encoder over HTTP in the example's process and
+measures --clients concurrent batch-1 clients (default 1 and 8), printing
+each count's sentences per second and its ratio to the first count's.
 
 The model directory is --model, else FERROX_MINILM_DIR, else the one
 scripts/fetch-minilm.sh installs (it is run if needed). Needs torch and
@@ -76,16 +79,15 @@ def build_example():
     return os.path.join(target, "release", "examples", "embed_bench")
 
 
-def run_ferrox(exe, model, path, threads, passes):
+def run_ferrox(exe, model, path, threads, passes, clients=None):
+    """The example's JSON lines: the batch-32 line first, then one per
+    client count when ``clients`` (e.g. "1,8") is given."""
     env = dict(os.environ, RAYON_NUM_THREADS=str(threads))
-    out = subprocess.run(
-        [exe, "--model", model, "--sentences", path, "--passes", str(passes)],
-        check=True,
-        capture_output=True,
-        text=True,
-        env=env,
-    )
-    return json.loads(out.stdout.strip().splitlines()[-1])
+    cmd = [exe, "--model", model, "--sentences", path, "--passes", str(passes)]
+    if clients:
+        cmd += ["--clients", clients]
+    out = subprocess.run(cmd, check=True, capture_output=True, text=True, env=env)
+    return [json.loads(line) for line in out.stdout.strip().splitlines()]
 
 
 def run_torch(st_model, texts, passes):
@@ -105,6 +107,11 @@ def main():
     p.add_argument("--passes", type=int, default=3, help="timed passes per round")
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--count", type=int, default=512, help="sentences")
+    p.add_argument(
+        "--clients",
+        default="1,8",
+        help="concurrent batch-1 HTTP client counts for the server round ('' skips it)",
+    )
     args = p.parse_args()
 
     import torch
@@ -125,7 +132,7 @@ def main():
         )
         ratios = []
         for r in range(args.rounds):
-            fx = run_ferrox(exe, model, path, args.threads, args.passes)
+            fx = run_ferrox(exe, model, path, args.threads, args.passes)[0]
             th = run_torch(st_model, texts, args.passes)
             ratio = fx["sentences_per_s"] / th["sentences_per_s"]
             ratios.append(ratio)
@@ -136,6 +143,13 @@ def main():
             )
             print(json.dumps({"round": r + 1, "ferrox": fx, "torch": th}), file=sys.stderr)
         print(f"ratio ferrox/torch: median {statistics.median(ratios):.2f}")
+        if args.clients:
+            for line in run_ferrox(exe, model, path, args.threads, 1, args.clients)[1:]:
+                print(
+                    f"server, {line['server_clients']} concurrent batch-1 clients: "
+                    f"{line['sentences_per_s']:.1f} sentences/s, "
+                    f"{line['ratio_to_first']:.2f}x the first count"
+                )
     finally:
         os.unlink(path)
 

@@ -14,11 +14,20 @@
 //! then `--passes` timed passes each embed every sentence (sorted by
 //! length and cut into batches of 32, as sentence-transformers does).
 //! The thread count is rayon's (`RAYON_NUM_THREADS`).
+//!
+//! With `--clients 1,8` it also serves the encoder in-process on a
+//! loopback port and, for each count N, starts N HTTP clients at once
+//! (a barrier), each posting batch-1 `/v1/embeddings` requests for its
+//! share of the sentences; each count prints one more JSON line with its
+//! sentences per second and its ratio to the first count's.
 
 use clap::Parser;
-use ferrox_cli::embed::{MAX_BATCH, SentenceEncoder};
-use std::path::PathBuf;
-use std::time::Instant;
+use ferrox_cli::client::Client;
+use ferrox_cli::embed::{MAX_BATCH, SentenceEncoder, load_embedder};
+use ferrox_cli::server::{App, Server};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Barrier};
+use std::time::{Duration, Instant};
 
 #[derive(Parser)]
 struct Args {
@@ -31,6 +40,9 @@ struct Args {
     /// Timed passes over the sentences.
     #[arg(long, default_value_t = 3)]
     passes: usize,
+    /// Concurrent batch-1 HTTP clients to measure, e.g. `1,8`.
+    #[arg(long, value_delimiter = ',')]
+    clients: Vec<usize>,
 }
 
 /// 512 sentences of 4 to 40 words from a fixed word list (a linear
@@ -165,5 +177,68 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         "passes_sentences_per_s": rates,
     });
     println!("{line}");
+    if !args.clients.is_empty() {
+        serve_clients(&dir, &sentences, &args.clients)?;
+    }
+    Ok(())
+}
+
+/// Batch-1 requests from `counts[i]` concurrent HTTP clients against one
+/// in-process server; one JSON line per count.
+fn serve_clients(
+    dir: &Path,
+    sentences: &[String],
+    counts: &[usize],
+) -> Result<(), Box<dyn std::error::Error>> {
+    let app = Arc::new(App::new(None, "none", Some(load_embedder(dir)?), 1));
+    let server = Server::start(app, "127.0.0.1:0".parse()?)?;
+    let client = Client::new(server.addr(), Duration::from_secs(120));
+    let post = |client: &Client, text: &str| -> Result<(), String> {
+        let body = serde_json::json!({ "input": [text] });
+        let reply = client
+            .post("/v1/embeddings", &body)
+            .map_err(|e| e.to_string())?;
+        match reply.status {
+            200 => Ok(()),
+            s => Err(format!("/v1/embeddings answered {s}: {}", reply.body)),
+        }
+    };
+    // Every length bucket traced before timing.
+    for text in sentences {
+        post(&client, text)?;
+    }
+    let mut first_rate = None;
+    for &n in counts {
+        let n = n.max(1);
+        let per_client = sentences.len() / n;
+        let barrier = Arc::new(Barrier::new(n + 1));
+        let handles: Vec<_> = (0..n)
+            .map(|c| {
+                let (client, barrier) = (client.clone(), Arc::clone(&barrier));
+                let mine = sentences[c * per_client..(c + 1) * per_client].to_vec();
+                std::thread::spawn(move || -> Result<(), String> {
+                    barrier.wait();
+                    mine.iter().try_for_each(|t| post(&client, t))
+                })
+            })
+            .collect();
+        barrier.wait();
+        let start = Instant::now();
+        for h in handles {
+            h.join().map_err(|_| "a client thread panicked")??;
+        }
+        let rate = (n * per_client) as f64 / start.elapsed().as_secs_f64();
+        let base = *first_rate.get_or_insert(rate);
+        let line = serde_json::json!({
+            "framework": "ferrox",
+            "server_clients": n,
+            "batch": 1,
+            "requests": n * per_client,
+            "sentences_per_s": rate,
+            "ratio_to_first": rate / base,
+        });
+        println!("{line}");
+    }
+    server.stop();
     Ok(())
 }
