@@ -11,12 +11,13 @@
 //! large matrix is split inside gemm.
 
 use crate::backend::cpu::binary::Arith;
+use crate::backend::cpu::copy::{Strided, gather};
 use crate::backend::cpu::elementwise::{broadcast_strides, out_storage};
 use crate::backend::cpu::parallel::{simd, worth_splitting};
 use crate::dtype::Element;
 use crate::error::{Error, Result};
 use crate::graph::layout::checked_numel;
-use crate::graph::layout::{Data, for_each_offset, row_major_strides};
+use crate::graph::layout::{Data, row_major_strides};
 use crate::graph::primitive::{Operand, OutSpec};
 use crate::graph::storage::Pod;
 use crate::graph::walk::walk;
@@ -147,15 +148,16 @@ pub(crate) fn eval_product<T: MatKernel>(
     Ok(Data::contiguous(storage, out.shape))
 }
 
-/// Copies `c` broadcast to `shape` into the contiguous `dst`.
+/// Copies `c` broadcast to `shape` into the contiguous `dst`, a row at a
+/// time (a bias row is one memcpy per output row, not a walk per element).
 pub(crate) fn broadcast_into<T: Pod>(c: &Operand<'_>, shape: &[usize], dst: &mut [T]) {
     let strides = broadcast_strides(c, shape);
-    let raw = c.data.raw::<T>();
-    let mut i = 0;
-    for_each_offset(shape, &strides, c.data.offset, |o| {
-        dst[i] = raw[o];
-        i += 1;
-    });
+    let src = Strided {
+        shape,
+        strides: &strides,
+        offset: c.data.offset as isize,
+    };
+    gather(c.data.raw::<T>(), src, dst);
 }
 
 // ---------------------------------------------------------------------------
