@@ -688,16 +688,21 @@ impl<'a, T: Pod> MatStack<'a, T> {
     /// matrices are consecutive row blocks of one strided matrix (each
     /// batch starts where the previous one's rows would continue).
     fn as_one_matrix(&self) -> Option<MatRef<'_, T>> {
-        let (&first, rest) = self.offsets.split_first()?;
-        let batch_step = rest.first().map_or(0, |&o| o.wrapping_sub(first));
+        let [first, second, ..] = self.offsets[..] else {
+            return None;
+        };
         // One row per matrix: the batch step is the row stride.
-        let rs = if self.rows == 1 { batch_step } else { self.rs };
+        let rs = if self.rows == 1 {
+            second.checked_sub(first)?
+        } else {
+            self.rs
+        };
         let consecutive = self.offsets.iter().enumerate().all(|(i, &o)| {
             i.checked_mul(self.rows * rs)
                 .and_then(|d| d.checked_add(first))
                 == Some(o)
         });
-        if rest.is_empty() || rs == 0 || !consecutive {
+        if rs == 0 || !consecutive {
             return None;
         }
         MatRef::new(
