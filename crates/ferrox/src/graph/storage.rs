@@ -28,6 +28,12 @@ enum Backing {
         owner: Box<dyn AsRef<[u8]> + Send + Sync>,
         ptr: *const u8,
     },
+    /// Bytes lent by the fused engine for one kernel call: an output's
+    /// chunk, so that the kernel writes its result in place instead of
+    /// into a buffer that is then copied there. Not owned: dropping the
+    /// storage releases nothing. See [`Storage::lent`] for the lifetime
+    /// rule.
+    Lent(*mut u8),
 }
 
 impl Backing {
@@ -37,6 +43,7 @@ impl Backing {
             Backing::Mapped(m) => m.as_ptr() as *mut u8,
             // Only ever read through this pointer (see `as_mut_slice`).
             Backing::External { ptr, .. } => ptr.cast_mut(),
+            Backing::Lent(ptr) => *ptr,
         }
     }
 }
@@ -72,7 +79,9 @@ pub struct Storage {
 // make concurrent access data-race free. The bytes are plain data.
 unsafe impl Sync for Storage {}
 // SAFETY: the raw pointer in `Backing::External` points into the boxed
-// owner, which is `Send` and moves with the storage; the other backings are
+// owner, which is `Send` and moves with the storage; `Backing::Lent` bytes
+// stay valid and unshared for the storage's whole life (the contract of
+// `Storage::lent`), whichever thread holds it; the other backings are
 // owned allocations and mappings, which any thread may read and free.
 unsafe impl Send for Storage {}
 
@@ -172,6 +181,30 @@ impl Storage {
         })
     }
 
+    /// A storage over `len` bytes at `ptr` that it does not own: the
+    /// destination of an in-place kernel call (see
+    /// `backend::cpu::destination`).
+    ///
+    /// # Safety
+    ///
+    /// `ptr` is aligned to [`EXTERNAL_ALIGN`] and valid for reads and
+    /// writes of `len` bytes, all initialised, for as long as the storage
+    /// lives; nothing else reads or writes them meanwhile. The storage
+    /// (and every `Data` sharing it) is dropped before the lender uses the
+    /// bytes again.
+    pub(crate) unsafe fn lent(ptr: *mut u8, len: usize) -> Storage {
+        Storage {
+            buf: (len > 0).then_some(Backing::Lent(ptr)),
+            len,
+        }
+    }
+
+    /// True when this storage is the bytes lent at `ptr` (the in-place
+    /// result a lender looks for).
+    pub(crate) fn is_lent_at(&self, ptr: *const u8) -> bool {
+        matches!(self.buf, Some(Backing::Lent(p)) if p.cast_const() == ptr)
+    }
+
     /// Length in bytes.
     pub fn len(&self) -> usize {
         self.len
@@ -187,7 +220,8 @@ impl Storage {
         // SAFETY: buf holds >= len initialised bytes, aligned to at least
         // EXTERNAL_ALIGN >= align_of::<T>() (a pooled block by construction,
         // a mapping checked in `from_mapping`, an external buffer checked in
-        // `from_external`; mapped bytes are the file's, initialised); T is
+        // `from_external`, lent bytes by the contract of `lent`; mapped
+        // bytes are the file's, initialised); T is
         // Pod so any initialised bytes are a valid T (bool: see the Pod
         // impl; `io` never maps Bool data, it copies and normalises it);
         // `&self` guarantees no concurrent writer.
@@ -243,7 +277,8 @@ impl Drop for Storage {
             // The owner's own Drop releases its bytes (the C API's calls
             // the caller's release function, on whichever thread this is).
             Some(Backing::External { owner, .. }) => drop(owner),
-            None => {}
+            // The lender owns the bytes.
+            Some(Backing::Lent(_)) | None => {}
         }
     }
 }

@@ -12,7 +12,7 @@ use crate::error::Result;
 use crate::graph::layout::{Data, for_each_offset};
 use crate::graph::primitive::{Operand, OutSpec};
 use crate::graph::storage::Pod;
-use crate::graph::walk::walk;
+use crate::graph::walk::{collapse, for_each_segment, inner_strides, walk};
 use rayon::prelude::*;
 
 /// Strides of `op` broadcast to `out_shape` (0 on broadcast dimensions).
@@ -75,25 +75,66 @@ pub fn binary<A: Pod, B: Pod, O: Pod>(
         (Some(x), None, _, Some(s)) => map_slices(x, dst, move |v| f(v, s)),
         (None, Some(y), Some(s), _) => map_slices(y, dst, move |v| f(s, v)),
         _ if n == 0 => {}
-        _ => {
-            let sa = broadcast_strides(a, out.shape);
-            let sb = broadcast_strides(b, out.shape);
-            let (ra, rb) = (a.data.raw::<A>(), b.data.raw::<B>());
-            let mut k = 0;
-            for_each_offset2(
-                out.shape,
-                &sa,
-                a.data.offset,
-                &sb,
-                b.data.offset,
-                |oa, ob| {
-                    dst[k] = f(ra[oa], rb[ob]);
-                    k += 1;
-                },
-            );
-        }
+        _ => binary_broadcast(a, b, out.shape, dst, f),
     }
     Ok(Data::contiguous(storage, out.shape))
+}
+
+/// The general path of [`binary`]: the output in row-major segments of
+/// the collapsed broadcast layout, split over cores when large. A segment
+/// whose operands each step by 1 or 0 (a slice, or one element repeated:
+/// a bias row, a per-row scale) runs the vectorised loop; others go
+/// element by element.
+fn binary_broadcast<A: Pod, B: Pod, O: Pod>(
+    a: &Operand<'_>,
+    b: &Operand<'_>,
+    shape: &[usize],
+    dst: &mut [O],
+    f: impl Fn(A, B) -> O + Sync + Send + Copy,
+) {
+    let (sa, sb) = (broadcast_strides(a, shape), broadcast_strides(b, shape));
+    let (dims, strides) = collapse(shape, [&sa, &sb]);
+    let base = [a.data.offset as isize, b.data.offset as isize];
+    let [ia, ib] = inner_strides(&strides);
+    let (ra, rb) = (a.data.raw::<A>(), b.data.raw::<B>());
+    let fill = |from: usize, d: &mut [O]| {
+        let mut done = 0;
+        // The callback never fails.
+        let _ = for_each_segment(&dims, &strides, base, from, d.len(), |[oa, ob], count| {
+            let seg = &mut d[done..done + count];
+            done += count;
+            let (oa, ob) = (oa as usize, ob as usize);
+            match (ia, ib) {
+                (1, 1) => zip_into(&ra[oa..oa + count], &rb[ob..ob + count], seg, f),
+                (1, 0) => {
+                    let y = rb[ob];
+                    map_into(&ra[oa..oa + count], seg, move |x| f(x, y));
+                }
+                (0, 1) => {
+                    let x = ra[oa];
+                    map_into(&rb[ob..ob + count], seg, move |y| f(x, y));
+                }
+                _ => {
+                    for (j, o) in seg.iter_mut().enumerate() {
+                        let j = j as isize;
+                        *o = f(
+                            ra[(oa as isize + j * ia) as usize],
+                            rb[(ob as isize + j * ib) as usize],
+                        );
+                    }
+                }
+            }
+            Ok(())
+        });
+    };
+    if worth_splitting(dst.len()) {
+        let c = chunk_len(dst.len());
+        dst.par_chunks_mut(c)
+            .enumerate()
+            .for_each(|(i, d)| fill(i * c, d));
+    } else {
+        fill(0, dst);
+    }
 }
 
 /// A broadcast operand read by flat output index: a contiguous slice of
@@ -263,9 +304,7 @@ pub fn map_slices<I: Pod, O: Pod>(
                         },
                     );
                 } else {
-                    for (o, &i) in d.iter_mut().zip(s) {
-                        *o = f(i);
-                    }
+                    map_loop(s, d, f);
                 }
             },
         )
@@ -299,9 +338,7 @@ pub fn zip_slices<A: Pod, B: Pod, O: Pod>(
                         }
                     });
                 } else {
-                    for ((o, &p), &q) in d.iter_mut().zip(x).zip(y) {
-                        *o = f(p, q);
-                    }
+                    zip_loop(x, y, d, f);
                 }
             },
         )
@@ -317,11 +354,120 @@ pub fn zip_slices<A: Pod, B: Pod, O: Pod>(
     }
 }
 
-/// A fresh buffer for the output described by `out`.
-pub fn out_storage(out: OutSpec<'_>) -> Result<crate::graph::storage::Storage> {
-    let n: usize = out.shape.iter().product();
-    crate::graph::storage::Storage::new(
-        n * out.dtype.size(),
-        out.dtype == crate::dtype::DType::Bool,
+/// `dst[i] = f(src[i])` on one core, vectorised: for short runs (a row
+/// of a broadcast) where splitting and streaming do not pay.
+#[inline(always)]
+pub(crate) fn map_into<I: Pod, O: Pod>(src: &[I], dst: &mut [O], f: impl Fn(I) -> O + Copy) {
+    simd(
+        #[inline(always)]
+        || map_loop(src, dst, f),
     )
+}
+
+/// `dst[i] = f(a[i], b[i])` on one core, vectorised (see [`map_into`]).
+#[inline(always)]
+pub(crate) fn zip_into<A: Pod, B: Pod, O: Pod>(
+    a: &[A],
+    b: &[B],
+    dst: &mut [O],
+    f: impl Fn(A, B) -> O + Copy,
+) {
+    simd(
+        #[inline(always)]
+        || zip_loop(a, b, dst, f),
+    )
+}
+
+/// The mapping loop itself; inlined into the caller's SIMD context.
+#[inline(always)]
+fn map_loop<I: Pod, O: Pod>(src: &[I], dst: &mut [O], f: impl Fn(I) -> O + Copy) {
+    for (o, &i) in dst.iter_mut().zip(src) {
+        *o = f(i);
+    }
+}
+
+/// The zipping loop itself; inlined into the caller's SIMD context.
+#[inline(always)]
+fn zip_loop<A: Pod, B: Pod, O: Pod>(a: &[A], b: &[B], dst: &mut [O], f: impl Fn(A, B) -> O + Copy) {
+    for ((o, &p), &q) in dst.iter_mut().zip(a).zip(b) {
+        *o = f(p, q);
+    }
+}
+
+/// A buffer for the output described by `out`: the bytes a caller lent
+/// for it (see [`destination`](super::destination)), else a fresh one.
+/// Bool outputs start zeroed (every byte a valid `bool`).
+pub fn out_storage(out: OutSpec<'_>) -> Result<crate::graph::storage::Storage> {
+    let len = out.shape.iter().product::<usize>() * out.dtype.size();
+    let zeroed = out.dtype == crate::dtype::DType::Bool;
+    if let Some(mut lent) = super::destination::take(len) {
+        if zeroed {
+            lent.as_mut_slice::<u8>().fill(0);
+        }
+        return Ok(lent);
+    }
+    crate::graph::storage::Storage::new(len, zeroed)
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::ops::views::as_strided;
+    use crate::{Array, subtract};
+
+    /// Element `flat` of a row-major walk over `shape` in a strided layout.
+    fn strided_at(
+        base: &[f32],
+        shape: &[usize],
+        strides: &[isize],
+        offset: usize,
+        flat: usize,
+    ) -> f32 {
+        let mut rest = flat;
+        let mut at = offset as isize;
+        for d in (0..shape.len()).rev() {
+            at += (rest % shape[d]) as isize * strides[d];
+            rest /= shape[d];
+        }
+        base[at as usize]
+    }
+
+    /// `a - b` over layouts that take every segment kind of the broadcast
+    /// path (slice-slice, slice-repeat, repeat-slice, strided), at sizes
+    /// that run on one core and split over cores, against a loop.
+    #[test]
+    fn broadcast_segments_match_a_loop() -> crate::Result<()> {
+        let base_a: Vec<f32> = (0..80_000).map(|i| (i % 997) as f32 * 0.5).collect();
+        let base_b: Vec<f32> = (0..80_000).map(|i| (i % 113) as f32 - 7.0).collect();
+        let (a0, b0) = (
+            Array::from_slice(&base_a, &[80_000])?,
+            Array::from_slice(&base_b, &[80_000])?,
+        );
+        type Layout = (&'static [isize], usize);
+        let cases: &[(&[usize], Layout, Layout)] = &[
+            // A bias row and a per-row column.
+            (&[7, 5], (&[5, 1], 0), (&[0, 1], 3)),
+            (&[7, 5], (&[0, 1], 2), (&[5, 1], 1)),
+            (&[7, 5], (&[5, 1], 0), (&[1, 0], 4)),
+            // Transposed and reversed operands.
+            (&[6, 4], (&[1, 6], 0), (&[0, 1], 0)),
+            (&[3, 4, 5], (&[20, 5, 1], 0), (&[0, -1, 0], 9)),
+            // Large: split over cores, rows straddling the chunk edges.
+            (&[300, 257], (&[257, 1], 1), (&[0, 1], 0)),
+            (&[300, 257], (&[1, 300], 0), (&[1, 0], 5)),
+            (&[2, 150, 257], (&[0, 257, 1], 0), (&[38_550, 0, 1], 0)),
+        ];
+        for &(shape, (sa, oa), (sb, ob)) in cases {
+            let a = as_strided(&a0, shape, sa, oa)?;
+            let b = as_strided(&b0, shape, sb, ob)?;
+            let got = subtract(&a, &b)?.to_vec::<f32>()?;
+            let n: usize = shape.iter().product();
+            let want: Vec<f32> = (0..n)
+                .map(|i| {
+                    strided_at(&base_a, shape, sa, oa, i) - strided_at(&base_b, shape, sb, ob, i)
+                })
+                .collect();
+            assert_eq!(got, want, "shape {shape:?}, a {sa:?}+{oa}, b {sb:?}+{ob}");
+        }
+        Ok(())
+    }
 }

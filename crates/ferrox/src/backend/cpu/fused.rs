@@ -21,6 +21,7 @@
 //! output's (possible for shapeless replays at new shapes), the steps run
 //! one after another on whole arrays instead.
 
+use crate::backend::cpu::destination;
 use crate::backend::cpu::elementwise::out_storage;
 use crate::backend::cpu::parallel::worth_splitting;
 use crate::backend::cpu::stream_store::{store_fence, stream_copy, worth_streaming};
@@ -169,11 +170,16 @@ impl Fused {
     /// steps then run on flat runs of elements), else with their shapes.
     /// Returns each step's value, `None` for intermediates released after
     /// their last read (outputs are always kept).
+    ///
+    /// With `lent`, output j's step computes into `lent[j]` in place when
+    /// its kernel can (see [`destination`]); the caller then finds its
+    /// result lent at that address and skips the copy.
     fn run_steps<'s>(
         &self,
         inputs: &[Operand<'_>],
         shape_of: impl Fn(usize) -> &'s [usize],
         flat: bool,
+        mut lent: Option<&mut [&mut [u8]]>,
     ) -> Result<Vec<Option<Data>>> {
         let released = || Error::runtime("fused", "internal error: a step read a released result");
         let mut results: Vec<Option<Data>> = Vec::with_capacity(self.steps.len());
@@ -207,7 +213,13 @@ impl Fused {
                 shape: shape_of(k),
                 dtype: step.dtype,
             };
-            let data = step.op.eval_cpu(&operands, out)?;
+            let output = self.outputs.iter().position(|&s| s == k);
+            let data = match (output, lent.as_deref_mut()) {
+                (Some(j), Some(dsts)) => {
+                    destination::lend(&mut *dsts[j], || step.op.eval_cpu(&operands, out))?
+                }
+                _ => step.op.eval_cpu(&operands, out)?,
+            };
             drop(operands);
             results.push(Some(data));
             for &j in &self.frees[k] {
@@ -249,10 +261,26 @@ impl Fused {
                 dtype: x.dtype,
             })
             .collect();
-        let results = self.run_steps(&operands, |_| chunk_shape.as_slice(), flat)?;
+        // Taken before lending: `dsts` is not touched again while a step
+        // result may hold its bytes, except to copy a result that is not.
+        let starts: Vec<*const u8> = dsts.iter().map(|d| d.as_ptr()).collect();
+        let results = self.run_steps(&operands, |_| chunk_shape.as_slice(), flat, Some(dsts))?;
         let no_output = || Error::runtime("fused", "internal error: an output was released");
-        for (dst, &step) in dsts.iter_mut().zip(&self.outputs) {
+        let mut copied = false;
+        for ((dst, &step), &start) in dsts.iter_mut().zip(&self.outputs).zip(&starts) {
             let result = results[step].as_ref().ok_or_else(no_output)?;
+            if result.storage.is_lent_at(start) {
+                // Computed in place; any other layout over the lent bytes
+                // would have to be copied onto itself.
+                if result.offset != 0 || !result.is_contiguous(&chunk_shape) {
+                    return Err(Error::runtime(
+                        "fused",
+                        "internal error: a step returned a view of its lent output",
+                    ));
+                }
+                continue;
+            }
+            copied = true;
             let src = contiguous_bytes(result, &chunk_shape, self.steps[step].dtype)?;
             same_len(dst, src)?;
             if stream {
@@ -261,7 +289,7 @@ impl Fused {
                 dst.copy_from_slice(src);
             }
         }
-        if stream {
+        if stream && copied {
             store_fence();
         }
         Ok(())
@@ -398,7 +426,7 @@ impl Primitive for Fused {
         // its step's buffer, with no chunk views and no copy.
         let one_chunk = n <= CHUNK && !worth_streaming(bytes_out);
         if !every_step_full || n == 0 || shape.is_empty() || one_chunk {
-            let results = self.run_steps(inputs, |s| shapes[s].as_slice(), false)?;
+            let results = self.run_steps(inputs, |s| shapes[s].as_slice(), false, None)?;
             // Each output shares its step's buffer (an `Arc` clone).
             return self
                 .outputs

@@ -6,6 +6,7 @@ pub mod closeness;
 pub mod conv;
 pub mod copy;
 pub mod decomp;
+pub(crate) mod destination;
 pub mod elementwise;
 pub mod factor;
 pub mod fast;
