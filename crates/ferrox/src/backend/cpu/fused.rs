@@ -6,7 +6,12 @@
 //! the caller also read); with several it is a group node (see
 //! [`crate::graph::outputs`]) and each output gets its own buffer. Every
 //! output is written from the chunk that computed it, so intermediates that
-//! are also results still cost one pass over memory.
+//! are also results still cost one pass over memory. The chunk of an output
+//! is lent to the step computing it (see [`destination`]): kernels that
+//! allocate through `out_storage` write it in place; other results are
+//! copied in.
+//!
+//! [`destination`]: crate::backend::cpu::destination
 //!
 //! Each step is an ordinary elementwise primitive (unary, binary, `where`,
 //! `astype`) evaluated by its own kernel on a chunk of the output, so a
@@ -264,7 +269,12 @@ impl Fused {
         // Taken before lending: `dsts` is not touched again while a step
         // result may hold its bytes, except to copy a result that is not.
         let starts: Vec<*const u8> = dsts.iter().map(|d| d.as_ptr()).collect();
-        let results = self.run_steps(&operands, |_| chunk_shape.as_slice(), flat, Some(dsts))?;
+        let results = self.run_steps(
+            &operands,
+            |_| chunk_shape.as_slice(),
+            flat,
+            Some(&mut *dsts),
+        )?;
         let no_output = || Error::runtime("fused", "internal error: an output was released");
         let mut copied = false;
         for ((dst, &step), &start) in dsts.iter_mut().zip(&self.outputs).zip(&starts) {
