@@ -900,8 +900,9 @@ mod tests {
 
     #[test]
     fn large_products_use_all_paths() {
-        // Big enough for gemm's internal threading and the parallel int loop.
-        let (m, k, n) = (130, 70, 90);
+        // Above `SMALL_PRODUCT` (4.4M multiply-adds), so gemm splits it over
+        // cores, and big enough for the parallel integer loop.
+        let (m, k, n) = (200, 110, 200);
         let av: Vec<f64> = (0..m * k).map(|i| ((i * 31) % 17) as f64 - 8.0).collect();
         let bv: Vec<f64> = (0..k * n).map(|i| ((i * 13) % 11) as f64 - 5.0).collect();
         let (want, _) = naive(&av, &[m, k], &bv, &[k, n]);
