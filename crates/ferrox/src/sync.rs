@@ -68,6 +68,11 @@ mod loom_once {
             // acquire load above orders this read after that write.
             self.value.with(|p| unsafe { (*p).as_ref() })
         }
+        /// The value, if set, through exclusive access.
+        pub fn get_mut(&mut self) -> Option<&mut T> {
+            // SAFETY: `&mut self` excludes every other access to the cell.
+            self.value.with_mut(|p| unsafe { (*p).as_mut() })
+        }
         /// Sets the value unless one is set (then returns `value`).
         pub fn set(&self, value: T) -> Result<(), T> {
             if self.claimed.swap(true, Ordering::AcqRel) {

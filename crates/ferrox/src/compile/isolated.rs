@@ -46,6 +46,17 @@ impl Primitive for IsolatedOp {
     fn as_any(&self) -> &dyn Any {
         self.0.as_any()
     }
+    fn accepts_donations(&self) -> bool {
+        self.0.accepts_donations()
+    }
+    fn eval_cpu_donating(
+        &self,
+        inputs: &[Operand<'_>],
+        outs: &[OutSpec<'_>],
+        donated: &[bool],
+    ) -> Result<Vec<Data>> {
+        self.0.eval_cpu_donating(inputs, outs, donated)
+    }
     fn is_equivalent(&self, other: &dyn Primitive) -> bool {
         self.0.is_equivalent(other)
     }

@@ -98,6 +98,13 @@ impl<T: Clone> EvalCell<T> {
         self.result.get().map(borrowed)
     }
 
+    /// The published value, mutably: with `&mut self` no other thread can
+    /// hold the cell, so this needs no lock. `None` before publication
+    /// and for an error.
+    pub fn value_mut(&mut self) -> Option<&mut T> {
+        self.result.get_mut()?.as_mut().ok()
+    }
+
     /// True once a value or an error is published.
     pub fn is_done(&self) -> bool {
         self.result.get().is_some()

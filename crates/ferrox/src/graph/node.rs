@@ -88,6 +88,18 @@ impl Node {
     pub(crate) fn in_live_trace(&self) -> bool {
         any_live(&self.traces)
     }
+    /// Runs `f` on the inputs with them write-locked, then drops them
+    /// before the lock is released: while `f` runs and after, no one can
+    /// reach an input through this node. For kernels that may overwrite an
+    /// input's buffer (see `Primitive::eval_cpu_donating`).
+    pub(crate) fn consume_inputs<R>(&self, f: impl FnOnce(&mut [Array]) -> R) -> R {
+        let mut inputs = write(&self.inputs);
+        let result = f(&mut inputs);
+        let taken = std::mem::take(&mut *inputs);
+        drop(inputs);
+        drop_iteratively(taken);
+        result
+    }
     pub(crate) fn detach(&self) {
         let taken = std::mem::take(&mut *write(&self.inputs));
         drop_iteratively(taken);

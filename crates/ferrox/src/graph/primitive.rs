@@ -133,6 +133,37 @@ pub trait Primitive: Send + Sync + fmt::Debug + 'static {
         Err(no_rule(self.name(), "several-output evaluation"))
     }
 
+    /// True if [`eval_cpu_donating`](Self::eval_cpu_donating) can write
+    /// an output over an input's buffer: the runtime then checks which
+    /// inputs no one else holds before the call.
+    fn accepts_donations(&self) -> bool {
+        false
+    }
+
+    /// Computes every output (one spec per output; one for an op with a
+    /// single output) as [`eval_cpu`](Self::eval_cpu) or
+    /// [`eval_cpu_multi`](Self::eval_cpu_multi) would, where `donated[i]`
+    /// says that input `i`'s buffer belongs to this call alone: no other
+    /// array, view or handle can reach it, it is a pooled buffer holding
+    /// exactly the input's elements, contiguous from its start. The op may
+    /// write an output of the same dtype and shape into such a buffer (as
+    /// XLA does with donated arguments) once nothing reads the elements it
+    /// overwrites, and return a `Data` sharing that storage. The result
+    /// must equal the one without donations, bit for bit. Called only when
+    /// [`accepts_donations`](Self::accepts_donations) says so.
+    fn eval_cpu_donating(
+        &self,
+        inputs: &[Operand<'_>],
+        outs: &[OutSpec<'_>],
+        donated: &[bool],
+    ) -> Result<Vec<Data>> {
+        let _ = donated;
+        match outs {
+            [out] => self.eval_cpu(inputs, *out).map(|d| vec![d]),
+            _ => self.eval_cpu_multi(inputs, outs),
+        }
+    }
+
     /// Reverse-mode rule of an op with several outputs: `cotangents` has one
     /// entry per output, `None` for outputs nothing downstream
     /// differentiates (treat as zeros); `outputs` are the op's outputs.

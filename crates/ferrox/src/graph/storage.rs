@@ -205,6 +205,19 @@ impl Storage {
         matches!(self.buf, Some(Backing::Lent(p)) if p.cast_const() == ptr)
     }
 
+    /// The start of a pooled block, with the allocation's write
+    /// permission; `None` for mapped, external and lent bytes (never
+    /// written in place). Only for a donated buffer (see
+    /// `Primitive::eval_cpu_donating`): writing through it is sound only
+    /// while no one else can reach this storage and no slice of the bytes
+    /// written is alive.
+    pub(crate) fn pooled_ptr(&self) -> Option<*mut u8> {
+        match &self.buf {
+            Some(Backing::Pooled(b)) => Some(b.as_ptr()),
+            _ => None,
+        }
+    }
+
     /// Length in bytes.
     pub fn len(&self) -> usize {
         self.len

@@ -22,6 +22,7 @@ use crate::graph::primitive::{Operand, OutSpec};
 use crate::sync::read;
 use std::collections::HashSet;
 use std::hash::{BuildHasherDefault, Hasher};
+use std::sync::Arc;
 
 /// Node ids are unique counters: they hash as themselves (the default
 /// SipHash costs more than the rest of a tiny graph's bookkeeping).
@@ -200,7 +201,17 @@ fn compute(a: &Array) -> Result<()> {
         Claimed::Running => return Ok(()),
         Claimed::Done(r) => return r.map(|_| ()),
     };
-    let result = run_kernel(node);
+    let result = match &node.op {
+        // A kernel that may write over its inputs runs with them locked
+        // and drops them after (a live transform still needs them).
+        Some(op) if op.accepts_donations() && !node.in_live_trace() => {
+            node.consume_inputs(|inputs| {
+                let donated: Vec<bool> = inputs.iter_mut().map(held_only_here).collect();
+                run_kernel(node, inputs, Some(&donated))
+            })
+        }
+        _ => run_kernel(node, &read(&node.inputs), None),
+    };
     let failed = result.as_ref().err().cloned();
     claim.publish(result);
     // The value is published: the inputs are no longer needed, unless a
@@ -214,16 +225,36 @@ fn compute(a: &Array) -> Result<()> {
     }
 }
 
-fn run_kernel(node: &Node) -> Result<Value> {
+/// True when `input`'s buffer may be overwritten by the kernel reading it
+/// (see `Primitive::eval_cpu_donating`): the caller holds the only handle
+/// to the input (no other array, graph or weak reference: `Arc::get_mut`),
+/// with its consumer's inputs write-locked so no one can clone it, and its
+/// value is a pooled buffer that no view shares and that holds exactly its
+/// elements, in order.
+fn held_only_here(input: &mut Array) -> bool {
+    let Some(node) = Arc::get_mut(&mut input.0) else {
+        return false;
+    };
+    let bytes = node.shape.iter().product::<usize>() * node.dtype.size();
+    let Some(Value::One(data)) = node.cell.value_mut() else {
+        return false;
+    };
+    data.offset == 0
+        && data.is_contiguous(&node.shape)
+        && Arc::get_mut(&mut data.storage)
+            .is_some_and(|s| s.len() == bytes && s.pooled_ptr().is_some())
+}
+
+/// Runs `node`'s kernel on `inputs` (its inputs, borrowed for the kernel,
+/// not cloned: see `topo_order`), letting it overwrite the inputs marked
+/// in `donated`.
+fn run_kernel(node: &Node, inputs: &[Array], donated: Option<&[bool]>) -> Result<Value> {
     let Some(op) = &node.op else {
         return Err(Error::runtime("eval", "a data leaf has no value"));
     };
-    // Borrowed for the kernel, not cloned (see `topo_order`): only this
-    // thread, after publishing, write-locks a node's inputs.
-    let inputs = read(&node.inputs);
     if let Some(index) = output_index(op.as_ref()) {
         // An output node shares its group's buffer for that output.
-        let [group] = &inputs[..] else {
+        let [group] = inputs else {
             return Err(Error::runtime(
                 "output",
                 "internal error: an output node without its group",
@@ -244,7 +275,16 @@ fn run_kernel(node: &Node) -> Result<Value> {
             shape: &node.shape,
             dtype: node.dtype,
         };
-        return op.eval_cpu(&operands, out).map(Value::One);
+        let Some(donated) = donated else {
+            return op.eval_cpu(&operands, out).map(Value::One);
+        };
+        return match op.eval_cpu_donating(&operands, &[out], donated)?.pop() {
+            Some(data) => Ok(Value::One(data)),
+            None => Err(Error::runtime(
+                op.name(),
+                "internal error: no output computed",
+            )),
+        };
     };
     let outs: Vec<OutSpec<'_>> = specs
         .iter()
@@ -253,7 +293,10 @@ fn run_kernel(node: &Node) -> Result<Value> {
             dtype: *dtype,
         })
         .collect();
-    let parts = op.eval_cpu_multi(&operands, &outs)?;
+    let parts = match donated {
+        Some(donated) => op.eval_cpu_donating(&operands, &outs, donated)?,
+        None => op.eval_cpu_multi(&operands, &outs)?,
+    };
     if parts.len() != outs.len() {
         return Err(Error::runtime(
             op.name(),
@@ -291,5 +334,74 @@ fn wait_for_value(a: &Array) -> Result<&Value> {
             }
             a.0.cell.wait_ref()
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::*;
+
+    /// The first byte of `a`'s evaluated buffer.
+    fn buffer_start(a: &Array) -> *const u8 {
+        let value = a.0.cell.get_ref().and_then(|v| v.ok()).map(|v| v.single());
+        match value {
+            Some(Ok(data)) => data.storage.as_slice::<u8>().as_ptr(),
+            _ => std::ptr::null(),
+        }
+    }
+
+    fn ramp(n: usize, scale: f32) -> Result<Array> {
+        let v: Vec<f32> = (0..n).map(|i| (i % 997) as f32 * scale).collect();
+        Array::from_slice(&v, &[n])
+    }
+
+    /// `p * 0.5 + m` and `m * 2` (two outputs) compiled: a chain of several
+    /// chunks, with a partial last one.
+    fn update() -> CompiledFn {
+        compile(|xs: &[Array]| {
+            let p = add(&multiply(&xs[0], &Array::from(0.5f32))?, &xs[1])?;
+            let m = multiply(&xs[1], &Array::from(2.0f32))?;
+            Ok(vec![p, m])
+        })
+    }
+
+    #[test]
+    fn inputs_no_one_else_holds_give_their_buffers_to_the_outputs() -> Result<()> {
+        let n = 100_003;
+        let f = update();
+        f.call(&[ramp(n, 1.0)?, ramp(n, 0.25)?])?; // traced
+        let (p, m) = (ramp(n, 1.0)?, ramp(n, 0.25)?);
+        let starts = [buffer_start(&p), buffer_start(&m)];
+        let outs = f.call(&[p, m])?; // the only handles move into the call
+        eval(&outs)?;
+        assert_eq!(buffer_start(&outs[0]), starts[0], "p's buffer holds p'");
+        assert_eq!(buffer_start(&outs[1]), starts[1], "m's buffer holds m'");
+        let (p, m) = (
+            ramp(n, 1.0)?.to_vec::<f32>()?,
+            ramp(n, 0.25)?.to_vec::<f32>()?,
+        );
+        let want_p: Vec<f32> = p.iter().zip(&m).map(|(p, m)| p * 0.5 + m).collect();
+        let want_m: Vec<f32> = m.iter().map(|m| m * 2.0).collect();
+        assert_eq!(outs[0].to_vec::<f32>()?, want_p);
+        assert_eq!(outs[1].to_vec::<f32>()?, want_m);
+        Ok(())
+    }
+
+    #[test]
+    fn inputs_still_held_or_viewed_keep_their_values() -> Result<()> {
+        let n = 100_003;
+        let f = update();
+        let p = ramp(n, 1.0)?;
+        let base = ramp(2 * n, 0.25)?;
+        // A view shares its base's buffer: never donated.
+        let m = slice(&base, &[0], &[n as isize], &[1])?;
+        let starts = [buffer_start(&p), buffer_start(&base)];
+        let outs = f.call(&[p.clone(), m])?;
+        eval(&outs)?;
+        assert_ne!(buffer_start(&outs[0]), starts[0]);
+        assert_ne!(buffer_start(&outs[1]), starts[1]);
+        assert_eq!(p.to_vec::<f32>()?, ramp(n, 1.0)?.to_vec::<f32>()?);
+        assert_eq!(base.to_vec::<f32>()?, ramp(2 * n, 0.25)?.to_vec::<f32>()?);
+        Ok(())
     }
 }

@@ -26,6 +26,7 @@
 //! output's (possible for shapeless replays at new shapes), the steps run
 //! one after another on whole arrays instead.
 
+use crate::backend::cpu::chunk_dst::{ChunkDst, DonatedChunk};
 use crate::backend::cpu::destination;
 use crate::backend::cpu::elementwise::out_storage;
 use crate::backend::cpu::parallel::worth_splitting;
@@ -34,6 +35,7 @@ use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::graph::layout::Data;
 use crate::graph::primitive::{Operand, OutSpec, Primitive};
+use crate::graph::storage::{EXTERNAL_ALIGN, Storage};
 use rayon::prelude::*;
 use std::any::Any;
 use std::sync::Arc;
@@ -95,6 +97,16 @@ impl FusedConst {
             .get(start..start + size)
             .unwrap_or(&[])
     }
+}
+
+/// An output computed over a donated input's buffer.
+#[derive(Debug, Clone, Copy)]
+struct Donor {
+    input: usize,
+    /// Whether the output's step may compute straight into the buffer (no
+    /// step from it on reads the input); otherwise its result is copied
+    /// in after the chunk's last step.
+    lend: bool,
 }
 
 /// One elementwise instruction of a fused program.
@@ -184,7 +196,7 @@ impl Fused {
         inputs: &[Operand<'_>],
         shape_of: impl Fn(usize) -> &'s [usize],
         flat: bool,
-        mut lent: Option<&mut [&mut [u8]]>,
+        mut lent: Option<&mut [ChunkDst<'_>]>,
     ) -> Result<Vec<Option<Data>>> {
         let released = || Error::runtime("fused", "internal error: a step read a released result");
         let mut results: Vec<Option<Data>> = Vec::with_capacity(self.steps.len());
@@ -219,11 +231,13 @@ impl Fused {
                 dtype: step.dtype,
             };
             let output = self.outputs.iter().position(|&s| s == k);
-            let data = match (output, lent.as_deref_mut()) {
-                (Some(j), Some(dsts)) => {
-                    destination::lend(&mut *dsts[j], || step.op.eval_cpu(&operands, out))?
-                }
-                _ => step.op.eval_cpu(&operands, out)?,
+            let dst = match (output, lent.as_deref_mut()) {
+                (Some(j), Some(dsts)) => dsts[j].lendable(),
+                _ => None,
+            };
+            let data = match dst {
+                Some(dst) => destination::lend(dst, || step.op.eval_cpu(&operands, out))?,
+                None => step.op.eval_cpu(&operands, out)?,
             };
             drop(operands);
             results.push(Some(data));
@@ -243,7 +257,7 @@ impl Fused {
         shape: &[usize],
         flat: bool,
         (r0, nrows): (usize, usize),
-        dsts: &mut [&mut [u8]],
+        dsts: &mut [ChunkDst<'_>],
         stream: bool,
     ) -> Result<()> {
         let chunk_shape: Vec<usize> = if flat {
@@ -255,7 +269,19 @@ impl Fused {
         };
         let views: Vec<(Data, Vec<usize>)> = inputs
             .iter()
-            .map(|x| chunk_view(x, shape, flat, r0, nrows))
+            .enumerate()
+            .map(|(i, x)| {
+                // A donated input is read through its chunk's own storage,
+                // which covers only the bytes this task reads and writes.
+                match dsts
+                    .iter()
+                    .filter_map(ChunkDst::donor)
+                    .find(|d| d.input == i)
+                {
+                    Some(donor) => (donor.input_view(&chunk_shape), chunk_shape.clone()),
+                    None => chunk_view(x, shape, flat, r0, nrows),
+                }
+            })
             .collect();
         let operands: Vec<Operand<'_>> = views
             .iter()
@@ -268,7 +294,7 @@ impl Fused {
             .collect();
         // Taken before lending: `dsts` is not touched again while a step
         // result may hold its bytes, except to copy a result that is not.
-        let starts: Vec<*const u8> = dsts.iter().map(|d| d.as_ptr()).collect();
+        let starts: Vec<*const u8> = dsts.iter().map(ChunkDst::start).collect();
         let results = self.run_steps(
             &operands,
             |_| chunk_shape.as_slice(),
@@ -290,8 +316,9 @@ impl Fused {
                 }
                 continue;
             }
-            copied = true;
             let src = contiguous_bytes(result, &chunk_shape, self.steps[step].dtype)?;
+            copied = true;
+            let dst = dst.bytes_mut();
             same_len(dst, src)?;
             if stream {
                 stream_copy(dst, src);
@@ -303,6 +330,187 @@ impl Fused {
             store_fence();
         }
         Ok(())
+    }
+
+    /// Evaluates the program; output j may overwrite an input marked in
+    /// `donated` (see `Primitive::eval_cpu_donating`; empty: none).
+    fn evaluate(
+        &self,
+        inputs: &[Operand<'_>],
+        outs: &[OutSpec<'_>],
+        donated: &[bool],
+    ) -> Result<Vec<Data>> {
+        if outs.len() != self.outputs.len() {
+            return Err(Error::runtime(
+                "fused",
+                format!(
+                    "internal error: {} output specs for {} outputs",
+                    outs.len(),
+                    self.outputs.len()
+                ),
+            ));
+        }
+        let input_shapes: Vec<&[usize]> = inputs.iter().map(|x| x.shape).collect();
+        let shapes = self.step_shapes(&input_shapes)?;
+        // The shape every step has when chunking applies: the last step's.
+        let shape = shapes.last().map(Vec::as_slice).unwrap_or(&[]);
+        let n: usize = shape.iter().product();
+        let bytes_out: usize = outs.iter().map(|o| n * o.dtype.size()).sum();
+        let every_step_full = shapes.iter().all(|s| s.as_slice() == shape);
+        // Whole when the outputs are one chunk anyway: each output is then
+        // its step's buffer, with no chunk views and no copy.
+        let one_chunk = n <= CHUNK && !worth_streaming(bytes_out);
+        if !every_step_full || n == 0 || shape.is_empty() || one_chunk {
+            let results = self.run_steps(inputs, |s| shapes[s].as_slice(), false, None)?;
+            // Each output shares its step's buffer (an `Arc` clone).
+            return self
+                .outputs
+                .iter()
+                .map(|&s| {
+                    let missing = || Error::runtime("fused", "internal error: no such step");
+                    results.get(s).cloned().flatten().ok_or_else(missing)
+                })
+                .collect();
+        }
+        if let Some(o) = outs.iter().find(|o| o.shape != shape) {
+            return Err(Error::runtime(
+                "fused",
+                format!(
+                    "internal error: an output of shape {:?} for steps of shape {shape:?}",
+                    o.shape
+                ),
+            ));
+        }
+        let flat = inputs.iter().all(|x| {
+            x.shape.iter().product::<usize>() == 1
+                || (x.shape == shape && x.data.is_contiguous(x.shape))
+        });
+        let row_len = if flat { 1 } else { n / shape[0] };
+        let rows = n / row_len;
+        let rows_per_chunk = (CHUNK / row_len).max(1);
+        let chunk_elems = rows_per_chunk * row_len;
+        let donors = self.donors(inputs, shape, outs, donated, chunk_elems);
+        // A donated output's buffer is its donor's; the others are fresh.
+        let mut storages = outs
+            .iter()
+            .zip(&donors)
+            .map(|(o, d)| d.is_none().then(|| out_storage(*o)).transpose())
+            .collect::<Result<Vec<Option<Storage>>>>()?;
+        let stream = worth_streaming(bytes_out);
+        // Chunk i of each fresh output, in turn.
+        let mut per_output: Vec<_> = storages
+            .iter_mut()
+            .zip(outs)
+            .map(|(storage, o)| {
+                storage.as_mut().map(|s| {
+                    s.as_mut_slice::<u8>()
+                        .chunks_mut(chunk_elems * o.dtype.size())
+                })
+            })
+            .collect();
+        let k = outs.len();
+        let chunks = rows.div_ceil(rows_per_chunk);
+        // dsts[i * k + j]: chunk i of output j, so each task owns k
+        // disjoint chunks.
+        let mut dsts: Vec<ChunkDst<'_>> = Vec::with_capacity(chunks * k);
+        for i in 0..chunks {
+            for (j, fresh) in per_output.iter_mut().enumerate() {
+                let dst = match (fresh, donors[j]) {
+                    (Some(fresh), _) => fresh.next().map(ChunkDst::Fresh),
+                    (None, Some(donor)) => {
+                        let size = outs[j].dtype.size();
+                        let start = i * chunk_elems * size;
+                        let len = chunk_elems.min(n - i * chunk_elems) * size;
+                        inputs[donor.input].data.storage.pooled_ptr().map(|base| {
+                            // SAFETY: the buffer was donated to this call
+                            // (no one else can reach it) and holds `n`
+                            // elements from its start, so `start..start +
+                            // len` lies inside it; the chunks of one buffer
+                            // are disjoint; `start` is a multiple of the
+                            // chunk's bytes, which `donors` checked are
+                            // aligned to EXTERNAL_ALIGN, as the pooled base
+                            // is. `eval_chunk` reads the input's chunk only
+                            // through `input_view` and writes it only
+                            // through the chunk, one at a time, and drops
+                            // both with the task.
+                            ChunkDst::Donated(unsafe {
+                                DonatedChunk::new(donor.input, base.add(start), len, donor.lend)
+                            })
+                        })
+                    }
+                    (None, None) => None,
+                };
+                dsts.push(dst.ok_or_else(|| {
+                    Error::runtime("fused", "internal error: an output chunk is missing")
+                })?);
+            }
+        }
+        let run = |(i, dst): (usize, &mut [ChunkDst<'_>])| {
+            let r0 = i * rows_per_chunk;
+            let nrows = rows_per_chunk.min(rows - r0);
+            self.eval_chunk(inputs, shape, flat, (r0, nrows), dst, stream)
+        };
+        if worth_splitting(n) {
+            dsts.par_chunks_mut(k).enumerate().try_for_each(run)?;
+        } else {
+            dsts.chunks_mut(k).enumerate().try_for_each(run)?;
+        }
+        drop(dsts);
+        drop(per_output);
+        storages
+            .into_iter()
+            .zip(&donors)
+            .map(|(storage, donor)| match (storage, donor) {
+                (Some(storage), _) => Ok(Data::contiguous(storage, shape)),
+                (None, Some(donor)) => Ok(Data {
+                    storage: inputs[donor.input].data.storage.clone(),
+                    strides: inputs[donor.input].data.strides.clone(),
+                    offset: 0,
+                }),
+                (None, None) => Err(Error::runtime(
+                    "fused",
+                    "internal error: an output has no buffer",
+                )),
+            })
+            .collect()
+    }
+
+    /// For each output, the donated input whose buffer it may overwrite:
+    /// one of its dtype and of the full shape `shape`, whose buffer is
+    /// pooled and splits into chunks of `chunk_elems` elements aligned for
+    /// any element type; each input goes to one output at most.
+    fn donors(
+        &self,
+        inputs: &[Operand<'_>],
+        shape: &[usize],
+        outs: &[OutSpec<'_>],
+        donated: &[bool],
+        chunk_elems: usize,
+    ) -> Vec<Option<Donor>> {
+        let mut taken = vec![false; inputs.len()];
+        outs.iter()
+            .zip(&self.outputs)
+            .map(|(o, &step)| {
+                let input = (0..inputs.len()).find(|&i| {
+                    let x = &inputs[i];
+                    donated.get(i) == Some(&true)
+                        && !taken[i]
+                        && x.dtype == o.dtype
+                        && x.shape == shape
+                        && x.data.offset == 0
+                        && x.data.is_contiguous(x.shape)
+                        && (chunk_elems * o.dtype.size()) % EXTERNAL_ALIGN == 0
+                        && x.data.storage.pooled_ptr().is_some()
+                })?;
+                taken[input] = true;
+                // The step may write the chunk in place only if neither it
+                // nor a later step still reads the input.
+                let lend = !self.steps[step..]
+                    .iter()
+                    .any(|s| s.args.contains(&Reg::Input(input)));
+                Some(Donor { input, lend })
+            })
+            .collect()
     }
 }
 
@@ -415,92 +623,20 @@ impl Primitive for Fused {
     }
 
     fn eval_cpu_multi(&self, inputs: &[Operand<'_>], outs: &[OutSpec<'_>]) -> Result<Vec<Data>> {
-        if outs.len() != self.outputs.len() {
-            return Err(Error::runtime(
-                "fused",
-                format!(
-                    "internal error: {} output specs for {} outputs",
-                    outs.len(),
-                    self.outputs.len()
-                ),
-            ));
-        }
-        let input_shapes: Vec<&[usize]> = inputs.iter().map(|x| x.shape).collect();
-        let shapes = self.step_shapes(&input_shapes)?;
-        // The shape every step has when chunking applies: the last step's.
-        let shape = shapes.last().map(Vec::as_slice).unwrap_or(&[]);
-        let n: usize = shape.iter().product();
-        let bytes_out: usize = outs.iter().map(|o| n * o.dtype.size()).sum();
-        let every_step_full = shapes.iter().all(|s| s.as_slice() == shape);
-        // Whole when the outputs are one chunk anyway: each output is then
-        // its step's buffer, with no chunk views and no copy.
-        let one_chunk = n <= CHUNK && !worth_streaming(bytes_out);
-        if !every_step_full || n == 0 || shape.is_empty() || one_chunk {
-            let results = self.run_steps(inputs, |s| shapes[s].as_slice(), false, None)?;
-            // Each output shares its step's buffer (an `Arc` clone).
-            return self
-                .outputs
-                .iter()
-                .map(|&s| {
-                    let missing = || Error::runtime("fused", "internal error: no such step");
-                    results.get(s).cloned().flatten().ok_or_else(missing)
-                })
-                .collect();
-        }
-        if let Some(o) = outs.iter().find(|o| o.shape != shape) {
-            return Err(Error::runtime(
-                "fused",
-                format!(
-                    "internal error: an output of shape {:?} for steps of shape {shape:?}",
-                    o.shape
-                ),
-            ));
-        }
-        let flat = inputs.iter().all(|x| {
-            x.shape.iter().product::<usize>() == 1
-                || (x.shape == shape && x.data.is_contiguous(x.shape))
-        });
-        let row_len = if flat { 1 } else { n / shape[0] };
-        let rows = n / row_len;
-        let rows_per_chunk = (CHUNK / row_len).max(1);
-        let mut storages = outs
-            .iter()
-            .map(|o| out_storage(*o))
-            .collect::<Result<Vec<_>>>()?;
-        let stream = worth_streaming(bytes_out);
-        // dsts[i * k + j]: chunk i of output j, so each task owns k
-        // disjoint slices.
-        let mut per_output: Vec<_> = storages
-            .iter_mut()
-            .zip(outs)
-            .map(|(storage, o)| {
-                storage
-                    .as_mut_slice::<u8>()
-                    .chunks_mut(rows_per_chunk * row_len * o.dtype.size())
-            })
-            .collect();
-        let k = outs.len();
-        let chunks = rows.div_ceil(rows_per_chunk);
-        let mut dsts: Vec<&mut [u8]> = Vec::with_capacity(chunks * k);
-        for _ in 0..chunks {
-            dsts.extend(per_output.iter_mut().filter_map(Iterator::next));
-        }
-        let run = |(i, dst): (usize, &mut [&mut [u8]])| {
-            let r0 = i * rows_per_chunk;
-            let nrows = rows_per_chunk.min(rows - r0);
-            self.eval_chunk(inputs, shape, flat, (r0, nrows), dst, stream)
-        };
-        if worth_splitting(n) {
-            dsts.par_chunks_mut(k).enumerate().try_for_each(run)?;
-        } else {
-            dsts.chunks_mut(k).enumerate().try_for_each(run)?;
-        }
-        drop(dsts);
-        drop(per_output);
-        Ok(storages
-            .into_iter()
-            .map(|storage| Data::contiguous(storage, shape))
-            .collect())
+        self.evaluate(inputs, outs, &[])
+    }
+
+    fn accepts_donations(&self) -> bool {
+        true
+    }
+
+    fn eval_cpu_donating(
+        &self,
+        inputs: &[Operand<'_>],
+        outs: &[OutSpec<'_>],
+        donated: &[bool],
+    ) -> Result<Vec<Data>> {
+        self.evaluate(inputs, outs, donated)
     }
 
     fn output_shape(&self, input_shapes: &[&[usize]]) -> Option<Result<Vec<usize>>> {

@@ -2,6 +2,7 @@
 
 pub mod binary;
 pub mod cast;
+pub(crate) mod chunk_dst;
 pub mod closeness;
 pub mod conv;
 pub mod copy;
