@@ -18,6 +18,16 @@
 //! fused result is bitwise equal to the unfused one: the same kernels apply
 //! the same operations, in the same order, to the same elements.
 //!
+//! Donation: when the runtime hands the program input buffers that no one
+//! else holds (see `Primitive::eval_cpu_donating`), an output of the same
+//! dtype and full shape is written over one of them instead of a fresh
+//! buffer, as XLA does with donated arguments: a training step's `p - lr
+//! * g` lands in `p`'s memory, which the chunk has just read, so the
+//! update touches one buffer per value instead of two. Each chunk reads its
+//! part of the input before writing the output there (see
+//! [`chunk_dst`](crate::backend::cpu::chunk_dst)), and an output's step
+//! computes in place only if no later step reads that input.
+//!
 //! Chunking: when every input is either a full-shape contiguous array or a
 //! single element, the output is split into flat runs of `CHUNK`
 //! elements; otherwise it is split along axis 0 into blocks of whole rows
@@ -29,6 +39,7 @@
 use crate::backend::cpu::chunk_dst::{ChunkDst, DonatedChunk};
 use crate::backend::cpu::destination;
 use crate::backend::cpu::elementwise::out_storage;
+use crate::backend::cpu::fused_tile::TileProgram;
 use crate::backend::cpu::parallel::worth_splitting;
 use crate::backend::cpu::stream_store::{store_fence, stream_copy, worth_streaming};
 use crate::dtype::DType;
@@ -141,6 +152,8 @@ pub struct Fused {
     /// step `k` has run, so a chunk's buffer returns to the pool while it
     /// is still in cache and the next step's allocation takes it back.
     frees: Vec<Vec<usize>>,
+    /// The program in the form of the float32 tile loop, if it has one.
+    tile: Option<TileProgram>,
 }
 
 impl Fused {
@@ -150,11 +163,13 @@ impl Fused {
     /// guarantees it).
     pub(crate) fn new(steps: Vec<Step>, consts: Vec<FusedConst>, outputs: Vec<usize>) -> Fused {
         let frees = last_reads(&steps, &outputs);
+        let tile = TileProgram::new(&steps, &consts, &outputs);
         Fused {
             steps,
             consts,
             outputs,
             frees,
+            tile,
         }
     }
 
@@ -292,6 +307,9 @@ impl Fused {
                 dtype: x.dtype,
             })
             .collect();
+        if let (true, Some(tile)) = (flat, &self.tile) {
+            return tile.run(&operands, nrows, dsts);
+        }
         // Taken before lending: `dsts` is not touched again while a step
         // result may hold its bytes, except to copy a result that is not.
         let starts: Vec<*const u8> = dsts.iter().map(ChunkDst::start).collect();
@@ -302,7 +320,7 @@ impl Fused {
             Some(&mut *dsts),
         )?;
         let no_output = || Error::runtime("fused", "internal error: an output was released");
-        let mut copied = false;
+        let mut streamed_any = false;
         for ((dst, &step), &start) in dsts.iter_mut().zip(&self.outputs).zip(&starts) {
             let result = results[step].as_ref().ok_or_else(no_output)?;
             if result.storage.is_lent_at(start) {
@@ -317,16 +335,19 @@ impl Fused {
                 continue;
             }
             let src = contiguous_bytes(result, &chunk_shape, self.steps[step].dtype)?;
-            copied = true;
+            // Non-temporal stores would evict a donated chunk that the
+            // steps have just brought into cache.
+            let streamed = stream && dst.donor().is_none();
+            streamed_any |= streamed;
             let dst = dst.bytes_mut();
             same_len(dst, src)?;
-            if stream {
+            if streamed {
                 stream_copy(dst, src);
             } else {
                 dst.copy_from_slice(src);
             }
         }
-        if stream && copied {
+        if streamed_any {
             store_fence();
         }
         Ok(())
@@ -409,42 +430,9 @@ impl Fused {
             })
             .collect();
         let k = outs.len();
-        let chunks = rows.div_ceil(rows_per_chunk);
         // dsts[i * k + j]: chunk i of output j, so each task owns k
         // disjoint chunks.
-        let mut dsts: Vec<ChunkDst<'_>> = Vec::with_capacity(chunks * k);
-        for i in 0..chunks {
-            for (j, fresh) in per_output.iter_mut().enumerate() {
-                let dst = match (fresh, donors[j]) {
-                    (Some(fresh), _) => fresh.next().map(ChunkDst::Fresh),
-                    (None, Some(donor)) => {
-                        let size = outs[j].dtype.size();
-                        let start = i * chunk_elems * size;
-                        let len = chunk_elems.min(n - i * chunk_elems) * size;
-                        inputs[donor.input].data.storage.pooled_ptr().map(|base| {
-                            // SAFETY: the buffer was donated to this call
-                            // (no one else can reach it) and holds `n`
-                            // elements from its start, so `start..start +
-                            // len` lies inside it; the chunks of one buffer
-                            // are disjoint; `start` is a multiple of the
-                            // chunk's bytes, which `donors` checked are
-                            // aligned to EXTERNAL_ALIGN, as the pooled base
-                            // is. `eval_chunk` reads the input's chunk only
-                            // through `input_view` and writes it only
-                            // through the chunk, one at a time, and drops
-                            // both with the task.
-                            ChunkDst::Donated(unsafe {
-                                DonatedChunk::new(donor.input, base.add(start), len, donor.lend)
-                            })
-                        })
-                    }
-                    (None, None) => None,
-                };
-                dsts.push(dst.ok_or_else(|| {
-                    Error::runtime("fused", "internal error: an output chunk is missing")
-                })?);
-            }
-        }
+        let mut dsts = chunk_destinations(inputs, outs, &donors, &mut per_output, chunk_elems, n)?;
         let run = |(i, dst): (usize, &mut [ChunkDst<'_>])| {
             let r0 = i * rows_per_chunk;
             let nrows = rows_per_chunk.min(rows - r0);
@@ -512,6 +500,58 @@ impl Fused {
             })
             .collect()
     }
+}
+
+/// Every output's destination chunks, chunk by chunk (`k` per chunk, in
+/// output order): slices of `fresh[j]` for fresh outputs, chunks of the
+/// donor's buffer for donated ones, `chunk_elems` elements each (the last
+/// one of `n` partial).
+fn chunk_destinations<'a>(
+    inputs: &[Operand<'_>],
+    outs: &[OutSpec<'_>],
+    donors: &[Option<Donor>],
+    fresh: &mut [Option<std::slice::ChunksMut<'a, u8>>],
+    chunk_elems: usize,
+    n: usize,
+) -> Result<Vec<ChunkDst<'a>>> {
+    let chunks = n.div_ceil(chunk_elems);
+    let mut dsts = Vec::with_capacity(chunks * outs.len());
+    for i in 0..chunks {
+        let (first, count) = (i * chunk_elems, chunk_elems.min(n - i * chunk_elems));
+        for (j, fresh) in fresh.iter_mut().enumerate() {
+            let dst = match (fresh, donors[j]) {
+                (Some(fresh), _) => fresh.next().map(ChunkDst::Fresh),
+                (None, Some(donor)) => {
+                    let size = outs[j].dtype.size();
+                    inputs[donor.input].data.storage.pooled_ptr().map(|base| {
+                        // SAFETY: the buffer was donated to this call (no
+                        // one else can reach it) and holds `n` elements
+                        // from its start, so the chunk lies inside it; the
+                        // chunks of one buffer are disjoint; `first * size`
+                        // is a multiple of the chunk's bytes, which `donors`
+                        // checked are aligned to EXTERNAL_ALIGN, as the
+                        // pooled base is. `eval_chunk` reads the input's
+                        // chunk only through `input_view` and writes it only
+                        // through the chunk, one at a time, and drops both
+                        // with the task.
+                        ChunkDst::Donated(unsafe {
+                            DonatedChunk::new(
+                                donor.input,
+                                base.add(first * size),
+                                count * size,
+                                donor.lend,
+                            )
+                        })
+                    })
+                }
+                (None, None) => None,
+            };
+            dsts.push(dst.ok_or_else(|| {
+                Error::runtime("fused", "internal error: an output chunk is missing")
+            })?);
+        }
+    }
+    Ok(dsts)
 }
 
 /// For each step `k`, the results whose last read is step `k`: every step

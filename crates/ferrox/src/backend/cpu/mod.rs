@@ -14,6 +14,7 @@ pub mod fast;
 pub mod fft;
 pub mod fill;
 pub mod fused;
+pub(crate) mod fused_tile;
 pub mod gather;
 pub mod half;
 pub mod index;

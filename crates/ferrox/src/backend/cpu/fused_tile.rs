@@ -1,0 +1,408 @@
+//! The fused engine's loop for float32 programs of arithmetic and float
+//! functions: the whole program runs on one tile of [`TILE`] elements
+//! after another, its intermediates in a few tile-sized slots that stay in
+//! L1, under one SIMD dispatch per chunk. The general path instead runs
+//! each step as a kernel call on a chunk of 32768 elements, so a long
+//! chain (AdamW's thirteen steps) pays a call, an allocation and a pass
+//! through L2 per step and chunk.
+//!
+//! Each step applies the same element function as its kernel (`Arith`,
+//! `Real` and `FloatElement` of `f32`), so results are bitwise equal to the
+//! general path's. Steps it does not cover (other dtypes, comparisons,
+//! `where`, `power`, trigonometry with its two-phase reduction, casts) make
+//! the whole program take the general path.
+
+use crate::backend::cpu::binary::{Arith, BinaryOp, Real};
+use crate::backend::cpu::chunk_dst::ChunkDst;
+use crate::backend::cpu::fused::{FusedConst, Reg, Step};
+use crate::backend::cpu::parallel::simd;
+use crate::backend::cpu::unary::UnaryOp;
+use crate::backend::cpu::unary::element::FloatElement;
+use crate::dtype::DType;
+use crate::error::{Error, Result};
+use crate::graph::primitive::Operand;
+use crate::ops::binary::Binary;
+use crate::ops::unary::Unary;
+
+/// Elements per tile: a program's live slots (a handful of 2 KiB tiles)
+/// fit in L1 next to the inputs' and outputs' tiles.
+const TILE: usize = 512;
+
+/// What a step computes.
+#[derive(Debug, Clone, Copy)]
+enum TileOp {
+    Unary(UnaryOp),
+    Binary(BinaryOp),
+}
+
+/// One step: its op, operands, and the slot its tile goes to.
+#[derive(Debug, Clone)]
+struct TileStep {
+    op: TileOp,
+    args: Vec<Reg>,
+    slot: usize,
+}
+
+/// A fused program in the form the tile loop runs.
+#[derive(Debug, Clone)]
+pub(crate) struct TileProgram {
+    steps: Vec<TileStep>,
+    /// Tile slots the program needs at most at once.
+    slots: usize,
+    /// The program's embedded constants.
+    consts: Vec<f32>,
+    /// The slots holding the outputs, in output order.
+    outputs: Vec<usize>,
+}
+
+/// One operand of a step on one tile.
+#[derive(Clone, Copy)]
+enum Src<'a> {
+    Tile(&'a [f32]),
+    Scalar(f32),
+}
+
+impl TileProgram {
+    /// The tile form of a program (see `Fused::new` for `steps`,
+    /// `consts` and `outputs`), if every step is a float32 op the loop
+    /// covers and every constant is float32.
+    pub(crate) fn new(
+        steps: &[Step],
+        consts: &[FusedConst],
+        outputs: &[usize],
+    ) -> Option<TileProgram> {
+        let consts = consts
+            .iter()
+            .map(|c| {
+                let raw = c.scalar.storage.as_slice::<f32>();
+                (c.dtype == DType::Float32)
+                    .then(|| raw.get(c.scalar.offset).copied())
+                    .flatten()
+            })
+            .collect::<Option<Vec<f32>>>()?;
+        let ops = steps
+            .iter()
+            .map(|s| (s.dtype == DType::Float32).then(|| tile_op(s)).flatten())
+            .collect::<Option<Vec<TileOp>>>()?;
+        // Slots: a step's slot is taken before its operands' are released,
+        // so no step writes a slot it reads; outputs keep theirs.
+        let mut last_read = vec![None; steps.len()];
+        for (k, step) in steps.iter().enumerate() {
+            for r in &step.args {
+                if let Reg::Step(j) = *r {
+                    last_read[j] = Some(k);
+                }
+            }
+        }
+        let (mut free, mut slots, mut slot_of) = (Vec::new(), 0, Vec::with_capacity(steps.len()));
+        let mut tile_steps = Vec::with_capacity(steps.len());
+        for (k, (step, op)) in steps.iter().zip(ops).enumerate() {
+            let slot = free.pop().unwrap_or_else(|| {
+                slots += 1;
+                slots - 1
+            });
+            slot_of.push(slot);
+            tile_steps.push(TileStep {
+                op,
+                args: step.args.clone(),
+                slot,
+            });
+            for (j, reader) in last_read.iter().enumerate() {
+                if *reader == Some(k) && !outputs.contains(&j) {
+                    free.push(slot_of[j]);
+                }
+            }
+        }
+        Some(TileProgram {
+            steps: tile_steps,
+            slots,
+            consts,
+            outputs: outputs.iter().map(|&s| slot_of[s]).collect(),
+        })
+    }
+
+    /// Computes `len` elements of every output into `dsts` (one per
+    /// output), from `inputs`: flat runs of `len` float32 elements or
+    /// single elements.
+    pub(crate) fn run(
+        &self,
+        inputs: &[Operand<'_>],
+        len: usize,
+        dsts: &mut [ChunkDst<'_>],
+    ) -> Result<()> {
+        let mut slots = vec![vec![0.0f32; TILE]; self.slots];
+        let mut step_slots: Vec<usize> = Vec::with_capacity(self.steps.len());
+        step_slots.extend(self.steps.iter().map(|s| s.slot));
+        simd(
+            #[inline(always)]
+            || {
+                for t0 in (0..len).step_by(TILE) {
+                    let n = TILE.min(len - t0);
+                    for step in &self.steps {
+                        // Taken out so the step reads the other slots.
+                        let mut out = std::mem::take(&mut slots[step.slot]);
+                        let src = |r: Reg| match r {
+                            Reg::Input(i) => input_tile(&inputs[i], t0, n),
+                            Reg::Step(j) => step_slots
+                                .get(j)
+                                .and_then(|&slot| slots.get(slot)?.get(..n))
+                                .map(Src::Tile)
+                                .ok_or_else(|| {
+                                    Error::runtime(
+                                        "fused",
+                                        "internal error: a step read its own slot",
+                                    )
+                                }),
+                            Reg::Const(c) => Ok(Src::Scalar(self.consts[c])),
+                        };
+                        let result = match (step.op, &step.args[..]) {
+                            (TileOp::Unary(op), &[a]) => {
+                                src(a).map(|a| unary(op, a, &mut out[..n]))
+                            }
+                            (TileOp::Binary(op), &[a, b]) => src(a)
+                                .and_then(|a| Ok((a, src(b)?)))
+                                .map(|(a, b)| binary(op, a, b, &mut out[..n])),
+                            _ => Err(Error::runtime("fused", "internal error: a step's arity")),
+                        };
+                        slots[step.slot] = out;
+                        result?;
+                    }
+                    // Written after the tile's last read of any input, so an
+                    // output may overwrite its donated input's tile.
+                    for (dst, &slot) in dsts.iter_mut().zip(&self.outputs) {
+                        let dst = f32s_mut(dst.bytes_mut())?;
+                        dst[t0..t0 + n].copy_from_slice(&slots[slot][..n]);
+                    }
+                }
+                Ok(())
+            },
+        )
+    }
+}
+
+/// The op of a step the tile loop covers, if it is one.
+fn tile_op(step: &Step) -> Option<TileOp> {
+    let any = step.op.as_any();
+    if let Some(Binary(op)) = any.downcast_ref::<Binary>() {
+        use BinaryOp::*;
+        return matches!(op, Add | Subtract | Multiply | Divide | Maximum | Minimum)
+            .then_some(TileOp::Binary(*op));
+    }
+    let Unary(op) = any.downcast_ref::<Unary>()?;
+    use UnaryOp::*;
+    matches!(
+        op,
+        Abs | Negative
+            | Sign
+            | Square
+            | Sqrt
+            | Rsqrt
+            | Reciprocal
+            | Exp
+            | Expm1
+            | Log
+            | Log1p
+            | Log2
+            | Log10
+            | ArcSin
+            | ArcCos
+            | ArcTan
+            | Sinh
+            | Cosh
+            | Tanh
+            | ArcSinh
+            | ArcCosh
+            | ArcTanh
+            | Sigmoid
+            | Erf
+            | ErfInv
+            | Floor
+            | Ceil
+            | Trunc
+            | Round(0)
+    )
+    .then_some(TileOp::Unary(*op))
+}
+
+/// Tile `t0..t0 + n` of a flat float32 input, or its one element.
+fn input_tile<'a>(x: &'a Operand<'_>, t0: usize, n: usize) -> Result<Src<'a>> {
+    if x.dtype != DType::Float32 {
+        return Err(Error::runtime(
+            "fused",
+            "internal error: a non-float32 input tile",
+        ));
+    }
+    let raw = x.data.raw::<f32>();
+    let at = x.data.offset;
+    let found = if x.shape.iter().product::<usize>() == 1 {
+        raw.get(at).map(|&v| Src::Scalar(v))
+    } else {
+        raw.get(at + t0..at + t0 + n).map(Src::Tile)
+    };
+    found.ok_or_else(|| Error::runtime("fused", "internal error: an input tile is out of range"))
+}
+
+/// The bytes of an output chunk as float32 elements.
+fn f32s_mut(bytes: &mut [u8]) -> Result<&mut [f32]> {
+    // SAFETY: every bit pattern is a valid f32, and `align_to_mut` puts
+    // only aligned whole elements in the middle part (checked to be all).
+    let (head, mid, tail) = unsafe { bytes.align_to_mut::<f32>() };
+    if head.is_empty() && tail.is_empty() {
+        Ok(mid)
+    } else {
+        Err(Error::runtime(
+            "fused",
+            "internal error: a misaligned output chunk",
+        ))
+    }
+}
+
+#[inline(always)]
+fn unary(op: UnaryOp, a: Src<'_>, out: &mut [f32]) {
+    use UnaryOp::*;
+    type F = f32;
+    match op {
+        Abs => map(a, out, <F as FloatElement>::abs),
+        Negative => map(a, out, <F as FloatElement>::neg),
+        Sign => map(a, out, <F as FloatElement>::sign),
+        Square => map(a, out, <F as FloatElement>::square),
+        Sqrt => map(a, out, <F as FloatElement>::sqrt),
+        Rsqrt => map(a, out, <F as FloatElement>::rsqrt),
+        Reciprocal => map(a, out, <F as FloatElement>::recip),
+        Exp => map(a, out, <F as FloatElement>::exp),
+        Expm1 => map(a, out, <F as FloatElement>::expm1),
+        Log => map(a, out, <F as FloatElement>::ln),
+        Log1p => map(a, out, <F as FloatElement>::ln_1p),
+        Log2 => map(a, out, <F as FloatElement>::log2),
+        Log10 => map(a, out, <F as FloatElement>::log10),
+        ArcSin => map(a, out, <F as FloatElement>::asin),
+        ArcCos => map(a, out, <F as FloatElement>::acos),
+        ArcTan => map(a, out, <F as FloatElement>::atan),
+        Sinh => map(a, out, <F as FloatElement>::sinh),
+        Cosh => map(a, out, <F as FloatElement>::cosh),
+        Tanh => map(a, out, <F as FloatElement>::tanh),
+        ArcSinh => map(a, out, <F as FloatElement>::asinh),
+        ArcCosh => map(a, out, <F as FloatElement>::acosh),
+        ArcTanh => map(a, out, <F as FloatElement>::atanh),
+        Sigmoid => map(a, out, <F as FloatElement>::sigmoid),
+        Erf => map(a, out, <F as FloatElement>::erf),
+        ErfInv => map(a, out, <F as FloatElement>::erfinv),
+        Floor => map(a, out, <F as FloatElement>::floor),
+        Ceil => map(a, out, <F as FloatElement>::ceil),
+        Trunc => map(a, out, <F as FloatElement>::trunc),
+        // `tile_op` admits no other op.
+        _ => map(a, out, <F as FloatElement>::rint),
+    }
+}
+
+#[inline(always)]
+fn binary(op: BinaryOp, a: Src<'_>, b: Src<'_>, out: &mut [f32]) {
+    use BinaryOp::*;
+    type F = f32;
+    match op {
+        Add => zip(a, b, out, <F as Arith>::add),
+        Subtract => zip(a, b, out, <F as Arith>::sub),
+        Multiply => zip(a, b, out, <F as Arith>::mul),
+        Divide => zip(a, b, out, <F as Arith>::div),
+        Maximum => zip(a, b, out, <F as Real>::max),
+        // `tile_op` admits no other op.
+        _ => zip(a, b, out, <F as Real>::min),
+    }
+}
+
+#[inline(always)]
+fn map(a: Src<'_>, out: &mut [f32], f: impl Fn(f32) -> f32 + Copy) {
+    match a {
+        Src::Tile(x) => {
+            for (o, &v) in out.iter_mut().zip(x) {
+                *o = f(v);
+            }
+        }
+        Src::Scalar(v) => out.fill(f(v)),
+    }
+}
+
+#[inline(always)]
+fn zip(a: Src<'_>, b: Src<'_>, out: &mut [f32], f: impl Fn(f32, f32) -> f32 + Copy) {
+    match (a, b) {
+        (Src::Tile(x), Src::Tile(y)) => {
+            for ((o, &p), &q) in out.iter_mut().zip(x).zip(y) {
+                *o = f(p, q);
+            }
+        }
+        (Src::Tile(x), Src::Scalar(q)) => {
+            for (o, &p) in out.iter_mut().zip(x) {
+                *o = f(p, q);
+            }
+        }
+        (Src::Scalar(p), Src::Tile(y)) => {
+            for (o, &q) in out.iter_mut().zip(y) {
+                *o = f(p, q);
+            }
+        }
+        (Src::Scalar(p), Src::Scalar(q)) => out.fill(f(p, q)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Arc;
+
+    fn step(op: TileOp, args: Vec<Reg>, dtype: DType) -> Step {
+        let op: Arc<dyn crate::graph::primitive::Primitive> = match op {
+            TileOp::Unary(u) => Arc::new(Unary(u)),
+            TileOp::Binary(b) => Arc::new(Binary(b)),
+        };
+        Step { op, args, dtype }
+    }
+
+    #[test]
+    fn no_step_writes_a_slot_it_reads_and_outputs_keep_theirs() {
+        use Reg::*;
+        let (mul, add) = (
+            TileOp::Binary(BinaryOp::Multiply),
+            TileOp::Binary(BinaryOp::Add),
+        );
+        let f32_ = DType::Float32;
+        // 0 = x*y; 1 = exp(0); 2 = 0+1 (output); 3 = sqrt(2); 4 = 3*x (output)
+        let steps = vec![
+            step(mul, vec![Input(0), Input(1)], f32_),
+            step(TileOp::Unary(UnaryOp::Exp), vec![Step(0)], f32_),
+            step(add, vec![Step(0), Step(1)], f32_),
+            step(TileOp::Unary(UnaryOp::Sqrt), vec![Step(2)], f32_),
+            step(mul, vec![Step(3), Input(0)], f32_),
+        ];
+        let program = TileProgram::new(&steps, &[], &[2, 4]).expect("a float32 program");
+        for (k, s) in program.steps.iter().enumerate() {
+            for r in &s.args {
+                if let Step(j) = *r {
+                    assert_ne!(
+                        program.steps[j].slot, s.slot,
+                        "step {k} writes what it reads"
+                    );
+                }
+            }
+        }
+        // Step 2 is an output: nothing after it reuses its slot.
+        let kept = program.steps[2].slot;
+        assert!(program.steps[3..].iter().all(|s| s.slot != kept));
+        assert_eq!(program.outputs, vec![kept, program.steps[4].slot]);
+        assert!(program.slots <= 3, "{} slots", program.slots);
+    }
+
+    #[test]
+    fn other_dtypes_and_ops_take_the_general_path() {
+        let x = vec![Reg::Input(0)];
+        let f64_exp = step(TileOp::Unary(UnaryOp::Exp), x.clone(), DType::Float64);
+        assert!(TileProgram::new(&[f64_exp], &[], &[0]).is_none());
+        let sin = step(TileOp::Unary(UnaryOp::Sin), x.clone(), DType::Float32);
+        assert!(TileProgram::new(&[sin], &[], &[0]).is_none());
+        let pow = step(
+            TileOp::Binary(BinaryOp::Power),
+            vec![Reg::Input(0), Reg::Input(1)],
+            DType::Float32,
+        );
+        assert!(TileProgram::new(&[pow], &[], &[0]).is_none());
+    }
+}
