@@ -1,7 +1,10 @@
 //! Compiled elementwise chains on 16M f32, one JSON line per case with the
 //! median wall time in ms (evaluation included): the fused row of
 //! bench/step_bench.py without Python, and three more chains, in alternating
-//! rounds: a quick A/B of fusion changes against an earlier build.
+//! rounds: a quick A/B of fusion changes against an earlier build. Then an
+//! AdamW update of a 1024 x 784 weight (the nn_bench MLP's first layer),
+//! with its state threaded through the calls so that the buffers of p, m
+//! and v are donated, as in a training loop.
 //!
 //! Run: cargo run --release --example bench_fused [-- --reps N]
 use ferrox::*;
@@ -30,6 +33,42 @@ fn gelu_tanh(xs: &[Array]) -> Result<Vec<Array>> {
     let x = &xs[0];
     let inner = (&(x + &(&power(x, &Array::from(3.0f32))? * 0.044715)?)? * 0.797_884_6)?;
     Ok(vec![(&(x * 0.5)? * &(&tanh(&inner)? + 1.0)?)?])
+}
+
+/// One AdamW update (lr 1e-3, betas 0.9 and 0.999, eps 1e-8, weight
+/// decay 0.01, bias correction at step 3): p, g, m, v in; p, m, v out.
+fn adamw(xs: &[Array]) -> Result<Vec<Array>> {
+    let (p, g, m, v) = (&xs[0], &xs[1], &xs[2], &xs[3]);
+    let p = (p * (1.0 - 1e-3 * 0.01))?;
+    let m = add(&(m * 0.9)?, &(g * 0.1)?)?;
+    let v = add(&(v * 0.999)?, &(&square(g)? * 0.001)?)?;
+    let (c1, c2) = (1.0 - 0.9f64.powi(3), 1.0 - 0.999f64.powi(3));
+    let step = divide(&(&m * (1e-3 / c1))?, &(&sqrt(&(&v / c2)?)? + 1e-8)?)?;
+    Ok(vec![subtract(&p, &step)?, m, v])
+}
+
+/// The median ms of `reps` AdamW steps on a 1024 x 784 state, after two.
+fn adamw_ms(reps: usize) -> Result<f64> {
+    let f = compile(adamw);
+    let n = 1024 * 784;
+    let state = |scale: f32| -> Result<Array> {
+        let v: Vec<f32> = (0..n).map(|i| (i % 977) as f32 * scale).collect();
+        Array::from_slice(&v, &[1024, 784])
+    };
+    let g = state(1e-3)?;
+    let (mut p, mut m, mut v) = (state(1e-2)?, state(1e-4)?, state(1e-6)?);
+    let mut times = Vec::with_capacity(reps);
+    for round in 0..reps + 2 {
+        let start = Instant::now();
+        let outs = f.call(&[p, g.clone(), m, v])?;
+        eval(&outs)?;
+        if round >= 2 {
+            times.push(start.elapsed().as_secs_f64() * 1e3);
+        }
+        [p, m, v] = [outs[0].clone(), outs[1].clone(), outs[2].clone()];
+    }
+    times.sort_by(f64::total_cmp);
+    Ok(times[times.len() / 2])
 }
 
 fn main() -> Result<()> {
@@ -69,5 +108,7 @@ fn main() -> Result<()> {
             "{{\"bench\": \"{name}\", \"impl\": \"ferrox\", \"ms\": {mid:.3}, \"min\": {lo:.3}, \"max\": {hi:.3}}}"
         );
     }
+    let ms = adamw_ms(reps * 10)?;
+    println!("{{\"bench\": \"adamw_1024x784_donated\", \"impl\": \"ferrox\", \"ms\": {ms:.3}}}");
     Ok(())
 }

@@ -16,7 +16,10 @@
 //! Each step is an ordinary elementwise primitive (unary, binary, `where`,
 //! `astype`) evaluated by its own kernel on a chunk of the output, so a
 //! fused result is bitwise equal to the unfused one: the same kernels apply
-//! the same operations, in the same order, to the same elements.
+//! the same operations, in the same order, to the same elements. Float32
+//! programs of arithmetic and float functions on flat chunks of outputs
+//! that are not streamed instead run tile by tile in one loop ([`fused_tile`](crate::backend::cpu::fused_tile)),
+//! applying the same element functions.
 //!
 //! Donation: when the runtime hands the program input buffers that no one
 //! else holds (see `Primitive::eval_cpu_donating`), an output of the same
@@ -307,7 +310,7 @@ impl Fused {
                 dtype: x.dtype,
             })
             .collect();
-        if let (true, Some(tile)) = (flat, &self.tile) {
+        if let (true, false, Some(tile)) = (flat, stream, &self.tile) {
             return tile.run(&operands, nrows, dsts);
         }
         // Taken before lending: `dsts` is not touched again while a step
