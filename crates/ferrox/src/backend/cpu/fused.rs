@@ -24,9 +24,9 @@
 //! Donation: when the runtime hands the program input buffers that no one
 //! else holds (see `Primitive::eval_cpu_donating`), an output of the same
 //! dtype and full shape is written over one of them instead of a fresh
-//! buffer, as XLA does with donated arguments: a training step's `p - lr
-//! * g` lands in `p`'s memory, which the chunk has just read, so the
-//! update touches one buffer per value instead of two. Each chunk reads its
+//! buffer, as XLA does with donated arguments: a training step's
+//! `p - lr * g` lands in `p`'s memory, which the chunk has just read, so
+//! the update touches one buffer per value instead of two. Each chunk reads its
 //! part of the input before writing the output there (see
 //! [`chunk_dst`](crate::backend::cpu::chunk_dst)), and an output's step
 //! computes in place only if no later step reads that input.
@@ -166,7 +166,7 @@ impl Fused {
     /// guarantees it).
     pub(crate) fn new(steps: Vec<Step>, consts: Vec<FusedConst>, outputs: Vec<usize>) -> Fused {
         let frees = last_reads(&steps, &outputs);
-        let tile = TileProgram::new(&steps, &consts, &outputs);
+        let tile = TileProgram::new(&steps, &consts, &outputs, &frees);
         Fused {
             steps,
             consts,
@@ -559,7 +559,7 @@ fn chunk_destinations<'a>(
 
 /// For each step `k`, the results whose last read is step `k`: every step
 /// result that no later step reads and that is not an output.
-fn last_reads(steps: &[Step], outputs: &[usize]) -> Vec<Vec<usize>> {
+pub(crate) fn last_reads(steps: &[Step], outputs: &[usize]) -> Vec<Vec<usize>> {
     let mut last: Vec<Option<usize>> = vec![None; steps.len()];
     for (k, step) in steps.iter().enumerate() {
         for r in &step.args {

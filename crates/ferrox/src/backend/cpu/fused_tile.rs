@@ -69,12 +69,14 @@ enum Src<'a> {
 
 impl TileProgram {
     /// The tile form of a program (see `Fused::new` for `steps`,
-    /// `consts` and `outputs`), if every step is a float32 op the loop
+    /// `consts` and `outputs`; `frees[k]`: the results last read by step
+    /// `k`, outputs excluded), if every step is a float32 op the loop
     /// covers and every constant is float32.
     pub(crate) fn new(
         steps: &[Step],
         consts: &[FusedConst],
         outputs: &[usize],
+        frees: &[Vec<usize>],
     ) -> Option<TileProgram> {
         let consts = consts
             .iter()
@@ -90,18 +92,10 @@ impl TileProgram {
             .map(|s| (s.dtype == DType::Float32).then(|| tile_op(s)).flatten())
             .collect::<Option<Vec<TileOp>>>()?;
         // Slots: a step's slot is taken before its operands' are released,
-        // so no step writes a slot it reads; outputs keep theirs.
-        let mut last_read = vec![None; steps.len()];
-        for (k, step) in steps.iter().enumerate() {
-            for r in &step.args {
-                if let Reg::Step(j) = *r {
-                    last_read[j] = Some(k);
-                }
-            }
-        }
+        // so no step writes a slot it reads; outputs are never released.
         let (mut free, mut slots, mut slot_of) = (Vec::new(), 0, Vec::with_capacity(steps.len()));
         let mut tile_steps = Vec::with_capacity(steps.len());
-        for (k, (step, op)) in steps.iter().zip(ops).enumerate() {
+        for ((step, op), released) in steps.iter().zip(ops).zip(frees) {
             let slot = free.pop().unwrap_or_else(|| {
                 slots += 1;
                 slots - 1
@@ -112,11 +106,7 @@ impl TileProgram {
                 args: step.args.clone(),
                 slot,
             });
-            for (j, reader) in last_read.iter().enumerate() {
-                if *reader == Some(k) && !outputs.contains(&j) {
-                    free.push(slot_of[j]);
-                }
-            }
+            free.extend(released.iter().map(|&j| slot_of[j]));
         }
         Some(TileProgram {
             steps: tile_steps,
@@ -386,6 +376,7 @@ fn zip(a: Src<'_>, b: Src<'_>, out: &mut [f32], f: impl Fn(f32, f32) -> f32 + Co
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::backend::cpu::fused::last_reads;
     use std::sync::Arc;
 
     fn step(op: TileOp, args: Vec<Reg>, dtype: DType) -> Step {
@@ -412,7 +403,8 @@ mod tests {
             step(TileOp::Unary(UnaryOp::Sqrt), vec![Step(2)], f32_),
             step(mul, vec![Step(3), Input(0)], f32_),
         ];
-        let program = TileProgram::new(&steps, &[], &[2, 4]).expect("a float32 program");
+        let frees = last_reads(&steps, &[2, 4]);
+        let program = TileProgram::new(&steps, &[], &[2, 4], &frees).expect("a float32 program");
         for (k, s) in program.steps.iter().enumerate() {
             for r in &s.args {
                 if let Step(j) = *r {
@@ -434,14 +426,15 @@ mod tests {
     fn other_dtypes_and_ops_take_the_general_path() {
         let x = vec![Reg::Input(0)];
         let f64_exp = step(TileOp::Unary(UnaryOp::Exp), x.clone(), DType::Float64);
-        assert!(TileProgram::new(&[f64_exp], &[], &[0]).is_none());
+        let none = [vec![]];
+        assert!(TileProgram::new(&[f64_exp], &[], &[0], &none).is_none());
         let sin = step(TileOp::Unary(UnaryOp::Sin), x.clone(), DType::Float32);
-        assert!(TileProgram::new(&[sin], &[], &[0]).is_none());
+        assert!(TileProgram::new(&[sin], &[], &[0], &none).is_none());
         let pow = step(
             TileOp::Binary(BinaryOp::Power),
             vec![Reg::Input(0), Reg::Input(1)],
             DType::Float32,
         );
-        assert!(TileProgram::new(&[pow], &[], &[0]).is_none());
+        assert!(TileProgram::new(&[pow], &[], &[0], &none).is_none());
     }
 }
