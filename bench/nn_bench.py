@@ -27,12 +27,17 @@ ferrox is faster). Missing libraries are skipped.
 """
 import argparse
 import math
+import os
 import statistics
 import sys
 import time
 from functools import partial
 
-import numpy as np
+# numpy only makes the data here, but its OpenBLAS starts a thread per core
+# at import whose idle spinning took 4-5% of the CPU during the compared
+# steps (perf, 2 cores); none of the compared frameworks uses it.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+import numpy as np  # noqa: E402
 
 
 def median_ms(step, repeat, warmup=3):
