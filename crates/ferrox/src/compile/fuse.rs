@@ -21,8 +21,12 @@
 
 use super::tape::{Instr, Ref, Tape};
 use crate::backend::cpu::fused::{Fused, FusedConst, Reg, Step};
+use crate::backend::cpu::fused_tile::ElementOp;
 use crate::graph::array::Array;
 use crate::graph::outputs::{OutputOf, OutputSpecs};
+use crate::graph::primitive::Primitive;
+use crate::ops::binary::Binary;
+use crate::ops::unary::Unary;
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -31,6 +35,18 @@ use std::sync::Arc;
 /// the op decides, not a list here.
 fn is_elementwise(ins: &Instr) -> bool {
     ins.op.is_elementwise()
+}
+
+/// The unary or binary function `op` applies, if it is one: what the fused
+/// engine's tile loop needs to know (`as_any` sees through the tape's
+/// `IsolatedOp`).
+fn element_op(op: &dyn Primitive) -> Option<ElementOp> {
+    let any = op.as_any();
+    if let Some(Binary(b)) = any.downcast_ref::<Binary>() {
+        return Some(ElementOp::Binary(*b));
+    }
+    any.downcast_ref::<Unary>()
+        .map(|Unary(u)| ElementOp::Unary(*u))
 }
 
 /// A captured single-element array that is already evaluated, as a
@@ -227,6 +243,7 @@ pub(crate) fn fuse(tape: Tape) -> Tape {
                         op: tape.instrs[j].op.clone(),
                         args,
                         dtype: tape.instrs[j].dtype,
+                        element: element_op(tape.instrs[j].op.as_ref()),
                     });
                 }
                 // Outputs: the root, and members read outside the group.

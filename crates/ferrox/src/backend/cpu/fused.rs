@@ -42,7 +42,7 @@
 use crate::backend::cpu::chunk_dst::{ChunkDst, DonatedChunk};
 use crate::backend::cpu::destination;
 use crate::backend::cpu::elementwise::out_storage;
-use crate::backend::cpu::fused_tile::TileProgram;
+use crate::backend::cpu::fused_tile::{ElementOp, TileProgram};
 use crate::backend::cpu::parallel::worth_splitting;
 use crate::backend::cpu::stream_store::{store_fence, stream_copy, worth_streaming};
 use crate::dtype::DType;
@@ -129,6 +129,9 @@ pub(crate) struct Step {
     pub(crate) op: Arc<dyn Primitive>,
     pub(crate) args: Vec<Reg>,
     pub(crate) dtype: DType,
+    /// The unary or binary function `op` applies, if it is one (the
+    /// fusion pass knows the ops; this layer does not name them).
+    pub(crate) element: Option<ElementOp>,
 }
 
 /// A chain of elementwise steps evaluated as one node: with one output an
@@ -732,6 +735,7 @@ mod tests {
             op: Arc::new(Unary(UnaryOp::Exp)),
             args,
             dtype: DType::Float32,
+            element: Some(ElementOp::Unary(UnaryOp::Exp)),
         }
     }
 
@@ -746,5 +750,44 @@ mod tests {
         ];
         let frees = last_reads(&steps, &[1, 3]);
         assert_eq!(frees, vec![vec![], vec![], vec![0], vec![2]]);
+    }
+}
+
+#[cfg(test)]
+mod tile_tests {
+    use crate::*;
+
+    /// The fused program behind a compiled result.
+    fn program(y: &Array) -> super::Fused {
+        let kernel = y.output_of().map_or_else(|| y.clone(), |(group, _)| group);
+        let op = kernel.primitive().expect("a computed node");
+        op.as_any()
+            .downcast_ref::<super::Fused>()
+            .expect("a fused node")
+            .clone()
+    }
+
+    #[test]
+    fn compiled_float32_arithmetic_runs_in_tiles_and_other_programs_do_not() -> Result<()> {
+        let x = ones(&[4], DType::Float32)?;
+        let adam_like = compile(|xs: &[Array]| {
+            let m = add(&(&xs[0] * 0.9)?, &(&xs[0] * 0.1)?)?;
+            Ok(vec![divide(&m, &(&sqrt(&m)? + 1e-8)?)?])
+        });
+        assert!(
+            program(&adam_like.call(std::slice::from_ref(&x))?[0])
+                .tile
+                .is_some()
+        );
+        let with_where = compile(|xs: &[Array]| {
+            let pos = greater(&xs[0], &Array::from(0.0f32))?;
+            Ok(vec![r#where(&pos, &(&xs[0] * 2.0)?, &xs[0])?])
+        });
+        assert!(
+            program(&with_where.call(std::slice::from_ref(&x))?[0])
+                .tile
+                .is_none()
+        );
+        Ok(())
     }
 }

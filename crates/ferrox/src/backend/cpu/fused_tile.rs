@@ -23,8 +23,6 @@ use crate::backend::cpu::unary::element::FloatElement;
 use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::graph::primitive::Operand;
-use crate::ops::binary::Binary;
-use crate::ops::unary::Unary;
 
 /// Elements per tile. Each step costs some bookkeeping per tile, so tiles
 /// are as long as caches allow: a program's live slots (a handful of 8 KiB
@@ -33,9 +31,10 @@ use crate::ops::unary::Unary;
 /// at 512 and 0.48 at 8192; the per-step kernels took 0.51.
 const TILE: usize = 2048;
 
-/// What a step computes.
-#[derive(Debug, Clone, Copy)]
-enum TileOp {
+/// The unary or binary function a fused step applies, as the fusion pass
+/// (which knows the ops) reports it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ElementOp {
     Unary(UnaryOp),
     Binary(BinaryOp),
 }
@@ -43,7 +42,7 @@ enum TileOp {
 /// One step: its op, operands, and the slot its tile goes to.
 #[derive(Debug, Clone)]
 struct TileStep {
-    op: TileOp,
+    op: ElementOp,
     args: Vec<Reg>,
     slot: usize,
 }
@@ -90,7 +89,7 @@ impl TileProgram {
         let ops = steps
             .iter()
             .map(|s| (s.dtype == DType::Float32).then(|| tile_op(s)).flatten())
-            .collect::<Option<Vec<TileOp>>>()?;
+            .collect::<Option<Vec<ElementOp>>>()?;
         // Slots: a step's slot is taken before its operands' are released,
         // so no step writes a slot it reads; outputs are never released.
         let (mut free, mut slots, mut slot_of) = (Vec::new(), 0, Vec::with_capacity(steps.len()));
@@ -152,14 +151,14 @@ impl TileProgram {
             // Taken out so the step reads the other slots.
             let mut out = std::mem::take(&mut slots[step.slot]);
             let result = match (step.op, &step.args[..]) {
-                (TileOp::Unary(op), &[a]) => match self.operand(a, inputs, slots, (t0, n)) {
+                (ElementOp::Unary(op), &[a]) => match self.operand(a, inputs, slots, (t0, n)) {
                     Ok(a) => {
                         unary(op, a, &mut out[..n]);
                         Ok(())
                     }
                     Err(e) => Err(e),
                 },
-                (TileOp::Binary(op), &[a, b]) => {
+                (ElementOp::Binary(op), &[a, b]) => {
                     match (
                         self.operand(a, inputs, slots, (t0, n)),
                         self.operand(b, inputs, slots, (t0, n)),
@@ -210,47 +209,49 @@ impl TileProgram {
 }
 
 /// The op of a step the tile loop covers, if it is one.
-fn tile_op(step: &Step) -> Option<TileOp> {
-    let any = step.op.as_any();
-    if let Some(Binary(op)) = any.downcast_ref::<Binary>() {
-        use BinaryOp::*;
-        return matches!(op, Add | Subtract | Multiply | Divide | Maximum | Minimum)
-            .then_some(TileOp::Binary(*op));
-    }
-    let Unary(op) = any.downcast_ref::<Unary>()?;
-    use UnaryOp::*;
-    matches!(
-        op,
-        Abs | Negative
-            | Sign
-            | Square
-            | Sqrt
-            | Rsqrt
-            | Reciprocal
-            | Exp
-            | Expm1
-            | Log
-            | Log1p
-            | Log2
-            | Log10
-            | ArcSin
-            | ArcCos
-            | ArcTan
-            | Sinh
-            | Cosh
-            | Tanh
-            | ArcSinh
-            | ArcCosh
-            | ArcTanh
-            | Sigmoid
-            | Erf
-            | ErfInv
-            | Floor
-            | Ceil
-            | Trunc
-            | Round(0)
-    )
-    .then_some(TileOp::Unary(*op))
+fn tile_op(step: &Step) -> Option<ElementOp> {
+    let op = step.element?;
+    let covered = match op {
+        ElementOp::Binary(op) => {
+            use BinaryOp::*;
+            matches!(op, Add | Subtract | Multiply | Divide | Maximum | Minimum)
+        }
+        ElementOp::Unary(op) => {
+            use UnaryOp::*;
+            matches!(
+                op,
+                Abs | Negative
+                    | Sign
+                    | Square
+                    | Sqrt
+                    | Rsqrt
+                    | Reciprocal
+                    | Exp
+                    | Expm1
+                    | Log
+                    | Log1p
+                    | Log2
+                    | Log10
+                    | ArcSin
+                    | ArcCos
+                    | ArcTan
+                    | Sinh
+                    | Cosh
+                    | Tanh
+                    | ArcSinh
+                    | ArcCosh
+                    | ArcTanh
+                    | Sigmoid
+                    | Erf
+                    | ErfInv
+                    | Floor
+                    | Ceil
+                    | Trunc
+                    | Round(0)
+            )
+        }
+    };
+    covered.then_some(op)
 }
 
 /// Tile `t0..t0 + n` of a flat float32 input, or its one element.
@@ -379,28 +380,33 @@ mod tests {
     use crate::backend::cpu::fused::last_reads;
     use std::sync::Arc;
 
-    fn step(op: TileOp, args: Vec<Reg>, dtype: DType) -> Step {
-        let op: Arc<dyn crate::graph::primitive::Primitive> = match op {
-            TileOp::Unary(u) => Arc::new(Unary(u)),
-            TileOp::Binary(b) => Arc::new(Binary(b)),
+    fn step(element: ElementOp, args: Vec<Reg>, dtype: DType) -> Step {
+        let op: Arc<dyn crate::graph::primitive::Primitive> = match element {
+            ElementOp::Unary(u) => Arc::new(crate::ops::unary::Unary(u)),
+            ElementOp::Binary(b) => Arc::new(crate::ops::binary::Binary(b)),
         };
-        Step { op, args, dtype }
+        Step {
+            op,
+            args,
+            dtype,
+            element: Some(element),
+        }
     }
 
     #[test]
     fn no_step_writes_a_slot_it_reads_and_outputs_keep_theirs() {
         use Reg::*;
         let (mul, add) = (
-            TileOp::Binary(BinaryOp::Multiply),
-            TileOp::Binary(BinaryOp::Add),
+            ElementOp::Binary(BinaryOp::Multiply),
+            ElementOp::Binary(BinaryOp::Add),
         );
         let f32_ = DType::Float32;
         // 0 = x*y; 1 = exp(0); 2 = 0+1 (output); 3 = sqrt(2); 4 = 3*x (output)
         let steps = vec![
             step(mul, vec![Input(0), Input(1)], f32_),
-            step(TileOp::Unary(UnaryOp::Exp), vec![Step(0)], f32_),
+            step(ElementOp::Unary(UnaryOp::Exp), vec![Step(0)], f32_),
             step(add, vec![Step(0), Step(1)], f32_),
-            step(TileOp::Unary(UnaryOp::Sqrt), vec![Step(2)], f32_),
+            step(ElementOp::Unary(UnaryOp::Sqrt), vec![Step(2)], f32_),
             step(mul, vec![Step(3), Input(0)], f32_),
         ];
         let frees = last_reads(&steps, &[2, 4]);
@@ -425,13 +431,13 @@ mod tests {
     #[test]
     fn other_dtypes_and_ops_take_the_general_path() {
         let x = vec![Reg::Input(0)];
-        let f64_exp = step(TileOp::Unary(UnaryOp::Exp), x.clone(), DType::Float64);
+        let f64_exp = step(ElementOp::Unary(UnaryOp::Exp), x.clone(), DType::Float64);
         let none = [vec![]];
         assert!(TileProgram::new(&[f64_exp], &[], &[0], &none).is_none());
-        let sin = step(TileOp::Unary(UnaryOp::Sin), x.clone(), DType::Float32);
+        let sin = step(ElementOp::Unary(UnaryOp::Sin), x.clone(), DType::Float32);
         assert!(TileProgram::new(&[sin], &[], &[0], &none).is_none());
         let pow = step(
-            TileOp::Binary(BinaryOp::Power),
+            ElementOp::Binary(BinaryOp::Power),
             vec![Reg::Input(0), Reg::Input(1)],
             DType::Float32,
         );
