@@ -1,5 +1,5 @@
 //! ferrox-nn: modules, layers, losses, initializers, optimizers and
-//! learning-rate schedules for [ferrox](ferrox), the Rust face of MLX's
+//! learning-rate schedules for [ferrox], the Rust face of MLX's
 //! `mlx.nn` and `mlx.optimizers`.
 //!
 //! A model is a plain struct of layers ([`Module`]); its parameters form a

@@ -1,6 +1,6 @@
 //! A compiled training step: the model's parameters and the optimizer's
 //! state go in, the loss and the updated ones come out, through one
-//! [`ferrox::compile`] trace that later steps replay.
+//! [`ferrox::compile()`] trace that later steps replay.
 //!
 //! The choice for the optimizer state that MLX creates on the first
 //! update: [`compile_step`] **initialises it before compiling**

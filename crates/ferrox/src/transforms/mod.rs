@@ -6,7 +6,7 @@
 //! running transform lives in its [`Trace`](crate::graph::trace::Trace), which the traced arrays
 //! carry; no thread-local or global mode exists (contract item 6), so
 //! transforms nest (`grad(grad(f))`, `vmap(grad(f))`) and run on many
-//! threads at once. The one exception is [`default_key`]: a draw without a
+//! threads at once. The one exception is `default_key`: a draw without a
 //! key has no array to carry a trace, so a compile trace records such draws
 //! through the thread that runs its body.
 

@@ -395,7 +395,7 @@ fn zip_loop<A: Pod, B: Pod, O: Pod>(a: &[A], b: &[B], dst: &mut [O], f: impl Fn(
 }
 
 /// A buffer for the output described by `out`: the bytes a caller lent
-/// for it (see [`destination`](super::destination)), else a fresh one.
+/// for it (see `backend::cpu::destination`), else a fresh one.
 /// Bool outputs start zeroed (every byte a valid `bool`).
 pub fn out_storage(out: OutSpec<'_>) -> Result<crate::graph::storage::Storage> {
     let len = out.shape.iter().product::<usize>() * out.dtype.size();

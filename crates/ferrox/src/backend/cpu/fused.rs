@@ -7,18 +7,16 @@
 //! [`crate::graph::outputs`]) and each output gets its own buffer. Every
 //! output is written from the chunk that computed it, so intermediates that
 //! are also results still cost one pass over memory. The chunk of an output
-//! is lent to the step computing it (see [`destination`]): kernels that
+//! is lent to the step computing it (see `backend::cpu::destination`): kernels that
 //! allocate through `out_storage` write it in place; other results are
 //! copied in.
-//!
-//! [`destination`]: crate::backend::cpu::destination
 //!
 //! Each step is an ordinary elementwise primitive (unary, binary, `where`,
 //! `astype`) evaluated by its own kernel on a chunk of the output, so a
 //! fused result is bitwise equal to the unfused one: the same kernels apply
 //! the same operations, in the same order, to the same elements. Float32
 //! programs of arithmetic and float functions on flat chunks of outputs
-//! that are not streamed instead run tile by tile in one loop ([`fused_tile`](crate::backend::cpu::fused_tile)),
+//! that are not streamed instead run tile by tile in one loop (`backend::cpu::fused_tile`),
 //! applying the same element functions.
 //!
 //! Donation: when the runtime hands the program input buffers that no one
@@ -28,7 +26,7 @@
 //! `p - lr * g` lands in `p`'s memory, which the chunk has just read, so
 //! the update touches one buffer per value instead of two. Each chunk reads its
 //! part of the input before writing the output there (see
-//! [`chunk_dst`](crate::backend::cpu::chunk_dst)), and an output's step
+//! `backend::cpu::chunk_dst`), and an output's step
 //! computes in place only if no later step reads that input.
 //!
 //! Chunking: when every input is either a full-shape contiguous array or a
