@@ -94,3 +94,41 @@ fn a_chain_of_steps_reuses_its_state_and_stays_correct() {
     }
     assert_eq!(g.to_vec::<f32>().unwrap(), gv, "g was overwritten");
 }
+
+#[test]
+fn gradients_through_a_compiled_program_read_the_inputs_it_was_given() {
+    // Contract item 6: a transform still reads the primals of the nodes
+    // it differentiates, so `y = exp(x)`, which only the compiled
+    // program's call holds, must keep its value for d/dy = 2y + 1. Inside
+    // a transform a compiled function is inlined (no fused node runs in
+    // the live trace), so this checks the result, not the runtime's
+    // live-trace guard on donation itself.
+    let g = Arc::new(compile(|xs: &[Array]| {
+        let y = &xs[0];
+        Ok(vec![add(&multiply(y, y)?, y)?])
+    }));
+    let inner = g.clone();
+    let df = grad(
+        move |xs: &[Array]| {
+            let out = inner.call(&[exp(&xs[0])?])?;
+            Ok(vec![sum(&out[0], None, false)?])
+        },
+        &[0],
+    );
+    let x = ramp(1e-4);
+    let got = df(std::slice::from_ref(&x)).unwrap()[0]
+        .to_vec::<f32>()
+        .unwrap();
+    let want: Vec<f32> = x
+        .to_vec::<f32>()
+        .unwrap()
+        .iter()
+        .map(|&v| {
+            let y = v.exp();
+            (2.0 * y + 1.0) * y
+        })
+        .collect();
+    for (g, w) in got.iter().zip(&want) {
+        assert!((g - w).abs() <= 1e-5 * w.abs().max(1.0), "{g} against {w}");
+    }
+}
