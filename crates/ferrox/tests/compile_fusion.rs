@@ -542,6 +542,63 @@ fn flat_chains_of_every_float_op_equal_the_unfused_ops_bitwise() {
     }
 }
 
+type CompareFn = fn(&Array, &Array) -> Result<Array>;
+const COMPARISONS: [CompareFn; 6] = [equal, not_equal, less, less_equal, greater, greater_equal];
+
+#[test]
+fn flat_masks_and_where_equal_the_unfused_ops_bitwise() {
+    // Each comparison feeding a `where` inside the program, with the picked
+    // values from inputs, scalars and steps, on values with NaN, signed
+    // zeros and infinities, below one chunk and over several; float32 (the
+    // tile loop) and float64 (the general path).
+    let specials = [
+        f64::NAN,
+        0.0,
+        -0.0,
+        f64::INFINITY,
+        -f64::INFINITY,
+        1.0,
+        1.0,
+        -2.0,
+    ];
+    for dtype in [DType::Float32, DType::Float64] {
+        for n in [1usize, 8, 2048 + 3, 3 * 32768 + 5] {
+            let mut rng = Rng::new(n as u64 + 7);
+            let mut x = rng.array(&[n], -2.0, 2.0).to_vec::<f64>().unwrap();
+            let mut y = rng.array(&[n], -2.0, 2.0).to_vec::<f64>().unwrap();
+            for (k, s) in specials.iter().enumerate().take(n) {
+                x[k] = *s;
+                y[k] = specials[(k + 1) % specials.len()];
+            }
+            // Equal values where the comparisons' edges are.
+            for k in (specials.len()..n).step_by(5) {
+                y[k] = x[k];
+            }
+            let x = astype(&Array::from_slice(&x, &[n]).unwrap(), dtype).unwrap();
+            let y = astype(&Array::from_slice(&y, &[n]).unwrap(), dtype).unwrap();
+            let zero = astype(&Array::from(0.0f32), dtype).unwrap();
+            for (c, compare) in COMPARISONS.iter().enumerate() {
+                let compare = *compare;
+                let body = move |xs: &[Array]| -> Result<Vec<Array>> {
+                    let picked = r#where(&compare(&xs[0], &xs[1])?, &exp(&xs[0])?, &xs[1])?;
+                    let relu_grad = r#where(&compare(&xs[0], &xs[2])?, &xs[1], &xs[2])?;
+                    let scalars = r#where(&compare(&xs[1], &xs[2])?, &xs[2], &Array::from(2.5f32))?;
+                    Ok(vec![add(&add(&picked, &relu_grad)?, &scalars)?])
+                };
+                let args = [x.clone(), y.clone(), zero.clone()];
+                let want = body(&args).unwrap();
+                let got = compile(body).call(&args).unwrap();
+                assert_eq!(kernel_of(&got[0]).primitive().unwrap().name(), "fused");
+                assert_eq!(
+                    bits(&got[0]),
+                    bits(&want[0]),
+                    "comparison {c}, {dtype}, n = {n}"
+                );
+            }
+        }
+    }
+}
+
 #[test]
 fn chains_with_a_bias_row_equal_the_unfused_ops_bitwise() {
     // A row broadcast over the rows (a bias, shaped [d] or [1, d]) takes

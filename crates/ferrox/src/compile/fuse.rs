@@ -26,6 +26,7 @@ use crate::graph::array::Array;
 use crate::graph::outputs::{OutputOf, OutputSpecs};
 use crate::graph::primitive::Primitive;
 use crate::ops::binary::Binary;
+use crate::ops::select::Select;
 use crate::ops::unary::Unary;
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -45,18 +46,58 @@ fn element_op(op: &dyn Primitive) -> Option<ElementOp> {
     if let Some(Binary(b)) = any.downcast_ref::<Binary>() {
         return Some(ElementOp::Binary(*b));
     }
+    if any.is::<Select>() {
+        return Some(ElementOp::Select);
+    }
     any.downcast_ref::<Unary>()
         .map(|Unary(u)| ElementOp::Unary(*u))
 }
 
-/// A captured single-element array that is already evaluated, as a
-/// constant to embed in a fused program (see [`FusedConst`]).
-fn embeddable(a: &Array) -> Option<FusedConst> {
-    if a.shape().iter().product::<usize>() != 1 {
+/// A captured array that is already evaluated, as a constant to embed in
+/// a fused program (see [`FusedConst`]), if it holds one element, or one
+/// value in every element (`zeros_like(g)` in a gradient, a broadcast
+/// scalar) and `ins` gets its shape from another operand. A filled array
+/// is embedded as that one element, shaped `[1, ...]`: the program then
+/// reads no buffer of repeated values, and its flat runs stay flat.
+fn embeddable(a: &Array, ins: &Instr, tape: &Tape) -> Option<FusedConst> {
+    let data = a.0.cell.get_ref()?.ok()?.single().ok()?;
+    if a.shape().iter().product::<usize>() == 1 {
+        return Some(FusedConst::new(data, a.shape(), a.dtype()));
+    }
+    let shaped_by_other = ins.inputs.iter().any(|r| match r {
+        Ref::Node(j) => tape.instrs[*j].shape == ins.shape,
+        Ref::Input(_) | Ref::Const(_) => false,
+    });
+    if !shaped_by_other || !holds_one_value(data, a.shape(), a.dtype().size()) {
         return None;
     }
-    let data = a.0.cell.get_ref()?.ok()?.single().ok()?;
-    Some(FusedConst::new(data, a.shape(), a.dtype()))
+    let ones = vec![1; a.shape().len()];
+    let element = crate::graph::layout::Data {
+        storage: data.storage.clone(),
+        strides: vec![0; ones.len()],
+        offset: data.offset,
+    };
+    Some(FusedConst::new(&element, &ones, a.dtype()))
+}
+
+/// True when every element of `data` (of `shape`, `size`-byte elements)
+/// has the bytes of the first: a broadcast of one element, or a contiguous
+/// run of equal elements. Scans at most until the first difference.
+fn holds_one_value(data: &crate::graph::layout::Data, shape: &[usize], size: usize) -> bool {
+    if data.strides.iter().all(|&s| s == 0) {
+        return true;
+    }
+    if !data.is_contiguous(shape) {
+        return false;
+    }
+    let start = data.offset * size;
+    let len = shape.iter().product::<usize>() * size;
+    let Some(bytes) = data.storage.as_slice::<u8>().get(start..start + len) else {
+        return false;
+    };
+    let mut elements = bytes.chunks_exact(size);
+    let first = elements.next();
+    elements.all(|e| Some(e) == first)
 }
 
 /// The group instruction `k` joins, given the groups of every later
@@ -221,7 +262,9 @@ pub(crate) fn fuse(tape: Tape) -> Tape {
                         .iter()
                         .map(|r| match r {
                             Ref::Node(i) if step_of.contains_key(i) => Reg::Step(step_of[i]),
-                            Ref::Const(a) if let Some(c) = embeddable(a) => {
+                            Ref::Const(a)
+                                if let Some(c) = embeddable(a, &tape.instrs[j], &tape) =>
+                            {
                                 let pos = consts.iter().position(|(id, _)| *id == a.id());
                                 Reg::Const(pos.unwrap_or_else(|| {
                                     consts.push((a.id(), c));

@@ -311,7 +311,10 @@ impl Fused {
                 dtype: x.dtype,
             })
             .collect();
-        if let (true, false, Some(tile)) = (flat, stream, &self.tile) {
+        let all_f32 = || inputs.iter().all(|x| x.dtype == DType::Float32);
+        if let (true, false, Some(tile)) = (flat, stream, &self.tile)
+            && all_f32()
+        {
             return tile.run(&operands, nrows, dsts);
         }
         // Taken before lending: `dsts` is not touched again while a step
@@ -784,8 +787,59 @@ mod tile_tests {
         assert!(
             program(&with_where.call(std::slice::from_ref(&x))?[0])
                 .tile
-                .is_none()
+                .is_some()
         );
+        // A mask that leaves the program is a bool output: general path.
+        let mask_out = compile(|xs: &[Array]| {
+            let pos = greater(&xs[0], &Array::from(0.0f32))?;
+            Ok(vec![r#where(&pos, &(&xs[0] * 2.0)?, &xs[0])?, pos])
+        });
+        let outs = mask_out.call(std::slice::from_ref(&x))?;
+        assert!(program(&outs[0]).tile.is_none());
+        let f64_where = compile(|xs: &[Array]| {
+            let pos = greater(&xs[0], &Array::from(0.0f64))?;
+            Ok(vec![r#where(&pos, &(&xs[0] * 2.0)?, &xs[0])?])
+        });
+        let x64 = ones(&[4], DType::Float64)?;
+        assert!(program(&f64_where.call(&[x64])?[0]).tile.is_none());
+        Ok(())
+    }
+
+    #[test]
+    fn relu_backward_runs_in_tiles_with_its_zeros_embedded() -> Result<()> {
+        // grad of sum(maximum(x, 0) * w): where(x >= 0, w, zeros_like(w)),
+        // whose zeros are a captured, filled [n] array.
+        let n = 10_000;
+        let relu_grad = grad(
+            |xs: &[Array]| {
+                let y = multiply(&maximum(&xs[0], &Array::from(0.0f32))?, &xs[1])?;
+                Ok(vec![sum(&y, None, false)?])
+            },
+            &[0],
+        );
+        let f = compile(move |xs: &[Array]| relu_grad(xs));
+        let x = arange(-5000.0, 5000.0, 1.0, DType::Float32)?;
+        let w = multiply(
+            &arange(0.0, n as f64, 1.0, DType::Float32)?,
+            &Array::from(0.5f32),
+        )?;
+        let got = f.call(&[x.clone(), w.clone()])?;
+        let fused = program(&got[0]);
+        assert!(
+            fused.tile.is_some(),
+            "the relu backward program runs in tiles"
+        );
+        assert!(
+            fused
+                .consts
+                .iter()
+                .all(|c| c.shape.iter().product::<usize>() == 1),
+            "the zeros are embedded as one element"
+        );
+        let want: Vec<f32> = (0..n)
+            .map(|i| if i >= 5000 { i as f32 * 0.5 } else { 0.0 })
+            .collect();
+        assert_eq!(got[0].to_vec::<f32>()?, want);
         Ok(())
     }
 }

@@ -8,11 +8,15 @@
 //!
 //! Each step applies the same element function as its kernel (`Arith`,
 //! `Real` and `FloatElement` of `f32`), so results are bitwise equal to the
-//! general path's. Steps it does not cover (other dtypes, comparisons,
-//! `where`, `power`, trigonometry with its two-phase reduction, casts) make
-//! the whole program take the general path, as do outputs large enough to
-//! be written with non-temporal stores (the general path streams them; on
-//! 16M-element chains it ran 10-25% faster than this loop).
+//! general path's. Comparisons of float32 values and `where` are covered
+//! too, as long as every comparison only feeds a `where` inside the
+//! program (ReLU's backward pass, `where(x >= 0, g, 0)`): a mask lives in a
+//! float32 slot as 1.0 or 0.0 and never leaves the program. Steps it does
+//! not cover (other dtypes, bool outputs or inputs, `power`, trigonometry
+//! with its two-phase reduction, casts) make the whole program take the
+//! general path, as do outputs large enough to be written with
+//! non-temporal stores (the general path streams them; on 16M-element
+//! chains it ran 10-25% faster than this loop).
 
 use crate::backend::cpu::binary::{Arith, BinaryOp, Real};
 use crate::backend::cpu::chunk_dst::ChunkDst;
@@ -31,12 +35,14 @@ use crate::graph::primitive::Operand;
 /// at 512 and 0.48 at 8192; the per-step kernels took 0.51.
 const TILE: usize = 2048;
 
-/// The unary or binary function a fused step applies, as the fusion pass
-/// (which knows the ops) reports it.
+/// The element function a fused step applies, as the fusion pass (which
+/// knows the ops) reports it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum ElementOp {
     Unary(UnaryOp),
     Binary(BinaryOp),
+    /// `where(condition, x, y)`.
+    Select,
 }
 
 /// One step: its op, operands, and the slot its tile goes to.
@@ -88,8 +94,11 @@ impl TileProgram {
             .collect::<Option<Vec<f32>>>()?;
         let ops = steps
             .iter()
-            .map(|s| (s.dtype == DType::Float32).then(|| tile_op(s)).flatten())
+            .map(|s| tile_op(s, steps))
             .collect::<Option<Vec<ElementOp>>>()?;
+        if outputs.iter().any(|&k| steps[k].dtype != DType::Float32) {
+            return None; // a mask never leaves the program
+        }
         // Slots: a step's slot is taken before its operands' are released,
         // so no step writes a slot it reads; outputs are never released.
         let (mut free, mut slots, mut slot_of) = (Vec::new(), 0, Vec::with_capacity(steps.len()));
@@ -170,6 +179,20 @@ impl TileProgram {
                         (Err(e), _) | (_, Err(e)) => Err(e),
                     }
                 }
+                (ElementOp::Select, &[c, x, y]) => {
+                    match (
+                        self.operand(c, inputs, slots, (t0, n)),
+                        self.operand(x, inputs, slots, (t0, n)),
+                        self.operand(y, inputs, slots, (t0, n)),
+                    ) {
+                        (Ok(Src::Tile(c)), Ok(x), Ok(y)) => {
+                            select(c, x, y, &mut out[..n]);
+                            Ok(())
+                        }
+                        (Err(e), _, _) | (_, Err(e), _) | (_, _, Err(e)) => Err(e),
+                        _ => Err(Error::runtime("fused", "internal error: a scalar mask")),
+                    }
+                }
                 _ => Err(Error::runtime("fused", "internal error: a step's arity")),
             };
             slots[step.slot] = out;
@@ -208,50 +231,88 @@ impl TileProgram {
     }
 }
 
-/// The op of a step the tile loop covers, if it is one.
-fn tile_op(step: &Step) -> Option<ElementOp> {
+/// The op of a step the tile loop covers, if it is one: float32
+/// functions of float32 values, comparisons of float32 values (a mask),
+/// and `where` on a mask the program computes. Program inputs have no
+/// dtype here: the caller runs the loop only when they are all float32.
+fn tile_op(step: &Step, steps: &[Step]) -> Option<ElementOp> {
     let op = step.element?;
+    let dtype_of = |r: &Reg| match *r {
+        Reg::Step(j) => steps.get(j).map(|s| s.dtype),
+        // Embedded constants are checked to be float32 by the caller.
+        Reg::Input(_) | Reg::Const(_) => Some(DType::Float32),
+    };
+    let values_are_f32 = |args: &[Reg]| args.iter().all(|r| dtype_of(r) == Some(DType::Float32));
     let covered = match op {
+        ElementOp::Select => {
+            let [c, x, y] = &step.args[..] else {
+                return None;
+            };
+            step.dtype == DType::Float32
+                && matches!(c, Reg::Step(j) if steps.get(*j).is_some_and(is_mask))
+                && values_are_f32(&[*x, *y])
+        }
+        ElementOp::Binary(op) if is_comparison(op) => {
+            step.dtype == DType::Bool && values_are_f32(&step.args)
+        }
         ElementOp::Binary(op) => {
             use BinaryOp::*;
-            matches!(op, Add | Subtract | Multiply | Divide | Maximum | Minimum)
+            step.dtype == DType::Float32
+                && values_are_f32(&step.args)
+                && matches!(op, Add | Subtract | Multiply | Divide | Maximum | Minimum)
         }
         ElementOp::Unary(op) => {
             use UnaryOp::*;
-            matches!(
-                op,
-                Abs | Negative
-                    | Sign
-                    | Square
-                    | Sqrt
-                    | Rsqrt
-                    | Reciprocal
-                    | Exp
-                    | Expm1
-                    | Log
-                    | Log1p
-                    | Log2
-                    | Log10
-                    | ArcSin
-                    | ArcCos
-                    | ArcTan
-                    | Sinh
-                    | Cosh
-                    | Tanh
-                    | ArcSinh
-                    | ArcCosh
-                    | ArcTanh
-                    | Sigmoid
-                    | Erf
-                    | ErfInv
-                    | Floor
-                    | Ceil
-                    | Trunc
-                    | Round(0)
-            )
+            step.dtype == DType::Float32
+                && values_are_f32(&step.args)
+                && matches!(
+                    op,
+                    Abs | Negative
+                        | Sign
+                        | Square
+                        | Sqrt
+                        | Rsqrt
+                        | Reciprocal
+                        | Exp
+                        | Expm1
+                        | Log
+                        | Log1p
+                        | Log2
+                        | Log10
+                        | ArcSin
+                        | ArcCos
+                        | ArcTan
+                        | Sinh
+                        | Cosh
+                        | Tanh
+                        | ArcSinh
+                        | ArcCosh
+                        | ArcTanh
+                        | Sigmoid
+                        | Erf
+                        | ErfInv
+                        | Floor
+                        | Ceil
+                        | Trunc
+                        | Round(0)
+                )
         }
     };
     covered.then_some(op)
+}
+
+fn is_comparison(op: BinaryOp) -> bool {
+    use BinaryOp::*;
+    matches!(
+        op,
+        Equal | NotEqual | Less | LessEqual | Greater | GreaterEqual
+    )
+}
+
+/// A comparison step: its tile is a mask of 1.0 and 0.0.
+fn is_mask(step: &Step) -> bool {
+    step.dtype == DType::Bool
+        && matches!(step.element, Some(ElementOp::Binary(op)) if is_comparison(op))
 }
 
 /// Tile `t0..t0 + n` of a flat float32 input, or its one element.
@@ -335,8 +396,48 @@ fn binary(op: BinaryOp, a: Src<'_>, b: Src<'_>, out: &mut [f32]) {
         Multiply => zip(a, b, out, <F as Arith>::mul),
         Divide => zip(a, b, out, <F as Arith>::div),
         Maximum => zip(a, b, out, <F as Real>::max),
+        Minimum => zip(a, b, out, <F as Real>::min),
+        // Masks: the comparisons of the general path's kernels.
+        Equal => zip(a, b, out, |x, y| mask(x == y)),
+        NotEqual => zip(a, b, out, |x, y| mask(x != y)),
+        Less => zip(a, b, out, |x, y| mask(<F as Real>::lt(x, y))),
+        LessEqual => zip(a, b, out, |x, y| mask(<F as Real>::le(x, y))),
+        Greater => zip(a, b, out, |x, y| mask(<F as Real>::lt(y, x))),
         // `tile_op` admits no other op.
-        _ => zip(a, b, out, <F as Real>::min),
+        _ => zip(a, b, out, |x, y| mask(<F as Real>::le(y, x))),
+    }
+}
+
+#[inline(always)]
+fn mask(b: bool) -> f32 {
+    if b { 1.0 } else { 0.0 }
+}
+
+/// `where` on a mask tile.
+#[inline(always)]
+fn select(c: &[f32], x: Src<'_>, y: Src<'_>, out: &mut [f32]) {
+    let pick = |c: f32, x: f32, y: f32| if c != 0.0 { x } else { y };
+    match (x, y) {
+        (Src::Tile(x), Src::Tile(y)) => {
+            for (((o, &c), &x), &y) in out.iter_mut().zip(c).zip(x).zip(y) {
+                *o = pick(c, x, y);
+            }
+        }
+        (Src::Tile(x), Src::Scalar(y)) => {
+            for ((o, &c), &x) in out.iter_mut().zip(c).zip(x) {
+                *o = pick(c, x, y);
+            }
+        }
+        (Src::Scalar(x), Src::Tile(y)) => {
+            for ((o, &c), &y) in out.iter_mut().zip(c).zip(y) {
+                *o = pick(c, x, y);
+            }
+        }
+        (Src::Scalar(x), Src::Scalar(y)) => {
+            for (o, &c) in out.iter_mut().zip(c) {
+                *o = pick(c, x, y);
+            }
+        }
     }
 }
 
@@ -384,6 +485,7 @@ mod tests {
         let op: Arc<dyn crate::graph::primitive::Primitive> = match element {
             ElementOp::Unary(u) => Arc::new(crate::ops::unary::Unary(u)),
             ElementOp::Binary(b) => Arc::new(crate::ops::binary::Binary(b)),
+            ElementOp::Select => Arc::new(crate::ops::select::Select),
         };
         Step {
             op,
@@ -426,6 +528,32 @@ mod tests {
         assert!(program.steps[3..].iter().all(|s| s.slot != kept));
         assert_eq!(program.outputs, vec![kept, program.steps[4].slot]);
         assert!(program.slots <= 3, "{} slots", program.slots);
+    }
+
+    #[test]
+    fn masks_stay_inside_the_program_and_feed_only_where() {
+        use Reg::*;
+        let ge = ElementOp::Binary(BinaryOp::GreaterEqual);
+        let (f32_, bool_) = (DType::Float32, DType::Bool);
+        let mask = step(ge, vec![Input(0), Const(0)], bool_);
+        let pick = step(ElementOp::Select, vec![Step(0), Input(1), Const(0)], f32_);
+        let tile = |steps: &[crate::backend::cpu::fused::Step], outputs: &[usize]| {
+            let frees = last_reads(steps, outputs);
+            TileProgram::new(steps, &[], outputs, &frees)
+        };
+        assert!(tile(&[mask.clone(), pick.clone()], &[1]).is_some());
+        // The mask as an output.
+        assert!(tile(&[mask.clone(), pick], &[0, 1]).is_none());
+        // A mask read as a number.
+        let times = step(
+            ElementOp::Binary(BinaryOp::Multiply),
+            vec![Step(0), Input(1)],
+            f32_,
+        );
+        assert!(tile(&[mask, times], &[1]).is_none());
+        // A condition that is a program input (bool, not a mask tile).
+        let from_input = step(ElementOp::Select, vec![Input(0), Input(1), Input(2)], f32_);
+        assert!(tile(&[from_input], &[0]).is_none());
     }
 
     #[test]

@@ -13,7 +13,7 @@
 use crate::backend::cpu::binary::Arith;
 use crate::backend::cpu::copy::{Strided, gather};
 use crate::backend::cpu::elementwise::{broadcast_strides, out_storage};
-use crate::backend::cpu::parallel::{simd, worth_splitting};
+use crate::backend::cpu::parallel::{on_pool, simd, worth_splitting};
 use crate::dtype::Element;
 use crate::error::{Error, Result};
 use crate::graph::layout::checked_numel;
@@ -22,6 +22,7 @@ use crate::graph::primitive::{Operand, OutSpec};
 use crate::graph::storage::Pod;
 use crate::graph::walk::walk;
 use crate::with_dtype;
+use gemm::Parallelism;
 use half::{bf16, f16};
 use rayon::prelude::*;
 use std::borrow::Cow;
@@ -402,11 +403,46 @@ pub(crate) fn gemm_product<T: GemmNative>(
         });
         return Ok(());
     }
-    let parallelism = if parallel && m.saturating_mul(n).saturating_mul(k) >= SMALL_PRODUCT {
-        gemm::Parallelism::Rayon(0)
+    if parallel && m.saturating_mul(n).saturating_mul(k) >= SMALL_PRODUCT {
+        // gemm forks and joins once or twice per depth block: from the pool.
+        on_pool(|| {
+            gemm_call(
+                dst,
+                a,
+                b,
+                read_dst,
+                dst_scale,
+                product_scale,
+                Parallelism::Rayon(0),
+            )
+        });
     } else {
-        gemm::Parallelism::None
-    };
+        gemm_call(
+            dst,
+            a,
+            b,
+            read_dst,
+            dst_scale,
+            product_scale,
+            Parallelism::None,
+        );
+    }
+    Ok(())
+}
+
+/// `dst := dst_scale * dst (when read_dst) + product_scale * (a @ b)`
+/// through `gemm::gemm`, for operands `check_dims` accepted with
+/// `m, n, k >= 1`.
+fn gemm_call<T: GemmNative>(
+    dst: MatMut<'_, T>,
+    a: MatRef<'_, T>,
+    b: MatRef<'_, T>,
+    read_dst: bool,
+    dst_scale: f32,
+    product_scale: f32,
+    parallelism: Parallelism,
+) {
+    let (m, k, n) = (a.rows, a.cols, b.cols);
     let dst_ptr = dst.data.as_mut_ptr();
     let a_ptr = a.data[a.offset..].as_ptr();
     let b_ptr = b.data[b.offset..].as_ptr();
@@ -443,7 +479,6 @@ pub(crate) fn gemm_product<T: GemmNative>(
             parallelism,
         );
     }
-    Ok(())
 }
 
 macro_rules! gemm_kernel {($($t:ty),*) => {$(

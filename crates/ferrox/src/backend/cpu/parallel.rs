@@ -20,6 +20,24 @@ pub fn worth_splitting(n: usize) -> bool {
     n >= 2 * MIN_PAR_ELEMS && rayon::current_num_threads() > 1
 }
 
+/// Runs `f` on a thread of the rayon pool, so that the parallel sections
+/// inside it fork and join among warm workers.
+///
+/// A parallel section entered from a thread outside the pool is queued for
+/// the pool while the caller sleeps on a latch: a wake-up on each side,
+/// about 15-20 µs on a 2-core VM. A kernel that opens several sections in
+/// a row (gemm opens one or two per depth block) pays that once here
+/// instead of once per section. `f` must not wait on graph values: a
+/// worker waiting in a join may pick up other callers' work, and that work
+/// must always be able to finish (kernels only read their operands).
+pub fn on_pool<R: Send>(f: impl FnOnce() -> R + Send) -> R {
+    if rayon::current_thread_index().is_some() || rayon::current_num_threads() < 2 {
+        f()
+    } else {
+        rayon::scope(|_| f())
+    }
+}
+
 /// Runs `f` with pulp's best instruction set (AVX-512 where available, else
 /// AVX2+FMA), so simple loops inside it are auto-vectorised for that set.
 #[inline(always)]
