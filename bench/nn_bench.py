@@ -4,7 +4,7 @@ models, ferrox.nn against mlx.nn, PyTorch (eager and torch.compile) and JAX,
 in one process, same run.
 
     python3 bench/nn_bench.py                 # both models, every framework
-    python3 bench/nn_bench.py --repeat 20 --only mlp
+    python3 bench/nn_bench.py --repeat 20 --runs 5 --only mlp
 
 Models (float32, CPU):
   mlp          x (256, 784) -> Linear(784, 1024) -> relu -> Linear(1024, 10),
@@ -19,8 +19,11 @@ decay 0.01), each in its usual fast form: ferrox and mlx
 `torch.compile(model)` with the foreach AdamW, JAX `jax.jit` of the whole step
 (parameters and optimizer state in and out, written by hand: flax/optax are
 not needed). One step is timed from the inputs to the updated parameters and
-the loss being materialised. Each time is the median of --repeat steps after
-three warm-up steps.
+the loss being materialised. A run times --repeat steps of every framework
+in turn, after three warm-up steps; --runs runs alternate the frameworks, so
+a slow phase of a noisy machine hits them alike. Each row prints the
+median over the runs of the per-run median step, the spread of the runs
+around it, and every run's time.
 
 Ratios are "speed-up of ferrox": competitor time / ferrox time (above 1:
 ferrox is faster). Missing libraries are skipped.
@@ -279,24 +282,35 @@ def frameworks():
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--repeat", type=int, default=10)
+    ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--only", choices=["mlp", "transformer"])
     args = ap.parse_args()
     rng = np.random.default_rng(0)
     kinds = [args.only] if args.only else ["mlp", "transformer"]
     for kind in kinds:
         x, y = data(kind, rng)
-        times = {}
+        steps = {}
         for name, make in frameworks():
             try:
-                times[name] = median_ms(make(kind, x, y), args.repeat)
+                steps[name] = make(kind, x, y)
             except Exception as e:  # a competitor that does not build here
                 print(f"  {kind}: {name} failed: {type(e).__name__}: {e}".splitlines()[0])
+        runs = {name: [] for name in steps}
+        for _ in range(args.runs):
+            for name, step in steps.items():
+                try:
+                    runs[name].append(median_ms(step, args.repeat))
+                except Exception as e:
+                    print(f"  {kind}: {name} failed: {type(e).__name__}: {e}".splitlines()[0])
+        times = {name: statistics.median(t) for name, t in runs.items() if t}
         base = times.get("ferrox")
-        print(f"\n{kind}: one training step (median of {args.repeat}), ms; "
-              "speed-up of ferrox = their time / ferrox time")
+        print(f"\n{kind}: one training step (median of {args.repeat} steps, "
+              f"median of {args.runs} runs), ms; speed-up of ferrox = their time / ferrox time")
         for name, ms in times.items():
             ratio = "" if name == "ferrox" or base is None else f"{ms / base:6.2f}x"
-            print(f"  {name:14s} {ms:9.2f} ms  {ratio}")
+            spread = max(abs(t - ms) for t in runs[name]) / ms * 100
+            each = " ".join(f"{t:.2f}" for t in runs[name])
+            print(f"  {name:14s} {ms:9.2f} ms  {ratio:7s} spread ±{spread:4.1f}%  runs: {each}")
 
 
 if __name__ == "__main__":

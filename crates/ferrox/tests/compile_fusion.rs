@@ -600,6 +600,29 @@ fn flat_masks_and_where_equal_the_unfused_ops_bitwise() {
 }
 
 #[test]
+fn inputs_broadcast_from_one_element_are_read_as_scalars_bitwise() {
+    // A full-shaped view of one element (stride 0 everywhere, like a loss's
+    // cotangent) keeps a chain flat; outputs over several chunks, f32 (the
+    // tile loop) and f64.
+    for dtype in [DType::Float32, DType::Float64] {
+        for n in [40_000usize, 3 * 32768 + 5] {
+            let x = astype(&Rng::new(n as u64).array(&[n], -3.0, 3.0), dtype).unwrap();
+            let b = broadcast_to(&astype(&Array::from(1.5f32), dtype).unwrap(), &[n]).unwrap();
+            b.eval().unwrap();
+            let body = |xs: &[Array]| -> Result<Vec<Array>> {
+                let y = multiply(&exp(&minimum(&xs[0], &xs[1])?)?, &xs[1])?;
+                Ok(vec![subtract(&y, &xs[0])?])
+            };
+            let args = [x, b];
+            let want = body(&args).unwrap();
+            let got = compile(body).call(&args).unwrap();
+            assert_eq!(kernel_of(&got[0]).primitive().unwrap().name(), "fused");
+            assert_eq!(bits(&got[0]), bits(&want[0]), "{dtype}, n = {n}");
+        }
+    }
+}
+
+#[test]
 fn chains_with_a_bias_row_equal_the_unfused_ops_bitwise() {
     // A row broadcast over the rows (a bias, shaped [d] or [1, d]) takes
     // the row-block path: rows of 700, rows longer than a chunk, many

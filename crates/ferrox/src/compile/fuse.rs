@@ -26,6 +26,7 @@ use crate::graph::array::Array;
 use crate::graph::outputs::{OutputOf, OutputSpecs};
 use crate::graph::primitive::Primitive;
 use crate::ops::binary::Binary;
+use crate::ops::creation::Fill;
 use crate::ops::select::Select;
 use crate::ops::unary::Unary;
 use std::collections::HashMap;
@@ -53,31 +54,48 @@ fn element_op(op: &dyn Primitive) -> Option<ElementOp> {
         .map(|Unary(u)| ElementOp::Unary(*u))
 }
 
-/// A captured array that is already evaluated, as a constant to embed in
-/// a fused program (see [`FusedConst`]), if it holds one element, or one
-/// value in every element (`zeros_like(g)` in a gradient, a broadcast
-/// scalar) and `ins` gets its shape from another operand. A filled array
-/// is embedded as that one element, shaped `[1, ...]`: the program then
-/// reads no buffer of repeated values, and its flat runs stay flat.
+/// A captured array as a constant to embed in a fused program (see
+/// [`FusedConst`]): an evaluated single element, or an array with one value
+/// in every element (`zeros_like(g)` in a gradient, evaluated or still a
+/// lazy fill, or a broadcast scalar) when `ins` gets its shape from another
+/// operand. The latter is embedded as that one element, shaped `[1, ...]`:
+/// the program then reads no buffer of repeated values, and its flat runs
+/// stay flat.
 fn embeddable(a: &Array, ins: &Instr, tape: &Tape) -> Option<FusedConst> {
-    let data = a.0.cell.get_ref()?.ok()?.single().ok()?;
+    let evaluated = a.0.cell.get_ref().and_then(|r| r.ok()?.single().ok());
     if a.shape().iter().product::<usize>() == 1 {
-        return Some(FusedConst::new(data, a.shape(), a.dtype()));
+        return Some(FusedConst::new(evaluated?, a.shape(), a.dtype()));
     }
     let shaped_by_other = ins.inputs.iter().any(|r| match r {
         Ref::Node(j) => tape.instrs[*j].shape == ins.shape,
         Ref::Input(_) | Ref::Const(_) => false,
     });
-    if !shaped_by_other || !holds_one_value(data, a.shape(), a.dtype().size()) {
+    if !shaped_by_other {
         return None;
     }
-    let ones = vec![1; a.shape().len()];
+    let element = match evaluated {
+        Some(data) if holds_one_value(data, a.shape(), a.dtype().size()) => data.clone(),
+        Some(_) => return None,
+        None => fill_value(a)?,
+    };
+    let ones = vec![1; a.ndim()];
     let element = crate::graph::layout::Data {
-        storage: data.storage.clone(),
         strides: vec![0; ones.len()],
-        offset: data.offset,
+        ..element
     };
     Some(FusedConst::new(&element, &ones, a.dtype()))
+}
+
+/// The value of a lazy real fill (`zeros_like`, `full`), evaluated as one
+/// element.
+fn fill_value(a: &Array) -> Option<crate::graph::layout::Data> {
+    let fill = a.primitive()?.as_any().downcast_ref::<Fill>()?;
+    if fill.im != 0.0 {
+        return None;
+    }
+    let one = crate::ops::creation::full(&[], fill.re, a.dtype()).ok()?;
+    one.eval().ok()?;
+    one.0.cell.get_ref()?.ok()?.single().ok().cloned()
 }
 
 /// True when every element of `data` (of `shape`, `size`-byte elements)

@@ -409,10 +409,9 @@ impl Fused {
                 ),
             ));
         }
-        let flat = inputs.iter().all(|x| {
-            x.shape.iter().product::<usize>() == 1
-                || (x.shape == shape && x.data.is_contiguous(x.shape))
-        });
+        let flat = inputs
+            .iter()
+            .all(|x| one_element(x) || (x.shape == shape && x.data.is_contiguous(x.shape)));
         let row_len = if flat { 1 } else { n / shape[0] };
         let rows = n / row_len;
         let rows_per_chunk = (CHUNK / row_len).max(1);
@@ -610,6 +609,13 @@ fn same_len(dst: &[u8], src: &[u8]) -> Result<()> {
     ))
 }
 
+/// True when every element of `x` is one element of its buffer: a single
+/// element, or one broadcast to any shape (a loss's cotangent,
+/// `broadcast_like(1.0, x)`). Flat chunks read it as a scalar.
+fn one_element(x: &Operand<'_>) -> bool {
+    x.shape.iter().product::<usize>() == 1 || x.data.strides.iter().all(|&s| s == 0)
+}
+
 /// The part of input `x` that rows `r0..r0 + nrows` of the output read,
 /// with its shape.
 fn chunk_view(
@@ -620,9 +626,8 @@ fn chunk_view(
     nrows: usize,
 ) -> (Data, Vec<usize>) {
     let storage = x.data.storage.clone();
-    let single = x.shape.iter().product::<usize>() == 1;
     if flat {
-        if single {
+        if one_element(x) {
             // One element at `offset` whatever the shape: a scalar.
             let data = Data {
                 storage,
@@ -829,12 +834,15 @@ mod tile_tests {
             fused.tile.is_some(),
             "the relu backward program runs in tiles"
         );
+        // Reads x, w and the cotangent of the sum; the zeros are embedded
+        // as one element instead of read as a filled array.
+        let filled = |i: &Array| i.primitive().is_some_and(|p| p.name() == "full");
+        assert!(!got[0].inputs().iter().any(filled));
         assert!(
             fused
                 .consts
                 .iter()
-                .all(|c| c.shape.iter().product::<usize>() == 1),
-            "the zeros are embedded as one element"
+                .all(|c| c.shape.iter().product::<usize>() == 1)
         );
         let want: Vec<f32> = (0..n)
             .map(|i| if i >= 5000 { i as f32 * 0.5 } else { 0.0 })

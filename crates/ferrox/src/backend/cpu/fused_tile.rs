@@ -22,8 +22,7 @@ use crate::backend::cpu::binary::{Arith, BinaryOp, Real};
 use crate::backend::cpu::chunk_dst::ChunkDst;
 use crate::backend::cpu::fused::{FusedConst, Reg, Step};
 use crate::backend::cpu::parallel::simd;
-use crate::backend::cpu::unary::UnaryOp;
-use crate::backend::cpu::unary::element::FloatElement;
+use crate::backend::cpu::unary::{UnaryOp, float_map};
 use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::graph::primitive::Operand;
@@ -262,40 +261,9 @@ fn tile_op(step: &Step, steps: &[Step]) -> Option<ElementOp> {
                 && matches!(op, Add | Subtract | Multiply | Divide | Maximum | Minimum)
         }
         ElementOp::Unary(op) => {
-            use UnaryOp::*;
             step.dtype == DType::Float32
                 && values_are_f32(&step.args)
-                && matches!(
-                    op,
-                    Abs | Negative
-                        | Sign
-                        | Square
-                        | Sqrt
-                        | Rsqrt
-                        | Reciprocal
-                        | Exp
-                        | Expm1
-                        | Log
-                        | Log1p
-                        | Log2
-                        | Log10
-                        | ArcSin
-                        | ArcCos
-                        | ArcTan
-                        | Sinh
-                        | Cosh
-                        | Tanh
-                        | ArcSinh
-                        | ArcCosh
-                        | ArcTanh
-                        | Sigmoid
-                        | Erf
-                        | ErfInv
-                        | Floor
-                        | Ceil
-                        | Trunc
-                        | Round(0)
-                )
+                && float_map!(f32, op, |_f| true, else false)
         }
     };
     covered.then_some(op)
@@ -350,40 +318,8 @@ fn f32s_mut(bytes: &mut [u8]) -> Result<&mut [f32]> {
 
 #[inline(always)]
 fn unary(op: UnaryOp, a: Src<'_>, out: &mut [f32]) {
-    use UnaryOp::*;
-    type F = f32;
-    match op {
-        Abs => map(a, out, <F as FloatElement>::abs),
-        Negative => map(a, out, <F as FloatElement>::neg),
-        Sign => map(a, out, <F as FloatElement>::sign),
-        Square => map(a, out, <F as FloatElement>::square),
-        Sqrt => map(a, out, <F as FloatElement>::sqrt),
-        Rsqrt => map(a, out, <F as FloatElement>::rsqrt),
-        Reciprocal => map(a, out, <F as FloatElement>::recip),
-        Exp => map(a, out, <F as FloatElement>::exp),
-        Expm1 => map(a, out, <F as FloatElement>::expm1),
-        Log => map(a, out, <F as FloatElement>::ln),
-        Log1p => map(a, out, <F as FloatElement>::ln_1p),
-        Log2 => map(a, out, <F as FloatElement>::log2),
-        Log10 => map(a, out, <F as FloatElement>::log10),
-        ArcSin => map(a, out, <F as FloatElement>::asin),
-        ArcCos => map(a, out, <F as FloatElement>::acos),
-        ArcTan => map(a, out, <F as FloatElement>::atan),
-        Sinh => map(a, out, <F as FloatElement>::sinh),
-        Cosh => map(a, out, <F as FloatElement>::cosh),
-        Tanh => map(a, out, <F as FloatElement>::tanh),
-        ArcSinh => map(a, out, <F as FloatElement>::asinh),
-        ArcCosh => map(a, out, <F as FloatElement>::acosh),
-        ArcTanh => map(a, out, <F as FloatElement>::atanh),
-        Sigmoid => map(a, out, <F as FloatElement>::sigmoid),
-        Erf => map(a, out, <F as FloatElement>::erf),
-        ErfInv => map(a, out, <F as FloatElement>::erfinv),
-        Floor => map(a, out, <F as FloatElement>::floor),
-        Ceil => map(a, out, <F as FloatElement>::ceil),
-        Trunc => map(a, out, <F as FloatElement>::trunc),
-        // `tile_op` admits no other op.
-        _ => map(a, out, <F as FloatElement>::rint),
-    }
+    // `tile_op` admits no op outside `float_map`.
+    float_map!(f32, op, |f| map(a, out, f), else out.fill(f32::NAN))
 }
 
 #[inline(always)]

@@ -207,41 +207,145 @@ fn trig<T: FloatElement>(
     Ok(Data::contiguous(storage, out.shape))
 }
 
+/// The float ops that map each element through one `FloatElement`
+/// function, listed once for every kernel that applies them (this module's
+/// and the fused engine's tile loop): `float_map!(T, op, |f| expr, else
+/// other)` evaluates `expr` with `f` bound to `op`'s function of `T` (a
+/// function item, so loops over it inline and vectorise), or `other` for
+/// any other op.
+macro_rules! float_map {
+    ($t:ty, $op:expr, |$f:ident| $apply:expr, else $other:expr) => {{
+        use $crate::backend::cpu::unary::UnaryOp as U;
+        use $crate::backend::cpu::unary::element::FloatElement as E;
+        match $op {
+            U::Abs => {
+                let $f = <$t as E>::abs;
+                $apply
+            }
+            U::Negative => {
+                let $f = <$t as E>::neg;
+                $apply
+            }
+            U::Sign => {
+                let $f = <$t as E>::sign;
+                $apply
+            }
+            U::Square => {
+                let $f = <$t as E>::square;
+                $apply
+            }
+            U::Sqrt => {
+                let $f = <$t as E>::sqrt;
+                $apply
+            }
+            U::Rsqrt => {
+                let $f = <$t as E>::rsqrt;
+                $apply
+            }
+            U::Reciprocal => {
+                let $f = <$t as E>::recip;
+                $apply
+            }
+            U::Exp => {
+                let $f = <$t as E>::exp;
+                $apply
+            }
+            U::Expm1 => {
+                let $f = <$t as E>::expm1;
+                $apply
+            }
+            U::Log => {
+                let $f = <$t as E>::ln;
+                $apply
+            }
+            U::Log1p => {
+                let $f = <$t as E>::ln_1p;
+                $apply
+            }
+            U::Log2 => {
+                let $f = <$t as E>::log2;
+                $apply
+            }
+            U::Log10 => {
+                let $f = <$t as E>::log10;
+                $apply
+            }
+            U::ArcSin => {
+                let $f = <$t as E>::asin;
+                $apply
+            }
+            U::ArcCos => {
+                let $f = <$t as E>::acos;
+                $apply
+            }
+            U::ArcTan => {
+                let $f = <$t as E>::atan;
+                $apply
+            }
+            U::Sinh => {
+                let $f = <$t as E>::sinh;
+                $apply
+            }
+            U::Cosh => {
+                let $f = <$t as E>::cosh;
+                $apply
+            }
+            U::Tanh => {
+                let $f = <$t as E>::tanh;
+                $apply
+            }
+            U::ArcSinh => {
+                let $f = <$t as E>::asinh;
+                $apply
+            }
+            U::ArcCosh => {
+                let $f = <$t as E>::acosh;
+                $apply
+            }
+            U::ArcTanh => {
+                let $f = <$t as E>::atanh;
+                $apply
+            }
+            U::Sigmoid => {
+                let $f = <$t as E>::sigmoid;
+                $apply
+            }
+            U::Erf => {
+                let $f = <$t as E>::erf;
+                $apply
+            }
+            U::ErfInv => {
+                let $f = <$t as E>::erfinv;
+                $apply
+            }
+            U::Floor => {
+                let $f = <$t as E>::floor;
+                $apply
+            }
+            U::Ceil => {
+                let $f = <$t as E>::ceil;
+                $apply
+            }
+            U::Trunc => {
+                let $f = <$t as E>::trunc;
+                $apply
+            }
+            U::Round(0) => {
+                let $f = <$t as E>::rint;
+                $apply
+            }
+            _ => $other,
+        }
+    }};
+}
+pub(crate) use float_map;
+
 fn float<T: FloatElement>(op: UnaryOp, x: &Operand<'_>, out: OutSpec<'_>) -> Result<Data> {
     use UnaryOp::*;
-    match op {
-        Abs => map(x, out, T::abs),
-        Negative => map(x, out, T::neg),
-        Sign => map(x, out, T::sign),
-        Square => map(x, out, T::square),
-        Sqrt => map(x, out, T::sqrt),
-        Rsqrt => map(x, out, T::rsqrt),
-        Reciprocal => map(x, out, T::recip),
-        Exp => map(x, out, T::exp),
-        Expm1 => map(x, out, T::expm1),
-        Log => map(x, out, T::ln),
-        Log1p => map(x, out, T::ln_1p),
-        Log2 => map(x, out, T::log2),
-        Log10 => map(x, out, T::log10),
+    float_map!(T, op, |f| map(x, out, f), else match op {
         Sin => trig(x, out, T::sin, T::sin_medium),
         Cos => trig(x, out, T::cos, T::cos_medium),
         Tan => trig(x, out, T::tan, T::tan_medium),
-        ArcSin => map(x, out, T::asin),
-        ArcCos => map(x, out, T::acos),
-        ArcTan => map(x, out, T::atan),
-        Sinh => map(x, out, T::sinh),
-        Cosh => map(x, out, T::cosh),
-        Tanh => map(x, out, T::tanh),
-        ArcSinh => map(x, out, T::asinh),
-        ArcCosh => map(x, out, T::acosh),
-        ArcTanh => map(x, out, T::atanh),
-        Sigmoid => map(x, out, T::sigmoid),
-        Erf => map(x, out, T::erf),
-        ErfInv => map(x, out, T::erfinv),
-        Floor => map(x, out, T::floor),
-        Ceil => map(x, out, T::ceil),
-        Trunc => map(x, out, T::trunc),
-        Round(0) => map(x, out, T::rint),
         Round(d) => map(x, out, move |v: T| round_decimals(v, d)),
         LogicalNot => map(x, out, |v: T| v.is_zero()),
         IsNan => map(x, out, T::is_nan),
@@ -249,8 +353,8 @@ fn float<T: FloatElement>(op: UnaryOp, x: &Operand<'_>, out: OutSpec<'_>) -> Res
         IsFinite => map(x, out, T::is_finite),
         Real | Conjugate => map(x, out, |v: T| v),
         Imag => map(x, out, |_: T| T::narrow(0.0)),
-        BitwiseInvert => Err(unsupported(op, x.dtype)),
-    }
+        _ => Err(unsupported(op, x.dtype)),
+    })
 }
 
 fn integer<T: IntElement>(op: UnaryOp, x: &Operand<'_>, out: OutSpec<'_>) -> Result<Data> {
