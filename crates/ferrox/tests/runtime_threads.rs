@@ -264,6 +264,70 @@ fn outputs_written_with_cache_bypassing_stores_are_whole_when_other_threads_read
     });
 }
 
+#[test]
+fn large_products_and_tiled_programs_from_many_threads_equal_one_thread() {
+    // Products above the split threshold run as slabs on the pool, from
+    // several callers at once: six barrier-started threads evaluate a shared
+    // product node (computed once), their own products of both slab
+    // directions, and a compiled ReLU-backward program (the tile loop with a
+    // mask). Each result must equal, bitwise, the one computed alone first.
+    watchdog(240, || {
+        let ramp =
+            |n: usize, s: f32| -> Vec<f32> { (0..n).map(|i| (i % 101) as f32 * s - 1.0).collect() };
+        let a = Array::from_slice(&ramp(256 * 300, 0.02), &[256, 300]).unwrap();
+        let b = Array::from_slice(&ramp(300 * 520, 0.01), &[300, 520]).unwrap();
+        let tall = Array::from_slice(&ramp(600 * 300, 0.015), &[600, 300]).unwrap();
+        let relu_grad = compile(|xs: &[Array]| {
+            let pick = greater_equal(&xs[0], &Array::from(0.0f32))?;
+            Ok(vec![r#where(&pick, &xs[1], &zeros_like(&xs[1])?)?])
+        });
+        let alone = |a: &Array, b: &Array, tall: &Array| -> Vec<Vec<f32>> {
+            let wide = matmul(a, b).unwrap();
+            let rows = matmul(tall, &transpose(a, None).unwrap()).unwrap();
+            let masked = relu_grad
+                .call(&[wide.clone(), wide.clone()])
+                .unwrap()
+                .remove(0);
+            [wide, rows, masked]
+                .iter()
+                .map(|r| r.to_vec::<f32>().unwrap())
+                .collect()
+        };
+        let want = alone(&a, &b, &tall);
+        let shared = matmul(&a, &b).unwrap(); // lazy, evaluated by every thread
+        let start = Arc::new(Barrier::new(6));
+        let handles: Vec<_> = (0..6)
+            .map(|_| {
+                let (a, b, tall, shared, start, f) = (
+                    a.clone(),
+                    b.clone(),
+                    tall.clone(),
+                    shared.clone(),
+                    start.clone(),
+                    relu_grad.clone(),
+                );
+                std::thread::spawn(move || {
+                    start.wait();
+                    let wide = matmul(&a, &b).unwrap();
+                    let rows = matmul(&tall, &transpose(&a, None).unwrap()).unwrap();
+                    let masked = f.call(&[shared.clone(), wide.clone()]).unwrap().remove(0);
+                    [shared, wide, rows, masked]
+                        .iter()
+                        .map(|r| r.to_vec::<f32>().unwrap())
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        for h in handles {
+            let got = join_within(120, h);
+            assert_eq!(got[0], want[0], "the shared product");
+            assert_eq!(got[1], want[0], "a thread's own product (column slabs)");
+            assert_eq!(got[2], want[1], "a thread's own product (row slabs)");
+            assert_eq!(got[3], want[2], "the tiled ReLU backward");
+        }
+    });
+}
+
 /// (x + 1, x * 2) from one kernel with two outputs, counting its runs;
 /// optionally slow or failing.
 #[derive(Debug)]

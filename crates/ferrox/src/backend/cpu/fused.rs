@@ -127,8 +127,9 @@ pub(crate) struct Step {
     pub(crate) op: Arc<dyn Primitive>,
     pub(crate) args: Vec<Reg>,
     pub(crate) dtype: DType,
-    /// The unary or binary function `op` applies, if it is one (the
-    /// fusion pass knows the ops; this layer does not name them).
+    /// The element function `op` applies (unary, binary or `where`), if it
+    /// is one the tile loop may cover (the fusion pass knows the ops; this
+    /// layer does not name them).
     pub(crate) element: Option<ElementOp>,
 }
 
