@@ -388,6 +388,45 @@ mod tests {
     }
 
     #[test]
+    fn outputs_computed_in_place_are_read_back_by_later_steps() -> Result<()> {
+        // m' is read by p' and returned twice; p' overwrites p, which its
+        // own step still reads (so it is copied after the tile), while m'
+        // may be computed straight into m's buffer.
+        let n = 100_003;
+        let f = compile(|xs: &[Array]| {
+            let (p, m) = (&xs[0], &xs[1]);
+            let m2 = add(&(m * 0.9)?, &(p * 0.1)?)?;
+            let p2 = subtract(p, &(&m2 * 0.5)?)?;
+            Ok(vec![p2, m2.clone(), m2])
+        });
+        let (p, m) = (
+            ramp(n, 1.0)?.to_vec::<f32>()?,
+            ramp(n, 0.25)?.to_vec::<f32>()?,
+        );
+        let want_m: Vec<f32> = p.iter().zip(&m).map(|(p, m)| m * 0.9 + p * 0.1).collect();
+        let want_p: Vec<f32> = p.iter().zip(&want_m).map(|(p, m)| p - m * 0.5).collect();
+        for donate in [false, true] {
+            let (p, m) = (ramp(n, 1.0)?, ramp(n, 0.25)?);
+            let held = donate
+                .then(Vec::new)
+                .unwrap_or_else(|| vec![p.clone(), m.clone()]);
+            let outs = f.call(&[p, m])?;
+            eval(&outs)?;
+            assert_eq!(outs[0].to_vec::<f32>()?, want_p, "p', donated: {donate}");
+            assert_eq!(outs[1].to_vec::<f32>()?, want_m, "m', donated: {donate}");
+            assert_eq!(
+                outs[2].to_vec::<f32>()?,
+                want_m,
+                "m' again, donated: {donate}"
+            );
+            for (x, scale) in held.iter().zip([1.0, 0.25]) {
+                assert_eq!(x.to_vec::<f32>()?, ramp(n, scale)?.to_vec::<f32>()?);
+            }
+        }
+        Ok(())
+    }
+
+    #[test]
     fn inputs_still_held_or_viewed_keep_their_values() -> Result<()> {
         let n = 100_003;
         let f = update();
