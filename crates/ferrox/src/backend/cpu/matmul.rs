@@ -144,8 +144,12 @@ pub(crate) fn eval_product<T: MatKernel>(
     // `c` matters only when the product is added to it.
     let c = c.filter(|_| matches!(epilogue, Epilogue::Accumulate { beta, .. } if beta != 0.0));
     // The output starts as `c`: written by the product's own tasks, block
-    // by block, where `c` reads as rows of the output; else here, whole.
-    let start = c.and_then(|c| OutputStart::of(c, out.shape));
+    // by block, where `c` reads as rows of the output matrices (not when a
+    // vector operand dropped a dimension of them); else here, whole.
+    let matrices = out.shape.len() == geo.batch.len() + 2;
+    let start = c
+        .filter(|_| matrices)
+        .and_then(|c| OutputStart::of(c, out.shape));
     if let (Some(c), None) = (c, &start) {
         broadcast_into(c, out.shape, dst);
     }
@@ -1169,6 +1173,21 @@ mod tests {
                         "c {name}, {m}x{k}x{n}: element {idx} is {g}, want {w}"
                     );
                 }
+            }
+            // A vector operand: the output drops a dimension, and `c` is
+            // broadcast whole first.
+            let v = f32s(&bv[..k], &[k])?;
+            let want: Vec<f64> = (0..m)
+                .map(|i| 0.5 * row[0] + 2.0 * (0..k).map(|p| av[i * k + p] * bv[p]).sum::<f64>())
+                .collect();
+            let got = addmm(&f32s(&row[..1], &[1])?, &a, &v, 2.0, 0.5)?;
+            assert_eq!(got.shape(), &[m]);
+            for (idx, (g, w)) in got.to_vec::<f32>()?.iter().zip(&want).enumerate() {
+                let g = f64::from(*g);
+                assert!(
+                    (g - w).abs() <= 1e-4 * (1.0 + w.abs()) * (k as f64).sqrt(),
+                    "matrix @ vector, {m}x{k}: element {idx} is {g}, want {w}"
+                );
             }
             if m % 2 == 0 {
                 let stacked = reshape(&a, &[2, (m / 2) as isize, k as isize])?;
