@@ -151,15 +151,16 @@ impl TileProgram {
                 "internal error: a destination count differs from the outputs'",
             ));
         }
-        // Outputs computed in place: those whose slot no other output
-        // shares (one step returned twice is copied from its slot).
-        let in_place: Vec<bool> = dsts
-            .iter_mut()
-            .zip(&self.outputs)
-            .map(|(dst, &slot)| {
-                dst.lendable().is_some() && self.outputs.iter().filter(|&&s| s == slot).count() == 1
-            })
-            .collect();
+        // For each slot, the output computed in place there: one whose
+        // destination may be lent and whose slot no other output shares
+        // (one step returned twice is copied from its slot).
+        let mut in_place: Vec<Option<usize>> = vec![None; self.slots];
+        for (o, (dst, &slot)) in dsts.iter_mut().zip(&self.outputs).enumerate() {
+            let shared = self.outputs.iter().filter(|&&s| s == slot).count() > 1;
+            if dst.lendable().is_some() && !shared {
+                in_place[slot] = Some(o);
+            }
+        }
         let mut slots = vec![vec![0.0f32; TILE]; self.slots];
         simd(
             #[inline(always)]
@@ -187,7 +188,7 @@ impl TileProgram {
         inputs: &[Operand<'_>],
         (t0, n): (usize, usize),
         dsts: &mut [ChunkDst<'_>],
-        in_place: &[bool],
+        in_place: &[Option<usize>],
         slots: &mut [Vec<f32>],
     ) -> Result<()> {
         // Each output's destination, until its step takes it (in place) or
@@ -198,21 +199,19 @@ impl TileProgram {
         // destination by its step; until then it is empty.
         let mut tiles: Vec<&mut [f32]> = slots
             .iter_mut()
-            .enumerate()
-            .map(|(s, v)| {
-                let lent = self
-                    .outputs
-                    .iter()
-                    .zip(in_place)
-                    .any(|(&o, &p)| p && o == s);
-                if lent { &mut [][..] } else { &mut v[..n] }
+            .zip(in_place)
+            .map(|(v, lent)| {
+                if lent.is_some() {
+                    &mut [][..]
+                } else {
+                    &mut v[..n]
+                }
             })
             .collect();
         for step in &self.steps {
             // Taken out so the step reads the other tiles.
             let mut out = std::mem::take(&mut tiles[step.slot]);
-            let output = self.outputs.iter().position(|&o| o == step.slot);
-            if let Some(o) = output.filter(|&o| in_place[o]) {
+            if let Some(o) = in_place[step.slot] {
                 let dst = targets[o]
                     .take()
                     .and_then(ChunkDst::lendable)
@@ -264,12 +263,8 @@ impl TileProgram {
         }
         // Written after the tile's last read of any input, so an output
         // may overwrite its donated input's tile.
-        for ((target, &slot), _) in targets
-            .iter_mut()
-            .zip(&self.outputs)
-            .zip(in_place)
-            .filter(|(_, p)| !**p)
-        {
+        for (target, &slot) in targets.iter_mut().zip(&self.outputs) {
+            // None: computed in place, its destination taken by its step.
             let Some(dst) = target.as_deref_mut() else {
                 continue;
             };

@@ -248,17 +248,6 @@ impl<'a, T: Pod> OutputStart<'a, T> {
         }
         Ok(())
     }
-
-    /// The whole output, `rows * cols` contiguous elements.
-    fn fill(&self, dst: &mut [T]) {
-        for (i, row) in dst
-            .chunks_exact_mut(self.cols.max(1))
-            .take(self.rows)
-            .enumerate()
-        {
-            self.fill_row(i, 0..self.cols, row);
-        }
-    }
 }
 
 /// Copies `c` broadcast to `shape` into the contiguous `dst`, a row at a
@@ -1080,7 +1069,8 @@ pub(crate) fn batched_product<T: MatKernel>(
         return T::product_from(dst, lhs.matrix(0)?, rhs.matrix(0)?, epilogue, true, start);
     }
     if let Some(start) = start {
-        start.fill(dst);
+        let rows = dst.len() / n;
+        start.fill_matrix(&mut MatMut::new(dst, rows, n, n)?)?;
     }
     let work = per.saturating_mul(k.max(1));
     if lhs.len() > 1 && work < SMALL_PRODUCT && worth_splitting(work.saturating_mul(lhs.len())) {
