@@ -148,7 +148,7 @@ const CHECKS: &[Check] = &[
         name: "atan",
         f: atan_f32,
         reference: f64::atan,
-        max_ulp: 2.0,
+        max_ulp: 1.0,
     },
     Check {
         name: "tanh",
