@@ -2,7 +2,8 @@
 //! `f64` references over (1) a strided sweep of every 4099th bit pattern of
 //! the whole `f32` range, (2) special values, and (3) proptest samples of
 //! random bit patterns and of the ranges where each function is busiest.
-//! Plus one ignored throughput check (`--ignored --nocapture`, release).
+//! Plus two ignored checks (`--ignored --nocapture`, release): every `f32`
+//! against every bound, and throughput.
 
 use super::*;
 use proptest::prelude::*;
@@ -268,6 +269,36 @@ fn worst(c: &Check, inputs: impl Iterator<Item = f32>) -> (f64, f32) {
 
 fn strided_sweep() -> impl Iterator<Item = f32> {
     (0..=u32::MAX / 4099).map(|i| f32::from_bits(i * 4099))
+}
+
+/// Every `f32` bit pattern against every bound, split over the cores
+/// (minutes in release). The strided sweep and the proptests sample; this
+/// is what makes their bounds hold for inputs they never drew. Run it after
+/// changing any function here:
+/// `cargo test --release -p ferrox --lib every_f32 -- --ignored --nocapture`.
+#[test]
+#[ignore]
+fn every_f32_meets_every_bound() {
+    use rayon::prelude::*;
+    let mut failed = false;
+    for c in CHECKS {
+        let (e, x) = (0..=u16::MAX)
+            .into_par_iter()
+            .map(|hi| {
+                let base = u32::from(hi) << 16;
+                worst(c, (0..=u16::MAX).map(|lo| f32::from_bits(base | u32::from(lo))))
+            })
+            .reduce(|| (0.0, 0.0), |a, b| if b.0 > a.0 || b.0.is_nan() { b } else { a });
+        let over = e > c.max_ulp;
+        failed |= over;
+        println!(
+            "{:8} max {e:6.3} ulp at {x:e}, bound {}{}",
+            c.name,
+            c.max_ulp,
+            if over { "  <-- over the bound" } else { "" }
+        );
+    }
+    assert!(!failed);
 }
 
 #[test]

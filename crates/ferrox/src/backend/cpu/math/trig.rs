@@ -15,7 +15,7 @@
 //! Permission to use, copy, modify, and distribute this software is freely
 //! granted, provided that this notice is preserved.
 
-use super::{horner, horner64, sel, sel64};
+use super::{horner64, sel, sel64};
 
 /// 2/pi to 53 bits.
 const INV_PIO2: f64 = std::f64::consts::FRAC_2_PI;
