@@ -26,10 +26,10 @@ export FERROX_MINILM_DIR FERROX_REQUIRE_MINILM=1
 stage "the workspace: unit, integration, numpy fixtures, transforms, compile, exit, server, demo, doc"
 cargo test --workspace
 
-stage "loom models of the evaluation cell and the compile cache (the loom feature)"
+stage "loom models of the evaluation cell, the compile cache and the parallel sections (the loom feature)"
 # --workspace keeps the dependencies' features as the step above resolved
 # them, so only ferrox itself is rebuilt (with loom's primitives).
-cargo test --workspace --features ferrox/loom --test loom_cell --test loom_cache
+cargo test --workspace --features ferrox/loom --test loom_cell --test loom_cache --test loom_team
 
 stage "distributed: the mpi feature's checks under mpirun -np 2 and -np 4 (skipped without MPI)"
 ./scripts/test-mpi.sh

@@ -13,7 +13,7 @@ use crate::graph::layout::{Data, for_each_offset};
 use crate::graph::primitive::{Operand, OutSpec};
 use crate::graph::storage::Pod;
 use crate::graph::walk::{collapse, for_each_segment, inner_strides, walk};
-use rayon::prelude::*;
+use super::team::for_each_part;
 
 /// Strides of `op` broadcast to `out_shape` (0 on broadcast dimensions).
 pub fn broadcast_strides(op: &Operand<'_>, out_shape: &[usize]) -> Vec<isize> {
@@ -129,9 +129,9 @@ fn binary_broadcast<A: Pod, B: Pod, O: Pod>(
     };
     if worth_splitting(dst.len()) {
         let c = chunk_len(dst.len());
-        dst.par_chunks_mut(c)
-            .enumerate()
-            .for_each(|(i, d)| fill(i * c, d));
+        for_each_part(dst.chunks_mut(c).enumerate().collect(), |(i, d)| {
+            fill(i * c, d)
+        });
     } else {
         fill(0, dst);
     }
@@ -215,10 +215,8 @@ pub fn binary_pair<A: Pod, B: Pod, O: Pod, P: Pod>(
             };
             if worth_splitting(d0.len()) {
                 let c = chunk_len(d0.len());
-                d0.par_chunks_mut(c)
-                    .zip(d1.par_chunks_mut(c))
-                    .enumerate()
-                    .for_each(|(i, (x, y))| body(i * c, x, y));
+                let parts = d0.chunks_mut(c).zip(d1.chunks_mut(c)).enumerate();
+                for_each_part(parts.collect(), |(i, (x, y))| body(i * c, x, y));
             } else {
                 body(0, d0, d1);
             }
@@ -311,9 +309,9 @@ pub fn map_slices<I: Pod, O: Pod>(
     };
     if worth_splitting(dst.len()) {
         let c = chunk_len(dst.len());
-        dst.par_chunks_mut(c)
-            .zip(src.par_chunks(c))
-            .for_each(|(d, s)| body(s, d));
+        for_each_part(dst.chunks_mut(c).zip(src.chunks(c)).collect(), |(d, s)| {
+            body(s, d)
+        });
     } else {
         body(src, dst);
     }
@@ -345,10 +343,8 @@ pub fn zip_slices<A: Pod, B: Pod, O: Pod>(
     };
     if worth_splitting(dst.len()) {
         let c = chunk_len(dst.len());
-        dst.par_chunks_mut(c)
-            .zip(a.par_chunks(c))
-            .zip(b.par_chunks(c))
-            .for_each(|((d, x), y)| body(x, y, d));
+        let parts = dst.chunks_mut(c).zip(a.chunks(c)).zip(b.chunks(c));
+        for_each_part(parts.collect(), |((d, x), y)| body(x, y, d));
     } else {
         body(a, b, dst);
     }

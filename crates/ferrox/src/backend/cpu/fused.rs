@@ -48,7 +48,7 @@ use crate::error::{Error, Result};
 use crate::graph::layout::Data;
 use crate::graph::primitive::{Operand, OutSpec, Primitive};
 use crate::graph::storage::{EXTERNAL_ALIGN, Storage};
-use rayon::prelude::*;
+use crate::backend::cpu::team::try_for_each_part;
 use std::any::Any;
 use std::sync::Arc;
 
@@ -446,7 +446,7 @@ impl Fused {
             self.eval_chunk(inputs, shape, flat, (r0, nrows), dst, stream)
         };
         if worth_splitting(n) {
-            dsts.par_chunks_mut(k).enumerate().try_for_each(run)?;
+            try_for_each_part(dsts.chunks_mut(k).enumerate().collect(), run)?;
         } else {
             dsts.chunks_mut(k).enumerate().try_for_each(run)?;
         }

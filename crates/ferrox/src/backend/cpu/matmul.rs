@@ -14,6 +14,7 @@ use crate::backend::cpu::binary::Arith;
 use crate::backend::cpu::copy::{Strided, gather};
 use crate::backend::cpu::elementwise::{broadcast_strides, out_storage};
 use crate::backend::cpu::parallel::{on_pool, simd, worth_splitting};
+use crate::backend::cpu::team::for_each_task;
 use crate::dtype::Element;
 use crate::error::{Error, Result};
 use crate::graph::layout::checked_numel;
@@ -547,7 +548,7 @@ fn gemm_product_from<T: GemmNative>(
         start.filter(|_| split),
     );
     if split {
-        on_pool(|| split_product(&operands, m, n));
+        split_product(&operands, m, n);
     } else {
         // SAFETY: the whole output, on this thread only.
         unsafe { operands.block(0..m, 0..n, Parallelism::None) };
@@ -560,7 +561,7 @@ fn gemm_product_from<T: GemmNative>(
 /// operand, and gemm's own scheme, which shares one packed copy, is used.
 const MAX_SLAB_THREADS: usize = 4;
 
-/// Splits a large product over the pool: one slab of the output's longer
+/// Splits a large product into one slab of the output's longer
 /// side per thread, each a single-threaded gemm call. On 2 cores, for
 /// `x @ w.T` of 256x784 by 784x1024 (a linear layer's forward pass) this
 /// took 0.86-0.89 ms where gemm's own parallel scheme took 0.98-1.01; for
@@ -569,14 +570,14 @@ fn split_product<T: GemmNative>(operands: &GemmOperands<'_, T>, m: usize, n: usi
     let threads = rayon::current_num_threads();
     if threads > MAX_SLAB_THREADS {
         // SAFETY: the whole output, by gemm's own threads only.
-        unsafe { operands.block(0..m, 0..n, Parallelism::Rayon(0)) };
+        on_pool(|| unsafe { operands.block(0..m, 0..n, Parallelism::Rayon(0)) });
         return;
     }
     let by_columns = n >= m;
     let len = if by_columns { n } else { m };
     // Slab edges on 16-element boundaries: a cache line of f32 output.
     let slab = len.div_ceil(threads).next_multiple_of(16);
-    (0..len.div_ceil(slab)).into_par_iter().for_each(|s| {
+    for_each_task(len.div_ceil(slab), |s| {
         let range = s * slab..len.min((s + 1) * slab);
         // SAFETY: slabs are disjoint ranges of rows or columns within the
         // output, one per task, so no two tasks touch one element.

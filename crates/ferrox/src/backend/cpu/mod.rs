@@ -33,5 +33,6 @@ pub mod softmax;
 pub mod sort;
 pub mod stream_store;
 pub mod strided;
+pub mod team;
 pub mod threefry;
 pub mod unary;

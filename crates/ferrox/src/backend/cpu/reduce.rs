@@ -26,11 +26,13 @@
 //! error grows with `log n` rather than `n`. The split points depend only on
 //! sizes, never on the thread count, so results are bitwise reproducible;
 //! rayon runs the two halves in parallel above
-//! [`super::parallel::MIN_PAR_ELEMS`], and runs whole
-//! outputs in parallel when there are many of them.
+//! [`super::parallel::MIN_PAR_ELEMS`]. When there are enough outputs (or
+//! column chunks of them) for every thread, they are the tasks of one
+//! parallel section instead ([`super::team`]), each summed on one thread.
 
 use super::half::HalfBlock;
 use super::parallel::{MIN_PAR_ELEMS, worth_splitting};
+use super::team::for_each_part;
 use crate::dtype::Complex64;
 use crate::dtype::Element;
 use crate::error::{Error, Result};
@@ -38,7 +40,6 @@ use crate::graph::primitive::Operand;
 use crate::graph::storage::Pod;
 use half::{bf16, f16};
 use pulp::{Simd, WithSimd};
-use rayon::prelude::*;
 use std::marker::PhantomData;
 
 /// Runs a kernel body compiled for the best available instruction set
@@ -329,7 +330,7 @@ fn per_output<T: Pod, R: Reducer<T>>(raw: &[T], plan: &Plan, r: &R, out: &mut [R
             .n_out
             .div_ceil(4 * threads)
             .max(MIN_PAR_ELEMS.div_ceil(count));
-        out.par_chunks_mut(chunk).enumerate().for_each(|(c, dst)| {
+        for_each_part(out.chunks_mut(chunk).enumerate().collect(), |(c, dst)| {
             let mut cur = Cursor::new(&plan.kept, plan.offset, c * chunk);
             for o in dst {
                 *o = r.finish(group.fold(cur.off, 0, outer_n, false), count);
@@ -486,11 +487,11 @@ fn row_accumulate<T: Pod, R: Reducer<T>>(raw: &[T], plan: &Plan, r: &R, out: &mu
             *o = r.finish(a, count);
         }
     };
-    if par && tasks >= 2 * rayon::current_num_threads() {
-        out.par_chunks_mut(k).enumerate().for_each(|(row, dst)| {
-            dst.par_chunks_mut(cw)
-                .enumerate()
-                .for_each(|(c, d)| run(row, c * cw, d, false));
+    if par && tasks >= rayon::current_num_threads() {
+        // A task per column chunk of each output row, claimed as threads
+        // free up; with fewer tasks than threads each task splits its rows.
+        for_each_part(column_chunks(out, k, cw), |(row, c0, d)| {
+            run(row, c0, d, false)
         });
     } else {
         for (row, dst) in out.chunks_mut(k).enumerate() {
@@ -499,6 +500,19 @@ fn row_accumulate<T: Pod, R: Reducer<T>>(raw: &[T], plan: &Plan, r: &R, out: &mu
             }
         }
     }
+}
+
+/// `out` as rows of `k` outputs cut into chunks of `cw` columns:
+/// (row, first column, chunk), one task's worth each.
+fn column_chunks<O>(out: &mut [O], k: usize, cw: usize) -> Vec<(usize, usize, &mut [O])> {
+    out.chunks_mut(k)
+        .enumerate()
+        .flat_map(|(row, dst)| {
+            dst.chunks_mut(cw)
+                .enumerate()
+                .map(move |(c, d)| (row, c * cw, d))
+        })
+        .collect()
 }
 
 /// Input rows of one row-accumulation task.
@@ -1657,11 +1671,7 @@ pub fn arg_reduce<T: Extremum, const MAX: bool>(
             });
         };
         if par {
-            out.par_chunks_mut(p).enumerate().for_each(|(r, dst)| {
-                dst.par_chunks_mut(cw)
-                    .enumerate()
-                    .for_each(|(c, d)| run(r, c * cw, d));
-            });
+            for_each_part(column_chunks(out, p, cw), |(r, c0, d)| run(r, c0, d));
         } else {
             for (r, dst) in out.chunks_mut(p).enumerate() {
                 for (c, d) in dst.chunks_mut(cw).enumerate() {
@@ -1694,9 +1704,9 @@ pub fn arg_reduce<T: Extremum, const MAX: bool>(
             .len()
             .div_ceil(4 * rayon::current_num_threads())
             .max(MIN_PAR_ELEMS.div_ceil(n));
-        out.par_chunks_mut(chunk)
-            .enumerate()
-            .for_each(|(c, d)| fill(c * chunk, d));
+        for_each_part(out.chunks_mut(chunk).enumerate().collect(), |(c, d)| {
+            fill(c * chunk, d)
+        });
     } else {
         fill(0, out);
     }

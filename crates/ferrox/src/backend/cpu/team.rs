@@ -1,0 +1,357 @@
+//! Parallel sections the calling thread takes part in.
+//!
+//! A rayon section entered from a thread outside the pool queues its work
+//! and puts the caller to sleep on a latch until the last piece is done: a
+//! wake-up on each side, 15-45 µs per section on a 2-core VM, paid by every
+//! kernel of a training step. Here the caller claims tasks itself, and the
+//! helpers (threads of a pool of `cores - 1`, started on first use) claim
+//! the rest as they arrive. The caller never sleeps on the pool: once
+//! nothing is left to claim it waits only for tasks already running, and if
+//! no helper has arrived by then it has simply done every task itself.
+//!
+//! The helpers are their own pool rather than rayon's global one: the
+//! caller plus `cores - 1` helpers is one thread per core, while the global
+//! pool's `cores` workers plus the caller would be one too many, and a
+//! helper sharing a core with an idle worker's yield loop ran at half
+//! speed (a measured 1.7x on one section in ten).
+//!
+//! [`Section`] is the protocol on its own, so that loom can check it
+//! (`tests/loom_team.rs`): every task runs exactly once, and no helper
+//! touches the section's work after [`Section::close_and_drain`] returns,
+//! which is what lets [`for_each_task`] lend helpers a closure that
+//! borrows from the caller's stack.
+
+use crate::sync::{AtomicUsize, Mutex, Ordering, lock};
+use std::any::Any;
+use std::sync::OnceLock;
+
+/// The claim-and-drain state of one parallel section of `tasks` tasks.
+///
+/// Tasks are claimed by index, each by exactly one thread. A helper
+/// [`enter`](Section::enter)s before claiming and [`leave`](Section::leave)s
+/// after its last task; the caller claims too, then
+/// [`close_and_drain`](Section::close_and_drain)s: after that no helper
+/// can enter and none is inside.
+///
+/// ```
+/// use ferrox::backend::cpu::team::Section;
+/// let s = Section::new(2);
+/// assert!(s.enter());
+/// assert_eq!(s.claim(), Some(0));
+/// s.leave();
+/// assert_eq!(s.claim(), Some(1));
+/// assert_eq!(s.claim(), None);
+/// s.close_and_drain();
+/// assert!(!s.enter());
+/// ```
+pub struct Section {
+    next: AtomicUsize,
+    tasks: usize,
+    /// Helpers inside, times two, plus one once closed.
+    door: AtomicUsize,
+}
+
+const CLOSED: usize = 1;
+const ONE_HELPER: usize = 2;
+
+impl Section {
+    /// A section of `tasks` unclaimed tasks, open to helpers.
+    pub fn new(tasks: usize) -> Self {
+        Section {
+            next: AtomicUsize::new(0),
+            tasks,
+            door: AtomicUsize::new(0),
+        }
+    }
+
+    /// The next unclaimed task, or `None` when every task is claimed.
+    pub fn claim(&self) -> Option<usize> {
+        // Relaxed: the counter only hands out distinct indices; what a task
+        // reads was published before the section started (the helper's
+        // spawn or the caller's own program order).
+        let i = self.next.fetch_add(1, Ordering::Relaxed);
+        (i < self.tasks).then_some(i)
+    }
+
+    /// A helper's entry: false once the caller has closed the section, and
+    /// then the helper must not claim.
+    pub fn enter(&self) -> bool {
+        let mut door = self.door.load(Ordering::Acquire);
+        loop {
+            if door & CLOSED != 0 {
+                return false;
+            }
+            match self.door.compare_exchange_weak(
+                door,
+                door + ONE_HELPER,
+                Ordering::AcqRel,
+                Ordering::Acquire,
+            ) {
+                Ok(_) => return true,
+                Err(now) => door = now,
+            }
+        }
+    }
+
+    /// A helper's exit after an `enter` that returned true; its tasks'
+    /// writes happen before the caller's `close_and_drain` returns.
+    pub fn leave(&self) {
+        self.door.fetch_sub(ONE_HELPER, Ordering::Release);
+    }
+
+    /// Closes the section to helpers and returns once none is inside: a
+    /// short spin, then yields (a helper inside is running a task that
+    /// only reads its operands, so it always finishes).
+    pub fn close_and_drain(&self) {
+        let mut door = self.door.fetch_or(CLOSED, Ordering::AcqRel);
+        let mut spins = 0u32;
+        while door != CLOSED {
+            pause(&mut spins);
+            door = self.door.load(Ordering::Acquire);
+        }
+    }
+}
+
+/// One step of a wait: a CPU pause for the first few thousand, then a
+/// yield to the OS (under loom, always a yield, which the model needs).
+fn pause(spins: &mut u32) {
+    #[cfg(not(feature = "loom"))]
+    {
+        if *spins < 4096 {
+            *spins += 1;
+            std::hint::spin_loop();
+        } else {
+            std::thread::yield_now();
+        }
+    }
+    #[cfg(feature = "loom")]
+    {
+        *spins += 1;
+        loom::thread::yield_now();
+    }
+}
+
+/// The helper threads, `cores - 1` of them; `None` on one core or if the
+/// pool could not start (every section then runs on its caller).
+fn helpers() -> Option<&'static rayon::ThreadPool> {
+    static HELPERS: OnceLock<Option<rayon::ThreadPool>> = OnceLock::new();
+    HELPERS
+        .get_or_init(|| {
+            let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+            (cores > 1)
+                .then(|| {
+                    rayon::ThreadPoolBuilder::new()
+                        .num_threads(cores - 1)
+                        .thread_name(|i| format!("ferrox-helper-{i}"))
+                        .build()
+                        .ok()
+                })
+                .flatten()
+        })
+        .as_ref()
+}
+
+/// What a helper needs: the section and the work, and where a panicking
+/// task leaves its payload for the caller to rethrow.
+struct Shared {
+    section: Section,
+    /// The caller's closure with its lifetime erased; see `for_each_task`.
+    work: &'static (dyn Fn(usize) + Sync),
+    panic: Mutex<Option<Box<dyn Any + Send>>>,
+}
+
+impl Shared {
+    /// Claims and runs tasks until none is left; a panic stops this thread's
+    /// claiming and is kept (the first one) for the caller.
+    fn run_claims(&self) {
+        let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            while let Some(i) = self.section.claim() {
+                (self.work)(i);
+            }
+        }));
+        if let Err(payload) = result {
+            lock(&self.panic).get_or_insert(payload);
+        }
+    }
+}
+
+/// Runs `work(0)`, ..., `work(tasks - 1)`, each once, on the calling thread
+/// and on whichever helpers join in time; returns when all are done. At
+/// most as many threads take part as the caller's rayon pool has
+/// (`rayon::current_num_threads`), so a one-thread pool runs everything on
+/// the caller.
+///
+/// Meant for a kernel's parallel loop: tasks should be big enough to be
+/// worth a hand-off (tens of microseconds) and must not wait on graph
+/// values. A panic in a task is rethrown here after every running task has
+/// finished.
+///
+/// ```
+/// use ferrox::backend::cpu::team::for_each_task;
+/// use std::sync::atomic::{AtomicUsize, Ordering};
+/// let sum = AtomicUsize::new(0);
+/// for_each_task(100, |i| {
+///     sum.fetch_add(i, Ordering::Relaxed);
+/// });
+/// assert_eq!(sum.into_inner(), 4950);
+/// ```
+pub fn for_each_task(tasks: usize, work: impl Fn(usize) + Sync) {
+    if std::env::var_os("FERROX_NO_TEAM").is_some() {
+        use rayon::prelude::*;
+        crate::backend::cpu::parallel::on_pool(|| (0..tasks).into_par_iter().for_each(&work));
+        return;
+    }
+    // The caller's rayon pool sets the width (a user's one-thread pool, or
+    // RAYON_NUM_THREADS, means one thread here too).
+    let width = rayon::current_num_threads().min(tasks);
+    let pool = helpers().filter(|_| width > 1);
+    let Some(pool) = pool else {
+        (0..tasks).for_each(work);
+        return;
+    };
+    let work: &(dyn Fn(usize) + Sync) = &work;
+    // SAFETY: only the lifetime is changed. The reference is used by
+    // `Shared::run_claims`, which helpers call only after `Section::enter`
+    // succeeded and before their `leave`; `close_and_drain` below returns
+    // only once the section is closed (no `enter` can succeed any more) and
+    // every helper that entered has left, and it runs on every path out of
+    // this function (panics are caught in `run_claims`). So no helper uses
+    // `work` after this frame, which owns what it borrows, returns. Helper
+    // jobs that start later find the section closed and drop their `Arc`
+    // without touching `work`.
+    let work: &'static (dyn Fn(usize) + Sync) = unsafe { std::mem::transmute(work) };
+    let shared = crate::sync::Arc::new(Shared {
+        section: Section::new(tasks),
+        work,
+        panic: Mutex::new(None),
+    });
+    for _ in 0..pool.current_num_threads().min(width - 1) {
+        let shared = shared.clone();
+        pool.spawn(move || {
+            if shared.section.enter() {
+                shared.run_claims();
+                shared.section.leave();
+            }
+        });
+    }
+    shared.run_claims();
+    shared.section.close_and_drain();
+    let payload = lock(&shared.panic).take();
+    if let Some(payload) = payload {
+        std::panic::resume_unwind(payload);
+    }
+}
+
+/// [`for_each_task`] over owned parts (disjoint `&mut` chunks of an
+/// output, ranges, tuples of both): `work` gets each part once.
+///
+/// ```
+/// use ferrox::backend::cpu::team::for_each_part;
+/// let mut v = vec![0u32; 10];
+/// for_each_part(v.chunks_mut(3).enumerate().collect(), |(i, chunk)| chunk.fill(i as u32));
+/// assert_eq!(v, [0, 0, 0, 1, 1, 1, 2, 2, 2, 3]);
+/// ```
+pub fn for_each_part<P: Send>(parts: Vec<P>, work: impl Fn(P) + Sync) {
+    // A mutex per part: taken once, uncontended (each index is claimed by
+    // one thread), a few nanoseconds against a task's microseconds.
+    let parts: Vec<Mutex<Option<P>>> = parts.into_iter().map(|p| Mutex::new(Some(p))).collect();
+    for_each_task(parts.len(), |i| {
+        if let Some(part) = lock(&parts[i]).take() {
+            work(part);
+        }
+    });
+}
+
+/// [`for_each_part`] for fallible work: every part still runs, and the
+/// first error (by part order) is returned.
+///
+/// ```
+/// use ferrox::backend::cpu::team::try_for_each_part;
+/// let r = try_for_each_part(vec![1, 2, 3], |p| if p == 2 { Err(p) } else { Ok(()) });
+/// assert_eq!(r, Err(2));
+/// ```
+pub fn try_for_each_part<P: Send, E: Send>(
+    parts: Vec<P>,
+    work: impl Fn(P) -> Result<(), E> + Sync,
+) -> Result<(), E> {
+    let errors: Vec<Mutex<Option<E>>> = (0..parts.len()).map(|_| Mutex::new(None)).collect();
+    let indexed: Vec<(usize, P)> = parts.into_iter().enumerate().collect();
+    for_each_part(indexed, |(i, part)| {
+        if let Err(e) = work(part) {
+            *lock(&errors[i]) = Some(e);
+        }
+    });
+    errors
+        .iter()
+        .find_map(|e| lock(e).take())
+        .map_or(Ok(()), Err)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::AtomicU32;
+
+    #[test]
+    fn every_task_runs_once_whoever_claims_it() {
+        for tasks in [0, 1, 2, 3, 17, 1000] {
+            let runs: Vec<AtomicU32> = (0..tasks).map(|_| AtomicU32::new(0)).collect();
+            for_each_task(tasks, |i| {
+                runs[i].fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            });
+            assert!(runs.iter().all(|r| r.load(std::sync::atomic::Ordering::Relaxed) == 1));
+        }
+    }
+
+    #[test]
+    fn sections_from_many_threads_and_nested_sections_finish() {
+        std::thread::scope(|s| {
+            for t in 0..4 {
+                s.spawn(move || {
+                    for round in 0..50 {
+                        let mut out = vec![0usize; 64];
+                        for_each_part(out.chunks_mut(8).enumerate().collect(), |(i, c)| {
+                            // A section inside a task: its caller is a helper
+                            // or the outer caller, and it must not wait on
+                            // the busy pool.
+                            let inner = AtomicUsize::new(0);
+                            for_each_task(3, |j| {
+                                inner.fetch_add(j, Ordering::Relaxed);
+                            });
+                            c.fill(i + t + round + inner.load(Ordering::Relaxed));
+                        });
+                        for (k, v) in out.iter().enumerate() {
+                            assert_eq!(*v, k / 8 + t + round + 3);
+                        }
+                    }
+                });
+            }
+        });
+    }
+
+    #[test]
+    fn a_panicking_task_is_rethrown_after_the_others_finish() {
+        let done = AtomicUsize::new(0);
+        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            for_each_task(8, |i| {
+                if i == 3 {
+                    panic!("task three");
+                }
+                done.fetch_add(1, Ordering::Relaxed);
+            })
+        }));
+        let payload = r.expect_err("the panic reaches the caller");
+        assert_eq!(payload.downcast_ref::<&str>(), Some(&"task three"));
+        // Whoever claimed 3 stopped claiming; the others ran the rest.
+        assert!(done.load(Ordering::Relaxed) <= 7);
+    }
+
+    #[test]
+    fn errors_come_back_in_part_order() {
+        let r = try_for_each_part((0..20).collect(), |p: i32| {
+            if p % 7 == 5 { Err(p) } else { Ok(()) }
+        });
+        assert_eq!(r, Err(5));
+        assert_eq!(try_for_each_part(vec![1, 2], |_| Ok::<(), ()>(())), Ok(()));
+    }
+}

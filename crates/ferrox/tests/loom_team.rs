@@ -1,0 +1,81 @@
+//! Exhaustive model of the parallel-section protocol
+//! (`backend::cpu::team::Section`) under loom: every task runs exactly
+//! once, and no helper runs a task after the caller's `close_and_drain`
+//! returned, which is what makes lending a borrowed closure to the helpers
+//! sound.
+//!
+//! Run with: cargo test --workspace --features ferrox/loom --release --test loom_team
+#![cfg(feature = "loom")]
+
+use ferrox::backend::cpu::team::Section;
+use loom::sync::Arc;
+use loom::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use loom::thread;
+
+/// The section plus what the model observes: runs per task, and whether the
+/// caller has returned (the point after which its closure would be gone).
+struct Model {
+    section: Section,
+    runs: Vec<AtomicUsize>,
+    returned: AtomicBool,
+}
+
+impl Model {
+    fn run_claims(&self) {
+        while let Some(i) = self.section.claim() {
+            assert!(
+                !self.returned.load(Ordering::SeqCst),
+                "task {i} ran after the caller returned"
+            );
+            self.runs[i].fetch_add(1, Ordering::SeqCst);
+        }
+    }
+
+    /// A helper job as the pool runs it: enter or go away.
+    fn help(&self) {
+        if self.section.enter() {
+            self.run_claims();
+            self.section.leave();
+        }
+    }
+}
+
+fn check(tasks: usize, helpers: usize) {
+    loom::model(move || {
+        let model = Arc::new(Model {
+            section: Section::new(tasks),
+            runs: (0..tasks).map(|_| AtomicUsize::new(0)).collect(),
+            returned: AtomicBool::new(false),
+        });
+        let handles: Vec<_> = (0..helpers)
+            .map(|_| {
+                let model = model.clone();
+                thread::spawn(move || model.help())
+            })
+            .collect();
+        model.run_claims();
+        model.section.close_and_drain();
+        for (i, r) in model.runs.iter().enumerate() {
+            assert_eq!(r.load(Ordering::SeqCst), 1, "task {i} ran once");
+        }
+        model.returned.store(true, Ordering::SeqCst);
+        for h in handles {
+            h.join().unwrap();
+        }
+    });
+}
+
+#[test]
+fn one_helper_two_tasks() {
+    check(2, 1);
+}
+
+#[test]
+fn one_helper_three_tasks() {
+    check(3, 1);
+}
+
+#[test]
+fn two_helpers_two_tasks() {
+    check(2, 2);
+}
