@@ -8,12 +8,12 @@
 
 use super::parallel::{chunk_len, simd, worth_splitting};
 use super::stream_store::{fill_streaming, worth_streaming};
+use super::team::for_each_part;
 use crate::error::Result;
 use crate::graph::layout::{Data, for_each_offset};
 use crate::graph::primitive::{Operand, OutSpec};
 use crate::graph::storage::Pod;
 use crate::graph::walk::{collapse, for_each_segment, inner_strides, walk};
-use super::team::for_each_part;
 
 /// Strides of `op` broadcast to `out_shape` (0 on broadcast dimensions).
 pub fn broadcast_strides(op: &Operand<'_>, out_shape: &[usize]) -> Vec<isize> {

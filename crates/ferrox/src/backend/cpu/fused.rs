@@ -43,12 +43,12 @@ use crate::backend::cpu::elementwise::out_storage;
 use crate::backend::cpu::fused_tile::{ElementOp, TileProgram};
 use crate::backend::cpu::parallel::worth_splitting;
 use crate::backend::cpu::stream_store::{store_fence, stream_copy, worth_streaming};
+use crate::backend::cpu::team::try_for_each_part;
 use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::graph::layout::Data;
 use crate::graph::primitive::{Operand, OutSpec, Primitive};
 use crate::graph::storage::{EXTERNAL_ALIGN, Storage};
-use crate::backend::cpu::team::try_for_each_part;
 use std::any::Any;
 use std::sync::Arc;
 

@@ -32,7 +32,7 @@
 
 use super::half::HalfBlock;
 use super::parallel::{MIN_PAR_ELEMS, worth_splitting};
-use super::team::for_each_part;
+use super::team::{for_each_part, pairwise};
 use crate::dtype::Complex64;
 use crate::dtype::Element;
 use crate::error::{Error, Result};
@@ -370,19 +370,20 @@ impl<T: Pod, R: Reducer<T>> Group<'_, T, R> {
                 len,
             });
         }
+        if par && worth_splitting(len * line.n) {
+            // The same halves as below, the upper ones in parallel; a single
+            // outer index left in a task may still split its line.
+            let split = |lo: usize, hi: usize| {
+                let len = hi - lo;
+                (len > 1 && len * line.n > 4 * BLOCK && worth_splitting(len * line.n))
+                    .then_some(lo + len / 2)
+            };
+            let task = |lo: usize, hi: usize| self.fold(base, lo, hi, hi - lo == 1);
+            return pairwise(lo, hi, &split, task, |a, b| self.r.merge(a, b));
+        }
         let mid = lo + len / 2;
-        let (a, b) = if par && worth_splitting(len * line.n) {
-            rayon::join(
-                || self.fold(base, lo, mid, par),
-                || self.fold(base, mid, hi, par),
-            )
-        } else {
-            (
-                self.fold(base, lo, mid, false),
-                self.fold(base, mid, hi, false),
-            )
-        };
-        self.r.merge(a, b)
+        let a = self.fold(base, lo, mid, false);
+        self.r.merge(a, self.fold(base, mid, hi, false))
     }
 
     /// Folds indices `lo..hi` of the inner line at `start`, pairwise.
@@ -396,20 +397,17 @@ impl<T: Pod, R: Reducer<T>> Group<'_, T, R> {
                 hi,
             });
         }
-        // A multiple of BLOCK, so every leaf but the last is a full block.
-        let mid = lo + (len / 2).div_ceil(BLOCK) * BLOCK;
-        let (a, b) = if par && worth_splitting(len) {
-            rayon::join(
-                || self.fold_line(start, lo, mid, par),
-                || self.fold_line(start, mid, hi, par),
-            )
-        } else {
-            (
-                self.fold_line(start, lo, mid, false),
-                self.fold_line(start, mid, hi, false),
-            )
-        };
-        self.r.merge(a, b)
+        if par && worth_splitting(len) {
+            let split = |lo: usize, hi: usize| {
+                let len = hi - lo;
+                (len > BLOCK && worth_splitting(len)).then_some(line_mid(lo, len))
+            };
+            let task = |lo: usize, hi: usize| self.fold_line(start, lo, hi, false);
+            return pairwise(lo, hi, &split, task, |a, b| self.r.merge(a, b));
+        }
+        let mid = line_mid(lo, len);
+        let a = self.fold_line(start, lo, mid, false);
+        self.r.merge(a, self.fold_line(start, mid, hi, false))
     }
 
     /// Folds indices `lo..hi` of the inner line at `start` in one pass.
@@ -539,25 +537,28 @@ impl<T: Pod, R: Reducer<T>> Rows<'_, T, R> {
             });
             return acc;
         }
-        let mid = lo + len / 2;
-        let (mut a, b) = if par && worth_splitting(len * w) {
-            rayon::join(
-                || self.fold(base, w, lo, mid, par),
-                || self.fold(base, w, mid, hi, par),
-            )
-        } else {
-            (
-                self.fold(base, w, lo, mid, false),
-                self.fold(base, w, mid, hi, false),
-            )
+        let merge = |mut a: Vec<R::Acc>, b: Vec<R::Acc>| {
+            dispatch(MergeRows {
+                r,
+                a: &mut a,
+                b: &b,
+                t: PhantomData,
+            });
+            a
         };
-        dispatch(MergeRows {
-            r,
-            a: &mut a,
-            b: &b,
-            t: PhantomData,
-        });
-        a
+        if par && worth_splitting(len * w) {
+            // The same halves as below, the upper ones in parallel.
+            let split = |lo: usize, hi: usize| {
+                let len = hi - lo;
+                (len > (BLOCK / w).clamp(32, 1024) && worth_splitting(len * w))
+                    .then_some(lo + len / 2)
+            };
+            let task = |lo: usize, hi: usize| self.fold(base, w, lo, hi, false);
+            return pairwise(lo, hi, &split, task, merge);
+        }
+        let mid = lo + len / 2;
+        let a = self.fold(base, w, lo, mid, false);
+        merge(a, self.fold(base, w, mid, hi, false))
     }
 }
 
@@ -1514,13 +1515,21 @@ fn arg_slice_par<T: Extremum, const MAX: bool>(xs: &[T], offset: u32) -> (T, u32
         let (v, i) = dispatch(ArgSlice::<T, MAX>(xs));
         return (v, i + offset);
     }
-    let mid = (xs.len() / 2).div_ceil(BLOCK) * BLOCK;
-    let (a, b) = xs.split_at(mid);
-    let (x, y) = rayon::join(
-        || arg_slice_par::<T, MAX>(a, offset),
-        || arg_slice_par::<T, MAX>(b, offset + mid as u32),
-    );
-    arg_merge::<T, MAX>(x, y)
+    let split = |lo: usize, hi: usize| {
+        let len = hi - lo;
+        (len > 16 * BLOCK && worth_splitting(len)).then_some(line_mid(lo, len))
+    };
+    let task = |lo: usize, hi: usize| {
+        let (v, i) = dispatch(ArgSlice::<T, MAX>(&xs[lo..hi]));
+        (v, i + offset + lo as u32)
+    };
+    pairwise(0, xs.len(), &split, task, arg_merge::<T, MAX>)
+}
+
+/// Where a pairwise fold halves `len` elements from `lo`: a multiple of
+/// [`BLOCK`] from `lo`, so every leaf but the last is a full block.
+fn line_mid(lo: usize, len: usize) -> usize {
+    lo + (len / 2).div_ceil(BLOCK) * BLOCK
 }
 
 /// [`arg_slice`], dispatched.

@@ -196,11 +196,6 @@ impl Shared {
 /// assert_eq!(sum.into_inner(), 4950);
 /// ```
 pub fn for_each_task(tasks: usize, work: impl Fn(usize) + Sync) {
-    if std::env::var_os("FERROX_NO_TEAM").is_some() {
-        use rayon::prelude::*;
-        crate::backend::cpu::parallel::on_pool(|| (0..tasks).into_par_iter().for_each(&work));
-        return;
-    }
     // The caller's rayon pool sets the width (a user's one-thread pool, or
     // RAYON_NUM_THREADS, means one thread here too).
     let width = rayon::current_num_threads().min(tasks);
@@ -287,6 +282,75 @@ pub fn try_for_each_part<P: Send, E: Send>(
         .map_or(Ok(()), Err)
 }
 
+/// A pairwise fold of `lo..hi` whose upper splits run as one section.
+///
+/// `split(lo, hi)` is the midpoint where the sequential fold would halve the
+/// range and the halves are worth running apart, `None` where the range is
+/// one task; `task(lo, hi)` folds one task's range sequentially. The tasks'
+/// results are merged bottom-up in the same pairs as the sequential fold,
+/// so the result is bitwise the same whichever threads ran them.
+///
+/// ```
+/// use ferrox::backend::cpu::team::pairwise;
+/// let xs: Vec<f32> = (0..1000).map(|i| i as f32 * 0.1).collect();
+/// let split = |lo: usize, hi: usize| (hi - lo > 100).then_some(lo + (hi - lo) / 2);
+/// let sum = pairwise(0, xs.len(), &split, |lo, hi| xs[lo..hi].iter().sum::<f32>(), |a, b| a + b);
+/// assert!((sum - 49950.0).abs() < 1e-2);
+/// ```
+pub fn pairwise<A: Send>(
+    lo: usize,
+    hi: usize,
+    split: &dyn Fn(usize, usize) -> Option<usize>,
+    task: impl Fn(usize, usize) -> A + Sync,
+    merge: impl Fn(A, A) -> A,
+) -> A {
+    fn ranges(
+        lo: usize,
+        hi: usize,
+        split: &dyn Fn(usize, usize) -> Option<usize>,
+        out: &mut Vec<(usize, usize)>,
+    ) {
+        match split(lo, hi) {
+            Some(mid) => {
+                ranges(lo, mid, split, out);
+                ranges(mid, hi, split, out);
+            }
+            None => out.push((lo, hi)),
+        }
+    }
+    let mut tasks = Vec::new();
+    ranges(lo, hi, split, &mut tasks);
+    let slots: Vec<Mutex<Option<A>>> = tasks.iter().map(|_| Mutex::new(None)).collect();
+    for_each_task(tasks.len(), |i| {
+        let (lo, hi) = tasks[i];
+        *lock(&slots[i]) = Some(task(lo, hi));
+    });
+    // Merged in the order `ranges` listed them; a slot is never empty after
+    // the section, but if one were, its range is folded here instead.
+    let mut next = tasks.iter().zip(&slots).map(|(&(lo, hi), slot)| {
+        let done = lock(slot).take();
+        done.unwrap_or_else(|| task(lo, hi))
+    });
+    fn merged<A>(
+        lo: usize,
+        hi: usize,
+        split: &dyn Fn(usize, usize) -> Option<usize>,
+        next: &mut dyn Iterator<Item = A>,
+        merge: &dyn Fn(A, A) -> A,
+        task: &dyn Fn(usize, usize) -> A,
+    ) -> A {
+        match split(lo, hi) {
+            Some(mid) => {
+                let a = merged(lo, mid, split, next, merge, task);
+                let b = merged(mid, hi, split, next, merge, task);
+                merge(a, b)
+            }
+            None => next.next().unwrap_or_else(|| task(lo, hi)),
+        }
+    }
+    merged(lo, hi, split, &mut next, &merge, &task)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -299,7 +363,10 @@ mod tests {
             for_each_task(tasks, |i| {
                 runs[i].fetch_add(1, std::sync::atomic::Ordering::Relaxed);
             });
-            assert!(runs.iter().all(|r| r.load(std::sync::atomic::Ordering::Relaxed) == 1));
+            assert!(
+                runs.iter()
+                    .all(|r| r.load(std::sync::atomic::Ordering::Relaxed) == 1)
+            );
         }
     }
 
@@ -347,10 +414,34 @@ mod tests {
     }
 
     #[test]
+    fn pairwise_folds_match_the_sequential_fold_bitwise() {
+        let xs: Vec<f32> = (0..100_000)
+            .map(|i| ((i * 7919) % 1013) as f32 * 1e-3)
+            .collect();
+        let split = |lo: usize, hi: usize| (hi - lo > 4096).then_some(lo + (hi - lo) / 2);
+        fn sequential(xs: &[f32], lo: usize, hi: usize) -> f32 {
+            if hi - lo > 4096 {
+                let mid = lo + (hi - lo) / 2;
+                sequential(xs, lo, mid) + sequential(xs, mid, hi)
+            } else {
+                xs[lo..hi].iter().sum()
+            }
+        }
+        for (lo, hi) in [(0, 100_000), (17, 99_999), (5, 5000), (3, 3)] {
+            let leaf = |lo: usize, hi: usize| xs[lo..hi].iter().sum::<f32>();
+            let par = pairwise(lo, hi, &split, leaf, |a, b| a + b);
+            assert_eq!(par.to_bits(), sequential(&xs, lo, hi).to_bits());
+        }
+    }
+
+    #[test]
     fn errors_come_back_in_part_order() {
-        let r = try_for_each_part((0..20).collect(), |p: i32| {
-            if p % 7 == 5 { Err(p) } else { Ok(()) }
-        });
+        let r = try_for_each_part(
+            (0..20).collect(),
+            |p: i32| {
+                if p % 7 == 5 { Err(p) } else { Ok(()) }
+            },
+        );
         assert_eq!(r, Err(5));
         assert_eq!(try_for_each_part(vec![1, 2], |_| Ok::<(), ()>(())), Ok(()));
     }
