@@ -519,7 +519,7 @@ fn gemm_product_from<T: GemmNative>(
         Epilogue::Accumulate { alpha, beta: 0.0 } => (false, 0.0, alpha),
         Epilogue::Accumulate { alpha, beta } => (true, beta, alpha),
     };
-    let split = parallel && m.saturating_mul(n).saturating_mul(k) >= SMALL_PRODUCT;
+    let split = parallel && worth_splitting_product(m, n, k);
     let start = start.filter(|_| read_dst);
     if let (Some(start), false) = (start, split) {
         start.fill_matrix(&mut dst)?;
@@ -1020,6 +1020,26 @@ impl<'a, T: Pod> MatStack<'a, T> {
 /// even, 256^3 136 against 81. gemm's own threshold (48 * 48 * 256) would
 /// split all but the first two.
 pub(crate) const SMALL_PRODUCT: usize = 1 << 22;
+
+/// Whether one product is split over the cores (`split_product`). Its
+/// slabs run as a team section, which costs a few microseconds where the
+/// pool's hand-off cost tens ([`SMALL_PRODUCT`]'s measurements), so
+/// products from half a million multiply-adds split, unless their inner
+/// dimension is short: then writing the output dominates, and two slabs
+/// took longer than one (on 2 cores, 256x10x512: 12.5 us on one thread,
+/// 24 split). Measured: the perceptron step's 256x512x10 went from 33 to
+/// 20 us, its 512x256x10 with a transposed operand from 37 to 20, 128^3
+/// from 18 to 11, 64x512x64 from 19 to 15.
+fn worth_splitting_product(m: usize, n: usize, k: usize) -> bool {
+    let work = m.saturating_mul(n).saturating_mul(k);
+    work >= SMALL_PRODUCT || (work >= SPLIT_PRODUCT && k >= SPLIT_MIN_INNER)
+}
+
+/// The smallest product [`worth_splitting_product`] splits.
+const SPLIT_PRODUCT: usize = 1 << 19;
+/// The shortest inner dimension of a product below [`SMALL_PRODUCT`] that
+/// [`worth_splitting_product`] splits.
+const SPLIT_MIN_INNER: usize = 64;
 
 /// `dst[i] (op)= lhs[i] @ rhs[i]` for every batch `i`; `dst` is the
 /// contiguous output, one `m x n` matrix per batch.
