@@ -1010,15 +1010,15 @@ impl<'a, T: Pod> MatStack<'a, T> {
     }
 }
 
-/// Products below this many multiply-adds run on one thread, and a stack of
-/// them is split over cores by batch instead.
+/// A stack of products below this many multiply-adds each is split over
+/// the cores by batch (through rayon) instead of product by product; a
+/// single product this large always splits ([`worth_splitting_product`]).
 ///
-/// Handing a product to the pool costs tens of microseconds of wake-ups
+/// Handing work to rayon's pool costs tens of microseconds of wake-ups
 /// and hand-offs, more than splitting saves below a few million
-/// multiply-adds. Measured with gemm on 2 cores: 256x512x10 takes 35 us on
-/// one thread against 57 us split, 128^3 18 against 41, 192^3 breaks
-/// even, 256^3 136 against 81. gemm's own threshold (48 * 48 * 256) would
-/// split all but the first two.
+/// multiply-adds. Measured with gemm on 2 cores through rayon: 256x512x10
+/// takes 35 us on one thread against 57 us split, 128^3 18 against 41,
+/// 192^3 breaks even, 256^3 136 against 81.
 pub(crate) const SMALL_PRODUCT: usize = 1 << 22;
 
 /// Whether one product is split over the cores (`split_product`). Its
@@ -1027,9 +1027,9 @@ pub(crate) const SMALL_PRODUCT: usize = 1 << 22;
 /// products from half a million multiply-adds split, unless their inner
 /// dimension is short: then writing the output dominates, and two slabs
 /// took longer than one (on 2 cores, 256x10x512: 12.5 us on one thread,
-/// 24 split). Measured: the perceptron step's 256x512x10 went from 33 to
-/// 20 us, its 512x256x10 with a transposed operand from 37 to 20, 128^3
-/// from 18 to 11, 64x512x64 from 19 to 15.
+/// 24 split). Measured (medians of 1900 calls): the perceptron step's
+/// 256x512x10 went from 33 to 18 us, its 512x256x10 with a transposed
+/// operand from 37 to 18, 128^3 from 18 to 9, 64x512x64 from 19 to 13.
 fn worth_splitting_product(m: usize, n: usize, k: usize) -> bool {
     let work = m.saturating_mul(n).saturating_mul(k);
     work >= SMALL_PRODUCT || (work >= SPLIT_PRODUCT && k >= SPLIT_MIN_INNER)
@@ -1228,15 +1228,23 @@ mod tests {
 
     #[test]
     fn products_split_over_cores_match_a_loop() -> Result<()> {
-        // Large enough to split (m * k * n >= SMALL_PRODUCT): wide outputs
-        // split by columns, tall ones by rows, sizes off the slab boundary;
-        // operands given plainly and as transposed views; a plain product
-        // and an accumulating one (addmm); float32 and float64.
+        // Large enough to split (`worth_splitting_product`): above
+        // SMALL_PRODUCT, and below it with a long inner dimension (the last
+        // two, narrow like a classifier layer's); wide outputs split by
+        // columns, tall ones by rows, sizes off the slab boundary; operands
+        // given plainly and as transposed views; a plain product and an
+        // accumulating one (addmm); float32 and float64.
         for &(m, k, n) in &[
             (64usize, 300usize, 517usize),
             (517, 200, 64),
             (300, 129, 300),
+            (257, 520, 10),
+            (10, 520, 257),
         ] {
+            assert!(
+                super::worth_splitting_product(m, n, k),
+                "{m}x{k}x{n} splits"
+            );
             let (av, bv, cv) = (values(m * k, 1), values(k * n, 2), values(m * n, 3));
             for dtype in [DType::Float32, DType::Float64] {
                 let a = Array::from_slice(&av, &[m, k])?.astype(dtype)?;
