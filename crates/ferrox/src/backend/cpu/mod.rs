@@ -29,6 +29,7 @@ pub mod scan;
 pub mod scatter;
 pub mod search;
 pub mod select;
+mod short_rows;
 pub mod softmax;
 pub mod sort;
 pub mod stream_store;

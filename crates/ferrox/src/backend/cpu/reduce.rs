@@ -1103,7 +1103,7 @@ impl LseFloat for f64 {
 
 /// NaN-propagating maximum as a select (vectorises to compare + blend).
 #[inline(always)]
-fn nan_max<F: LseFloat>(a: F, b: F) -> F {
+pub(crate) fn nan_max<F: LseFloat>(a: F, b: F) -> F {
     #[allow(clippy::eq_op)] // b != b is the NaN test
     let b_nan = b != b;
     if b > a || b_nan { b } else { a }
@@ -1112,7 +1112,7 @@ fn nan_max<F: LseFloat>(a: F, b: F) -> F {
 /// The value subtracted before `exp`: the running max, or 0 while it is
 /// `-inf` (so `exp(-inf - 0) = 0` instead of `exp(-inf + inf) = NaN`).
 #[inline(always)]
-fn shift<F: LseFloat>(m: F) -> F {
+pub(crate) fn shift<F: LseFloat>(m: F) -> F {
     if m == F::NEG_INF { F::ZERO } else { m }
 }
 
@@ -1132,6 +1132,10 @@ pub fn online_merge<F: LseFloat>((m1, s1): (F, F), (m2, s2): (F, F)) -> (F, F) {
     (nm, s1 * (m1 - sh).exp() + s2 * (m2 - sh).exp())
 }
 
+/// Slices shorter than this take [`online_max_sum`]'s two-pass path: the
+/// max, then one `exp` per element, summed in order.
+pub const SHORT_LSE_ROW: usize = 64;
+
 /// `(max, sum of exp(x - shift(max)))` of a slice in one pass.
 ///
 /// Blocked online algorithm: each of 16 lanes keeps its own running max
@@ -1142,7 +1146,8 @@ pub fn online_merge<F: LseFloat>((m1, s1): (F, F), (m2, s2): (F, F)) -> (F, F) {
 pub fn online_max_sum<F: LseFloat>(xs: &[F]) -> (F, F) {
     const L: usize = 16;
     const B: usize = 4;
-    if xs.len() < L * B {
+    const _: () = assert!(L * B == SHORT_LSE_ROW);
+    if xs.len() < SHORT_LSE_ROW {
         return two_pass_max_sum(xs);
     }
     let mut m = [F::NEG_INF; L];
@@ -1210,6 +1215,9 @@ pub fn lse_finish<F: LseFloat>((m, s): (F, F)) -> F {
 pub const SOFTMAX_LANES: usize = 16;
 /// Elements per lane per block of the softmax row kernel.
 const SOFTMAX_BLOCK: usize = 8;
+/// Rows shorter than this take [`softmax_row`]'s two-pass path (the max,
+/// `exp(x - max)`, their sum in order, one scaling pass).
+pub const SHORT_SOFTMAX_ROW: usize = SOFTMAX_LANES * SOFTMAX_BLOCK;
 
 /// Softmax of one contiguous row into `out` (same length), in two passes.
 ///
@@ -1235,7 +1243,7 @@ impl<F: LseFloat> WithSimd for SoftmaxRow<'_, F> {
     #[inline(always)]
     fn with_simd<S: Simd>(self, _: S) {
         const L: usize = SOFTMAX_LANES;
-        const LB: usize = SOFTMAX_LANES * SOFTMAX_BLOCK;
+        const LB: usize = SHORT_SOFTMAX_ROW;
         let (xs, out, maxima) = (self.xs, self.out, self.maxima);
         maxima.clear();
         if xs.len() < LB {

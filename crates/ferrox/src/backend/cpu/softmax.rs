@@ -7,9 +7,11 @@ use super::elementwise::out_storage;
 use super::half::HalfBlock;
 use super::parallel::MIN_PAR_ELEMS;
 use super::reduce::{
-    Cursor, Dim, LogSumExpReducer, LseFloat, LseInput, MaxSumReducer, SOFTMAX_LANES, dispatch,
-    reduce, reduced_shape, softmax_row as softmax_row_kernel,
+    Cursor, Dim, LogSumExpReducer, LseFloat, LseInput, MaxSumReducer, SHORT_LSE_ROW,
+    SHORT_SOFTMAX_ROW, SOFTMAX_LANES, dispatch, reduce, reduced_shape,
+    softmax_row as softmax_row_kernel,
 };
+use super::short_rows::{logsumexp_short_rows, softmax_short_rows};
 use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::graph::layout::{Data, for_each_offset, row_major_strides};
@@ -51,8 +53,27 @@ pub(crate) use with_float;
 /// `log(sum(exp(x)))` over `axes` (sorted, distinct) of a float input.
 pub fn logsumexp(x: &Operand<'_>, axes: &[usize], out: OutSpec<'_>) -> Result<Data> {
     let mut st = out_storage(out)?;
-    with_float!("logsumexp", x.dtype, T => reduce::<T, _>(x, axes, &LogSumExpReducer, st.as_mut_slice::<T>()))?;
+    with_float!("logsumexp", x.dtype, T => logsumexp_kernel::<T>(x, axes, st.as_mut_slice::<T>()))?;
     Ok(Data::contiguous(st, out.shape))
+}
+
+/// logsumexp through the reduction engines, or, for short contiguous rows
+/// reduced along the last axis, [`logsumexp_short_rows`] (the same values).
+fn logsumexp_kernel<T: Compute>(x: &Operand<'_>, axes: &[usize], dst: &mut [T]) -> Result<()> {
+    let last_axis = x.shape.len().checked_sub(1);
+    if let (Some(&row_len), true) = (
+        x.shape.last(),
+        axes.len() == 1 && axes.first() == last_axis.as_ref(),
+    ) && (1..SHORT_LSE_ROW).contains(&row_len)
+        && let (Some(src), Some(dst)) = (
+            x.data.as_contiguous::<T>(x.shape).and_then(T::as_compute),
+            T::as_compute_mut(dst),
+        )
+    {
+        logsumexp_short_rows(src, row_len, dst);
+        return Ok(());
+    }
+    reduce::<T, _>(x, axes, &LogSumExpReducer, dst)
 }
 
 /// Softmax over `axes` (sorted, distinct) of a float input.
@@ -150,6 +171,12 @@ fn softmax_kernel<T: Compute>(x: &Operand<'_>, axes: &[usize], st: &mut Storage)
     let row_len: usize = x.shape[lead..].iter().product();
     let contiguous = x.data.as_contiguous::<T>(x.shape);
     let rows_per_task = MIN_PAR_ELEMS.div_ceil(row_len).max(1);
+    if row_len < SHORT_SOFTMAX_ROW
+        && let (Some(src), Some(dst)) = (contiguous.and_then(T::as_compute), T::as_compute_mut(dst))
+    {
+        softmax_short_rows(src, row_len, dst);
+        return Ok(());
+    }
     let raw = x.data.raw::<T>();
     let (outer_shape, row_shape) = x.shape.split_at(lead);
     let (outer_strides, row_strides) = x.data.strides.split_at(lead);
