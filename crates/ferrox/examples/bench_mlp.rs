@@ -5,7 +5,11 @@
 //! from Python), in alternating rounds. Prints one JSON line per form
 //! (bench/run.py runs JAX and PyTorch side by side).
 //!
-//! Run: cargo run --release --example bench_mlp [-- --quick]
+//! With `--profile`, first prints where the integer-label step's time goes:
+//! each kind of kernel (op, output shape, input shapes) with its time per
+//! step, over 300 steps (see `ferrox::runtime::profile`).
+//!
+//! Run: cargo run --release --example bench_mlp [-- --quick] [--profile]
 use ferrox::*;
 use std::time::Instant;
 
@@ -97,6 +101,29 @@ fn main() -> Result<()> {
         }
         Ok(t.elapsed().as_secs_f64() * 1e3 / steps as f64)
     };
+    if std::env::args().any(|a| a == "--profile") {
+        let (_, step, y) = &forms[1];
+        run(step, y, 20)?;
+        let _ = runtime::profile::take_kernel_times();
+        let steps = 300;
+        runtime::profile::profile_kernels(true);
+        let ms = run(step, y, steps)?;
+        runtime::profile::profile_kernels(false);
+        println!("kernel times per step ({ms:.3} ms a step with timing on):");
+        let mut sum = 0.0;
+        for t in runtime::profile::take_kernel_times() {
+            let us = t.total.as_secs_f64() * 1e6 / steps as f64;
+            sum += us;
+            let inputs: Vec<String> = t.inputs.iter().map(|s| format!("{s:?}")).collect();
+            println!(
+                "  {us:8.2} us  {} {:?} <- {}",
+                t.op,
+                t.shape,
+                inputs.join(" ")
+            );
+        }
+        println!("  {sum:8.2} us  in kernels");
+    }
     let (rounds, steps) = if quick { (1, 50) } else { (5, 100) };
     let mut times = vec![Vec::new(); forms.len()];
     for (f, (_, step, y)) in forms.iter().enumerate() {

@@ -201,7 +201,7 @@ fn compute(a: &Array) -> Result<()> {
         Claimed::Running => return Ok(()),
         Claimed::Done(r) => return r.map(|_| ()),
     };
-    let result = match &node.op {
+    let result = super::profile::timed(a, || match &node.op {
         // A kernel that may write over its inputs runs with them locked
         // and drops them after (a live transform still needs them).
         Some(op) if op.accepts_donations() && !node.in_live_trace() => {
@@ -211,7 +211,7 @@ fn compute(a: &Array) -> Result<()> {
             })
         }
         _ => run_kernel(node, &read(&node.inputs), None),
-    };
+    });
     let failed = result.as_ref().err().cloned();
     claim.publish(result);
     // The value is published: the inputs are no longer needed, unless a

@@ -1,7 +1,8 @@
-//! Evaluation, pending work per stream, workers and memory.
+//! Evaluation, pending work per stream, workers, memory and kernel times.
 
 pub mod devices;
 pub mod eval;
 pub mod memory;
 pub mod pending;
+pub mod profile;
 mod workers;
