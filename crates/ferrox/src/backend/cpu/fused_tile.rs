@@ -165,13 +165,20 @@ impl TileProgram {
         simd(
             #[inline(always)]
             || {
+                // One allocation each for the whole chunk: the tiles' lists
+                // of borrows are refilled in them.
+                let mut lists = (
+                    Vec::with_capacity(dsts.len()),
+                    Vec::with_capacity(self.slots),
+                );
                 for t0 in (0..len).step_by(TILE) {
-                    self.run_tile(
+                    lists = self.run_tile(
                         inputs,
                         (t0, TILE.min(len - t0)),
                         dsts,
                         &in_place,
                         &mut slots,
+                        lists,
                     )?;
                 }
                 Ok(())
@@ -182,32 +189,35 @@ impl TileProgram {
     /// Elements `t0..t0 + n` of every output. Inlined into `run`'s SIMD
     /// context together with the element loops: no closure or call that
     /// could be compiled apart stands between them.
+    ///
+    /// `lists` are empty vectors whose allocations the tile's lists of
+    /// borrows reuse; they come back emptied for the next tile.
     #[inline(always)]
-    fn run_tile(
+    #[allow(clippy::type_complexity)]
+    fn run_tile<'d, 'c>(
         &self,
         inputs: &[Operand<'_>],
         (t0, n): (usize, usize),
-        dsts: &mut [ChunkDst<'_>],
+        dsts: &mut [ChunkDst<'c>],
         in_place: &[Option<usize>],
         slots: &mut [Vec<f32>],
-    ) -> Result<()> {
+        (targets, tiles): (Vec<Option<&'d mut ChunkDst<'c>>>, Vec<&'d mut [f32]>),
+    ) -> Result<(Vec<Option<&'d mut ChunkDst<'c>>>, Vec<&'d mut [f32]>)> {
         // Each output's destination, until its step takes it (in place) or
         // the copy at the end does. A donated destination's bytes are only
         // borrowed from its step on, when no step reads the input anymore.
-        let mut targets: Vec<Option<&mut ChunkDst<'_>>> = dsts.iter_mut().map(Some).collect();
+        let mut targets = recycle(targets);
+        targets.extend(dsts.iter_mut().map(Some));
         // The tile of every slot: an in-place output's is taken from its
         // destination by its step; until then it is empty.
-        let mut tiles: Vec<&mut [f32]> = slots
-            .iter_mut()
-            .zip(in_place)
-            .map(|(v, lent)| {
-                if lent.is_some() {
-                    &mut [][..]
-                } else {
-                    &mut v[..n]
-                }
-            })
-            .collect();
+        let mut tiles = recycle(tiles);
+        tiles.extend(slots.iter_mut().zip(in_place).map(|(v, lent)| {
+            if lent.is_some() {
+                &mut [][..]
+            } else {
+                &mut v[..n]
+            }
+        }));
         for step in &self.steps {
             // Taken out so the step reads the other tiles.
             let mut out = std::mem::take(&mut tiles[step.slot]);
@@ -273,7 +283,7 @@ impl TileProgram {
                 .ok_or_else(|| Error::runtime("fused", "internal error: a short output chunk"))?;
             dst.copy_from_slice(&tiles[slot][..n]);
         }
-        Ok(())
+        Ok((recycle(targets), recycle(tiles)))
     }
 
     /// Operand `r` on elements `t0..t0 + n`.
@@ -349,6 +359,17 @@ fn is_comparison(op: BinaryOp) -> bool {
 fn is_mask(step: &Step) -> bool {
     step.dtype == DType::Bool
         && matches!(step.element, Some(ElementOp::Binary(op)) if is_comparison(op))
+}
+
+/// `v` emptied, its allocation kept, as a vector of another element type
+/// of the same size (borrows of another lifetime): the standard library
+/// collects a mapped `IntoIter` into the same allocation when the sizes and
+/// alignments agree. The map never runs, as nothing is left to map.
+fn recycle<U, V>(mut v: Vec<U>) -> Vec<V> {
+    v.clear();
+    v.into_iter()
+        .map(|_| unreachable!("the vector was cleared"))
+        .collect()
 }
 
 /// Tile `t0..t0 + n` of a flat float32 input, or its one element.
@@ -581,5 +602,18 @@ mod tests {
             DType::Float32,
         );
         assert!(TileProgram::new(&[pow], &[], &[0], &none).is_none());
+    }
+
+    #[test]
+    fn recycled_lists_keep_their_allocation() {
+        let mut a = [1.0f32; 4];
+        let mut b = [2.0f32; 4];
+        let mut list: Vec<&mut [f32]> = Vec::with_capacity(8);
+        list.push(&mut a);
+        list.push(&mut b);
+        let (ptr, cap) = (list.as_ptr() as usize, list.capacity());
+        let again: Vec<&mut [f32]> = super::recycle(list);
+        assert!(again.is_empty());
+        assert_eq!((again.as_ptr() as usize, again.capacity()), (ptr, cap));
     }
 }
