@@ -23,32 +23,46 @@ const TASK: usize = 1 << 15;
 /// Softmax of each `row_len`-element row of `xs` into `out` (same length),
 /// for rows shorter than [`SHORT_SOFTMAX_ROW`](super::reduce::SHORT_SOFTMAX_ROW).
 pub(crate) fn softmax_short_rows<F: LseFloat>(xs: &[F], row_len: usize, out: &mut [F]) {
-    if row_len == 0 || xs.len() != out.len() {
-        return;
-    }
-    let per_task = TASK.div_ceil(row_len) * row_len;
-    let tasks: Vec<(&[F], &mut [F])> = xs.chunks(per_task).zip(out.chunks_mut(per_task)).collect();
-    let run = |(xs, out): (&[F], &mut [F])| dispatch(SoftmaxRows { xs, row_len, out });
-    if tasks.len() > 1 {
-        for_each_part(tasks, run);
-    } else {
-        tasks.into_iter().for_each(run);
-    }
+    over_row_tasks(xs, row_len, out, Reduce::Softmax);
 }
 
 /// `log(sum(exp(row)))` of each `row_len`-element row of `xs` into `out`
 /// (one element per row), for rows shorter than
 /// [`SHORT_LSE_ROW`](super::reduce::SHORT_LSE_ROW).
 pub(crate) fn logsumexp_short_rows<F: LseFloat>(xs: &[F], row_len: usize, out: &mut [F]) {
-    if row_len == 0 || xs.len() != out.len() * row_len {
+    over_row_tasks(xs, row_len, out, Reduce::LogSumExp);
+}
+
+/// What a row becomes.
+#[derive(Clone, Copy, PartialEq)]
+enum Reduce {
+    /// Its softmax: as many outputs as inputs.
+    Softmax,
+    /// Its logsumexp: one output.
+    LogSumExp,
+}
+
+/// Splits the rows over the cores in tasks of whole rows, each one
+/// dispatched [`ShortRows`] pass; does nothing if `out` does not have the
+/// size `kind` gives `xs`.
+fn over_row_tasks<F: LseFloat>(xs: &[F], row_len: usize, out: &mut [F], kind: Reduce) {
+    let out_per_row = if kind == Reduce::Softmax { row_len } else { 1 };
+    if row_len == 0 || xs.len() / row_len * out_per_row != out.len() || xs.len() % row_len != 0 {
         return;
     }
     let rows_per_task = TASK.div_ceil(row_len);
     let tasks: Vec<(&[F], &mut [F])> = xs
         .chunks(rows_per_task * row_len)
-        .zip(out.chunks_mut(rows_per_task))
+        .zip(out.chunks_mut(rows_per_task * out_per_row))
         .collect();
-    let run = |(xs, out): (&[F], &mut [F])| dispatch(LogSumExpRows { xs, row_len, out });
+    let run = |(xs, out): (&[F], &mut [F])| {
+        dispatch(ShortRows {
+            xs,
+            row_len,
+            out,
+            kind,
+        })
+    };
     if tasks.len() > 1 {
         for_each_part(tasks, run);
     } else {
@@ -86,56 +100,49 @@ fn shift_rows<F: LseFloat>(
     }
 }
 
-struct SoftmaxRows<'a, F> {
+/// One task's rows, block by block: shifted row by row, every `exp` of
+/// the block in one flat pass, then each row's sum in order.
+struct ShortRows<'a, F> {
     xs: &'a [F],
     row_len: usize,
     out: &'a mut [F],
+    kind: Reduce,
 }
 
-impl<F: LseFloat> WithSimd for SoftmaxRows<'_, F> {
+impl<F: LseFloat> WithSimd for ShortRows<'_, F> {
     type Output = ();
     #[inline(always)]
     fn with_simd<S: Simd>(self, _: S) {
-        let block = rows_per_block(self.row_len) * self.row_len;
-        for (xs, out) in self.xs.chunks(block).zip(self.out.chunks_mut(block)) {
-            shift_rows(xs, self.row_len, out, None);
-            for e in out.iter_mut() {
-                *e = e.exp();
-            }
-            for row in out.chunks_exact_mut(self.row_len) {
-                let inv = F::ONE / row.iter().fold(F::ZERO, |s, &e| s + e);
-                for e in row.iter_mut() {
-                    *e = *e * inv;
+        let (len, rows) = (self.row_len, rows_per_block(self.row_len));
+        if self.kind == Reduce::Softmax {
+            // The output holds the shifted values, then the exponentials.
+            for (xs, out) in self
+                .xs
+                .chunks(rows * len)
+                .zip(self.out.chunks_mut(rows * len))
+            {
+                shift_rows(xs, len, out, None);
+                for e in out.iter_mut() {
+                    *e = e.exp();
+                }
+                for row in out.chunks_exact_mut(len) {
+                    let inv = F::ONE / row.iter().fold(F::ZERO, |s, &e| s + e);
+                    for e in row.iter_mut() {
+                        *e = *e * inv;
+                    }
                 }
             }
+            return;
         }
-    }
-}
-
-struct LogSumExpRows<'a, F> {
-    xs: &'a [F],
-    row_len: usize,
-    out: &'a mut [F],
-}
-
-impl<F: LseFloat> WithSimd for LogSumExpRows<'_, F> {
-    type Output = ();
-    #[inline(always)]
-    fn with_simd<S: Simd>(self, _: S) {
-        let rows = rows_per_block(self.row_len);
-        let mut shifted = vec![F::ZERO; rows * self.row_len];
-        for (xs, out) in self
-            .xs
-            .chunks(rows * self.row_len)
-            .zip(self.out.chunks_mut(rows))
-        {
+        let mut shifted = vec![F::ZERO; rows * len];
+        for (xs, out) in self.xs.chunks(rows * len).zip(self.out.chunks_mut(rows)) {
             let shifted = &mut shifted[..xs.len()];
             // Each row's max waits in its output slot for the sum.
-            shift_rows(xs, self.row_len, shifted, Some(&mut *out));
+            shift_rows(xs, len, shifted, Some(&mut *out));
             for e in shifted.iter_mut() {
                 *e = e.exp();
             }
-            for (row, o) in shifted.chunks_exact(self.row_len).zip(out.iter_mut()) {
+            for (row, o) in shifted.chunks_exact(len).zip(out.iter_mut()) {
                 *o = lse_finish((*o, row.iter().fold(F::ZERO, |s, &e| s + e)));
             }
         }
