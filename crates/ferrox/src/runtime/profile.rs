@@ -11,8 +11,11 @@
 //! times of tiny kernels include it.
 
 use crate::graph::array::Array;
-use crate::sync::{Mutex, OnceLock, lock, read};
+use crate::sync::{Mutex, lock, read};
 use std::collections::HashMap;
+// A process-wide flag and the table's one-time creation, outside what the
+// loom models explore (as `pending`'s table); the table's lock is ours.
+use std::sync::OnceLock;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
