@@ -120,10 +120,14 @@ mod tests {
     use super::*;
     use crate::*;
 
+    /// The on/off switch is process-wide: tests that turn it take turns.
+    static SWITCH: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
     #[test]
     fn kernels_are_timed_only_while_profiling_is_on() -> Result<()> {
         // A shape no other test uses: the table is process-wide.
         let x = Array::from_slice(&[0.5f32; 7 * 13], &[7, 13])?;
+        let _turn = SWITCH.lock().unwrap_or_else(|p| p.into_inner());
         profile_kernels(true);
         for _ in 0..3 {
             sin(&x)?.eval()?;
@@ -138,6 +142,45 @@ mod tests {
         assert_eq!(sin_times.len(), 1);
         assert_eq!(sin_times[0].calls, 3);
         assert_eq!(sin_times[0].inputs, vec![vec![7, 13]]);
+        Ok(())
+    }
+
+    /// Threads that evaluate at once all land in the one table: no count
+    /// is lost and nothing is kept per thread.
+    #[test]
+    fn kernels_from_many_threads_are_all_counted() -> Result<()> {
+        const THREADS: usize = 4;
+        const CALLS: usize = 25;
+        // A shape no other test uses: the table is process-wide.
+        let x = Array::from_slice(&[0.25f32; 5 * 17], &[5, 17])?;
+        eval(std::slice::from_ref(&x))?;
+        let start = std::sync::Barrier::new(THREADS);
+        let _turn = SWITCH.lock().unwrap_or_else(|p| p.into_inner());
+        profile_kernels(true);
+        std::thread::scope(|s| {
+            let runs: Vec<_> = (0..THREADS)
+                .map(|_| {
+                    s.spawn(|| -> Result<()> {
+                        start.wait();
+                        for _ in 0..CALLS {
+                            cos(&x)?.eval()?;
+                        }
+                        Ok(())
+                    })
+                })
+                .collect();
+            runs.into_iter().try_for_each(|r| {
+                r.join()
+                    .map_err(|_| Error::runtime("test", "a thread panicked"))?
+            })
+        })?;
+        profile_kernels(false);
+        let calls: u64 = take_kernel_times()
+            .iter()
+            .filter(|t| t.op == "cos" && t.shape == [5, 17])
+            .map(|t| t.calls)
+            .sum();
+        assert_eq!(calls, (THREADS * CALLS) as u64);
         Ok(())
     }
 }

@@ -64,6 +64,10 @@ pub(crate) struct TileProgram {
     outputs: Vec<usize>,
 }
 
+/// A tile's lists of borrows: each output's destination until its step
+/// takes it, and each slot's tile.
+type TileLists<'d, 'c> = (Vec<Option<&'d mut ChunkDst<'c>>>, Vec<&'d mut [f32]>);
+
 /// One operand of a step on one tile.
 #[derive(Clone, Copy)]
 enum Src<'a> {
@@ -193,7 +197,6 @@ impl TileProgram {
     /// `lists` are empty vectors whose allocations the tile's lists of
     /// borrows reuse; they come back emptied for the next tile.
     #[inline(always)]
-    #[allow(clippy::type_complexity)]
     fn run_tile<'d, 'c>(
         &self,
         inputs: &[Operand<'_>],
@@ -201,8 +204,8 @@ impl TileProgram {
         dsts: &mut [ChunkDst<'c>],
         in_place: &[Option<usize>],
         slots: &mut [Vec<f32>],
-        (targets, tiles): (Vec<Option<&'d mut ChunkDst<'c>>>, Vec<&'d mut [f32]>),
-    ) -> Result<(Vec<Option<&'d mut ChunkDst<'c>>>, Vec<&'d mut [f32]>)> {
+        (targets, tiles): TileLists<'d, 'c>,
+    ) -> Result<TileLists<'d, 'c>> {
         // Each output's destination, until its step takes it (in place) or
         // the copy at the end does. A donated destination's bytes are only
         // borrowed from its step on, when no step reads the input anymore.

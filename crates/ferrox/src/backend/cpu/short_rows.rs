@@ -13,6 +13,7 @@
 
 use super::reduce::{LseFloat, dispatch, lse_finish, nan_max, shift};
 use super::team::for_each_part;
+use crate::error::{Error, Result};
 use pulp::{Simd, WithSimd};
 
 /// Elements per block: a block's shifted values stay in L1.
@@ -22,15 +23,23 @@ const TASK: usize = 1 << 15;
 
 /// Softmax of each `row_len`-element row of `xs` into `out` (same length),
 /// for rows shorter than [`SHORT_SOFTMAX_ROW`](super::reduce::SHORT_SOFTMAX_ROW).
-pub(crate) fn softmax_short_rows<F: LseFloat>(xs: &[F], row_len: usize, out: &mut [F]) {
-    over_row_tasks(xs, row_len, out, Reduce::Softmax);
+pub(crate) fn softmax_short_rows<F: LseFloat>(
+    xs: &[F],
+    row_len: usize,
+    out: &mut [F],
+) -> Result<()> {
+    over_row_tasks(xs, row_len, out, Reduce::Softmax)
 }
 
 /// `log(sum(exp(row)))` of each `row_len`-element row of `xs` into `out`
 /// (one element per row), for rows shorter than
 /// [`SHORT_LSE_ROW`](super::reduce::SHORT_LSE_ROW).
-pub(crate) fn logsumexp_short_rows<F: LseFloat>(xs: &[F], row_len: usize, out: &mut [F]) {
-    over_row_tasks(xs, row_len, out, Reduce::LogSumExp);
+pub(crate) fn logsumexp_short_rows<F: LseFloat>(
+    xs: &[F],
+    row_len: usize,
+    out: &mut [F],
+) -> Result<()> {
+    over_row_tasks(xs, row_len, out, Reduce::LogSumExp)
 }
 
 /// What a row becomes.
@@ -43,12 +52,24 @@ enum Reduce {
 }
 
 /// Splits the rows over the cores in tasks of whole rows, each one
-/// dispatched [`ShortRows`] pass; does nothing if `out` does not have the
-/// size `kind` gives `xs`.
-fn over_row_tasks<F: LseFloat>(xs: &[F], row_len: usize, out: &mut [F], kind: Reduce) {
+/// dispatched [`ShortRows`] pass; an internal error if `xs` is not whole
+/// rows or `out` does not have the size `kind` gives them.
+fn over_row_tasks<F: LseFloat>(
+    xs: &[F],
+    row_len: usize,
+    out: &mut [F],
+    kind: Reduce,
+) -> Result<()> {
     let out_per_row = if kind == Reduce::Softmax { row_len } else { 1 };
-    if row_len == 0 || xs.len() / row_len * out_per_row != out.len() || xs.len() % row_len != 0 {
-        return;
+    if row_len == 0 || xs.len() % row_len != 0 || xs.len() / row_len * out_per_row != out.len() {
+        return Err(Error::runtime(
+            "softmax",
+            format!(
+                "internal error: {} inputs in rows of {row_len} for {} outputs",
+                xs.len(),
+                out.len()
+            ),
+        ));
     }
     let rows_per_task = TASK.div_ceil(row_len);
     let tasks: Vec<(&[F], &mut [F])> = xs
@@ -68,6 +89,7 @@ fn over_row_tasks<F: LseFloat>(xs: &[F], row_len: usize, out: &mut [F], kind: Re
     } else {
         tasks.into_iter().for_each(run);
     }
+    Ok(())
 }
 
 /// Rows per block of `row_len`-element rows.
@@ -190,7 +212,7 @@ mod tests {
                 let xs = rows(n_rows, row_len);
                 let what = format!("{n_rows} rows of {row_len}");
                 let mut got = vec![0.0f32; xs.len()];
-                softmax_short_rows(&xs, row_len, &mut got);
+                softmax_short_rows(&xs, row_len, &mut got).unwrap();
                 let mut want = vec![0.0f32; xs.len()];
                 let mut maxima = Vec::new();
                 for (x, w) in xs.chunks_exact(row_len).zip(want.chunks_exact_mut(row_len)) {
@@ -199,7 +221,7 @@ mod tests {
                 same_bits(&got, &want, &format!("softmax of {what}"));
                 if row_len < SHORT_LSE_ROW {
                     let mut got = vec![0.0f32; n_rows];
-                    logsumexp_short_rows(&xs, row_len, &mut got);
+                    logsumexp_short_rows(&xs, row_len, &mut got).unwrap();
                     let want: Vec<f32> =
                         xs.chunks_exact(row_len).map(|x| dispatch(Lse(x))).collect();
                     same_bits(&got, &want, &format!("logsumexp of {what}"));

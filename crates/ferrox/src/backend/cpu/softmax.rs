@@ -60,18 +60,16 @@ pub fn logsumexp(x: &Operand<'_>, axes: &[usize], out: OutSpec<'_>) -> Result<Da
 /// logsumexp through the reduction engines, or, for short contiguous rows
 /// reduced along the last axis, [`logsumexp_short_rows`] (the same values).
 fn logsumexp_kernel<T: Compute>(x: &Operand<'_>, axes: &[usize], dst: &mut [T]) -> Result<()> {
-    let last_axis = x.shape.len().checked_sub(1);
-    if let (Some(&row_len), true) = (
-        x.shape.last(),
-        axes.len() == 1 && axes.first() == last_axis.as_ref(),
-    ) && (1..SHORT_LSE_ROW).contains(&row_len)
+    let row_len = x.shape.last().copied().unwrap_or(0);
+    let last_axis_only = axes.len() == 1 && axes[0] + 1 == x.shape.len();
+    if last_axis_only
+        && (1..SHORT_LSE_ROW).contains(&row_len)
         && let (Some(src), Some(dst)) = (
             x.data.as_contiguous::<T>(x.shape).and_then(T::as_compute),
             T::as_compute_mut(dst),
         )
     {
-        logsumexp_short_rows(src, row_len, dst);
-        return Ok(());
+        return logsumexp_short_rows(src, row_len, dst);
     }
     reduce::<T, _>(x, axes, &LogSumExpReducer, dst)
 }
@@ -174,8 +172,7 @@ fn softmax_kernel<T: Compute>(x: &Operand<'_>, axes: &[usize], st: &mut Storage)
     if row_len < SHORT_SOFTMAX_ROW
         && let (Some(src), Some(dst)) = (contiguous.and_then(T::as_compute), T::as_compute_mut(dst))
     {
-        softmax_short_rows(src, row_len, dst);
-        return Ok(());
+        return softmax_short_rows(src, row_len, dst);
     }
     let raw = x.data.raw::<T>();
     let (outer_shape, row_shape) = x.shape.split_at(lead);
