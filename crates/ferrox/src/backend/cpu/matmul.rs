@@ -29,6 +29,8 @@ use rayon::prelude::*;
 use std::borrow::Cow;
 use std::ops::Range;
 
+mod narrow;
+
 // ---------------------------------------------------------------------------
 // Shape rules
 // ---------------------------------------------------------------------------
@@ -331,6 +333,15 @@ impl<'a, T: Pod> MatRef<'a, T> {
         self.data[self.offset + i * self.rs + j * self.cs]
     }
 
+    /// Rows `start..start + rows`, checked like [`MatRef::new`].
+    fn rows_from(&self, start: usize, rows: usize) -> Result<Self> {
+        let offset = start
+            .checked_mul(self.rs)
+            .and_then(|o| o.checked_add(self.offset))
+            .ok_or_else(|| Error::runtime("matmul", "internal: rows out of range"))?;
+        Self::new(self.data, offset, (rows, self.cols), (self.rs, self.cs))
+    }
+
     /// The elements in row-major order.
     fn to_row_major<U>(self, f: impl Fn(T) -> U) -> Vec<U> {
         let mut v = Vec::with_capacity(self.rows * self.cols);
@@ -387,6 +398,38 @@ impl<'a, T: Pod> MatMut<'a, T> {
     #[inline(always)]
     fn row_mut(&mut self, i: usize) -> &mut [T] {
         &mut self.data[i * self.rs..i * self.rs + self.cols]
+    }
+
+    /// The first `rows` rows and the rest, as two outputs.
+    fn split_rows(self, rows: usize) -> (Self, Self) {
+        let rows = rows.min(self.rows);
+        let at = (rows * self.rs).min(self.data.len());
+        let (head, tail) = self.data.split_at_mut(at);
+        let (cols, rs) = (self.cols, self.rs);
+        (
+            MatMut {
+                data: head,
+                rows,
+                cols,
+                rs,
+            },
+            MatMut {
+                data: tail,
+                rows: self.rows - rows,
+                cols,
+                rs,
+            },
+        )
+    }
+
+    /// A shorter-lived view of the same output.
+    fn reborrow(&mut self) -> MatMut<'_, T> {
+        MatMut {
+            data: &mut *self.data,
+            rows: self.rows,
+            cols: self.cols,
+            rs: self.rs,
+        }
     }
 
     fn for_each_row(&mut self, mut f: impl FnMut(&mut [T])) {
@@ -460,6 +503,25 @@ pub(crate) trait GemmNative: Element + Pod {
     fn from_f32(v: f32) -> Self;
     /// `self * s` in the type's own precision.
     fn scaled(self, s: f32) -> Self;
+    /// The narrow-side kernel ([`narrow`]) for an `m x k` by `k x n`
+    /// product whose `a` has strides `(a_rs, a_cs)`, if one suits it.
+    fn narrow_kind(_m: usize, _k: usize, _n: usize, _a: (usize, usize)) -> Option<narrow::Narrow> {
+        None
+    }
+    /// The product by the kernel `narrow_kind` chose.
+    fn narrow_product(
+        _kind: narrow::Narrow,
+        _dst: MatMut<'_, Self>,
+        _a: MatRef<'_, Self>,
+        _b: MatRef<'_, Self>,
+        _combine: narrow::Combine,
+        _parallel: bool,
+    ) -> Result<()> {
+        Err(Error::runtime(
+            "matmul",
+            format!("internal: no narrow product kernel for {}", Self::DTYPE),
+        ))
+    }
 }
 impl GemmNative for f32 {
     fn from_f32(v: f32) -> Self {
@@ -467,6 +529,24 @@ impl GemmNative for f32 {
     }
     fn scaled(self, s: f32) -> Self {
         self * s
+    }
+    fn narrow_kind(
+        m: usize,
+        k: usize,
+        n: usize,
+        (a_rs, a_cs): (usize, usize),
+    ) -> Option<narrow::Narrow> {
+        narrow::Narrow::choose(m, k, n, a_rs, a_cs)
+    }
+    fn narrow_product(
+        kind: narrow::Narrow,
+        dst: MatMut<'_, Self>,
+        a: MatRef<'_, Self>,
+        b: MatRef<'_, Self>,
+        combine: narrow::Combine,
+        parallel: bool,
+    ) -> Result<()> {
+        narrow::product(kind, dst, a, b, combine, parallel)
     }
 }
 impl GemmNative for f64 {
@@ -519,8 +599,18 @@ fn gemm_product_from<T: GemmNative>(
         Epilogue::Accumulate { alpha, beta: 0.0 } => (false, 0.0, alpha),
         Epilogue::Accumulate { alpha, beta } => (true, beta, alpha),
     };
-    let split = parallel && worth_splitting_product(m, n, k);
     let start = start.filter(|_| read_dst);
+    if let Some(kind) = T::narrow_kind(m, k, n, (a.rs, a.cs)) {
+        if let Some(start) = start {
+            start.fill_matrix(&mut dst)?;
+        }
+        let combine = narrow::Combine {
+            alpha: product_scale,
+            beta: read_dst.then_some(dst_scale),
+        };
+        return T::narrow_product(kind, dst.reborrow(), a, b, combine, parallel);
+    }
+    let split = parallel && worth_splitting_product(m, n, k);
     if let (Some(start), false) = (start, split) {
         start.fill_matrix(&mut dst)?;
     }
