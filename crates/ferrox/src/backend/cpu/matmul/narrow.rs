@@ -2,8 +2,9 @@
 //! classifier's logits and their weight gradient, a low-rank adapter's
 //! down-projection, a matrix times a vector.
 //!
-//! gemm packs both operands and runs microkernels built for wide blocks, a
-//! third full at ten columns. Here the narrow side stays in registers:
+//! gemm packs both operands on every call and tiles the output for large
+//! blocks, which costs more than the arithmetic when one side is ten
+//! columns. Here the narrow side stays in registers:
 //!
 //! - **rows of `a` contiguous** ([`RowDots`]): each output is a dot product
 //!   of a row of `a` and a column of `b`; a pair of rows is multiplied by
