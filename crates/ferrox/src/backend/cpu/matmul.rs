@@ -3,7 +3,8 @@
 //!
 //! Kernels (`MatKernel`): f32, f64 and complex64 go through the `gemm`
 //! crate, which takes arbitrary positive row and column strides, so transposed
-//! inputs are multiplied without a copy. float16 and bfloat16 are widened to
+//! inputs are multiplied without a copy; f32 products with at most 16 output
+//! columns take the kernels of `narrow` instead. float16 and bfloat16 are widened to
 //! f32, multiplied, and rounded once. Integer and bool products use a blocked loop
 //! that accumulates (wrapping) in the output type, like numpy.
 //!
@@ -422,16 +423,6 @@ impl<'a, T: Pod> MatMut<'a, T> {
         )
     }
 
-    /// A shorter-lived view of the same output.
-    fn reborrow(&mut self) -> MatMut<'_, T> {
-        MatMut {
-            data: &mut *self.data,
-            rows: self.rows,
-            cols: self.cols,
-            rs: self.rs,
-        }
-    }
-
     fn for_each_row(&mut self, mut f: impl FnMut(&mut [T])) {
         for i in 0..self.rows {
             f(self.row_mut(i));
@@ -608,7 +599,7 @@ fn gemm_product_from<T: GemmNative>(
             alpha: product_scale,
             beta: read_dst.then_some(dst_scale),
         };
-        return T::narrow_product(kind, dst.reborrow(), a, b, combine, parallel);
+        return T::narrow_product(kind, dst, a, b, combine, parallel);
     }
     let split = parallel && worth_splitting_product(m, n, k);
     if let (Some(start), false) = (start, split) {
