@@ -27,9 +27,8 @@
 
 use super::{MatMut, MatRef, SPLIT_PRODUCT};
 use crate::backend::cpu::reduce::dispatch;
-use crate::backend::cpu::team::for_each_part;
+use crate::backend::cpu::team::try_for_each_part;
 use crate::error::{Error, Result};
-use crate::sync::{Mutex, lock};
 use pulp::{Simd, WithSimd};
 use std::array::from_fn;
 
@@ -134,22 +133,15 @@ pub(super) fn product(
         rest = tail;
         start += rows;
     }
-    let failure = Mutex::new(None);
-    for_each_part(parts, |(start, dst)| {
-        let run = || -> Result<()> {
-            let a = a.rows_from(start, dst.rows)?;
-            let b = packed_b.as_slice();
-            let done = match kind {
-                Narrow::RowDots => with_width(n, |w| w.row_dots(a, b, lanes, dst, combine))?,
-                Narrow::ColumnSums => with_width(n, |w| w.column_sums(a, b, dst, combine))?,
-            };
-            check(done)
+    try_for_each_part(parts, |(start, dst)| {
+        let a = a.rows_from(start, dst.rows)?;
+        let b = packed_b.as_slice();
+        let done = match kind {
+            Narrow::RowDots => with_width(n, |w| w.row_dots(a, b, lanes, dst, combine))?,
+            Narrow::ColumnSums => with_width(n, |w| w.column_sums(a, b, dst, combine))?,
         };
-        if let Err(e) = run() {
-            *lock(&failure) = Some(e);
-        }
-    });
-    lock(&failure).take().map_or(Ok(()), Err)
+        check(done)
+    })
 }
 
 /// The number of f32 lanes of the SIMD width pulp dispatches to.
@@ -218,9 +210,9 @@ trait Width {
 
 /// Width `W`; `R` rows (or vectors) per block, so that the `R * W`
 /// accumulators and the loads stay within 32 vector registers.
-struct Sized<const W: usize, const R: usize>;
+struct Fixed<const W: usize, const R: usize>;
 
-impl<const W: usize, const R: usize> Width for Sized<W, R> {
+impl<const W: usize, const R: usize> Width for Fixed<W, R> {
     fn row_dots(
         &self,
         a: MatRef<'_, f32>,
@@ -263,22 +255,22 @@ fn check(ok: bool) -> Result<()> {
 /// Runs `f` with the [`Width`] of `w` (1 to [`NARROW`]).
 fn with_width(w: usize, f: impl FnOnce(&dyn Width) -> bool) -> Result<bool> {
     Ok(match w {
-        1 => f(&Sized::<1, 2>),
-        2 => f(&Sized::<2, 2>),
-        3 => f(&Sized::<3, 2>),
-        4 => f(&Sized::<4, 2>),
-        5 => f(&Sized::<5, 2>),
-        6 => f(&Sized::<6, 2>),
-        7 => f(&Sized::<7, 2>),
-        8 => f(&Sized::<8, 2>),
-        9 => f(&Sized::<9, 2>),
-        10 => f(&Sized::<10, 2>),
-        11 => f(&Sized::<11, 2>),
-        12 => f(&Sized::<12, 2>),
-        13 => f(&Sized::<13, 1>),
-        14 => f(&Sized::<14, 1>),
-        15 => f(&Sized::<15, 1>),
-        16 => f(&Sized::<16, 1>),
+        1 => f(&Fixed::<1, 2>),
+        2 => f(&Fixed::<2, 2>),
+        3 => f(&Fixed::<3, 2>),
+        4 => f(&Fixed::<4, 2>),
+        5 => f(&Fixed::<5, 2>),
+        6 => f(&Fixed::<6, 2>),
+        7 => f(&Fixed::<7, 2>),
+        8 => f(&Fixed::<8, 2>),
+        9 => f(&Fixed::<9, 2>),
+        10 => f(&Fixed::<10, 2>),
+        11 => f(&Fixed::<11, 2>),
+        12 => f(&Fixed::<12, 2>),
+        13 => f(&Fixed::<13, 1>),
+        14 => f(&Fixed::<14, 1>),
+        15 => f(&Fixed::<15, 1>),
+        16 => f(&Fixed::<16, 1>),
         _ => {
             return Err(Error::runtime(
                 "matmul",
