@@ -2,12 +2,14 @@
 //! (`backend::cpu::team::Section`) under loom: every task runs exactly
 //! once, and no helper runs a task after the caller's `close_and_drain`
 //! returned, which is what makes lending a borrowed closure to the helpers
-//! sound.
+//! sound. And the board where callers post sections for helpers that
+//! linger (`team::Board`): a caller that counted a helper as watching, and
+//! so spawned no job for it, is seen by that helper.
 //!
 //! Run with: cargo test --workspace --features ferrox/loom --release --test loom_team
 #![cfg(feature = "loom")]
 
-use ferrox::backend::cpu::team::Section;
+use ferrox::backend::cpu::team::{Board, Section};
 use loom::sync::Arc;
 use loom::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use loom::thread;
@@ -86,4 +88,46 @@ fn one_helper_three_tasks() {
 #[test]
 fn two_helpers_two_tasks() {
     check(2, 2);
+}
+
+/// A caller posts one section while a helper watches with room for
+/// `patience` looks: whenever the post counted the helper, the helper
+/// helped that section.
+fn check_board(patience: usize) {
+    loom::model(move || {
+        let board = Arc::new(Board::<usize>::new());
+        let helped = Arc::new(AtomicBool::new(false));
+        let watcher = {
+            let (board, helped) = (board.clone(), helped.clone());
+            thread::spawn(move || {
+                let mut left = patience;
+                board.watch(
+                    || {
+                        left = left.saturating_sub(1);
+                        left > 0
+                    },
+                    |s| {
+                        assert_eq!(*s, 7);
+                        helped.store(true, Ordering::SeqCst);
+                    },
+                );
+            })
+        };
+        let counted = board.post(7);
+        watcher.join().unwrap();
+        assert!(
+            counted == 0 || helped.load(Ordering::SeqCst),
+            "the post counted a watcher that never looked at it"
+        );
+    });
+}
+
+#[test]
+fn board_watcher_of_one_look() {
+    check_board(1);
+}
+
+#[test]
+fn board_watcher_of_three_looks() {
+    check_board(3);
 }

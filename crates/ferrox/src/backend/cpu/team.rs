@@ -15,13 +15,23 @@
 //! helper sharing a core with an idle worker's yield loop ran at half
 //! speed (a measured 1.7x on one section in ten).
 //!
+//! A helper whose section is done lingers for a while ([`LINGER`]) watching
+//! a [`Board`] where callers post their sections, instead of going back to
+//! the pool to sleep: a training step alternates parallel kernels with
+//! stretches of small serial ones, and a helper that has fallen asleep in
+//! such a stretch joins the next parallel kernel 20-30 µs late (measured
+//! scheduling delay on a 2-core VM), after the caller has done most of it
+//! alone. A caller spawns pool jobs only for helpers that are not lingering.
+//!
 //! [`Section`] is the protocol on its own, so that loom can check it
 //! (`tests/loom_team.rs`): every task runs exactly once, and no helper
 //! touches the section's work after [`Section::close_and_drain`] returns,
 //! which is what lets [`for_each_task`] lend helpers a closure that
-//! borrows from the caller's stack.
+//! borrows from the caller's stack. [`Board`] is checked there too: a
+//! caller that spawns no job because a helper lingers is still seen by it,
+//! or the helper stopped lingering early enough for the caller to spawn.
 
-use crate::sync::{AtomicUsize, Mutex, Ordering, lock};
+use crate::sync::{Arc, AtomicUsize, Mutex, Ordering, lock};
 use std::any::Any;
 use std::sync::OnceLock;
 
@@ -131,6 +141,170 @@ fn pause(spins: &mut u32) {
     }
 }
 
+/// How long a helper whose section is done keeps watching the [`Board`]
+/// for the next one before it goes back to the pool (where it sleeps
+/// after a few dozen idle yields). Long enough to span the serial
+/// stretches between a training step's parallel kernels (tens to a couple
+/// of hundred µs); a lingering helper spins on one cache line, as an
+/// OpenMP thread does after a parallel region.
+pub const LINGER: std::time::Duration = std::time::Duration::from_micros(300);
+
+/// CPU pauses between two looks at the board by a lingering helper.
+#[cfg(not(feature = "loom"))]
+const PAUSES_PER_LOOK: usize = 32;
+
+/// Where callers post sections for helpers that linger.
+///
+/// A caller [`post`](Board::post)s its section and learns how many helpers
+/// are watching; it spawns pool jobs only for the others. A watching
+/// helper ([`watch`](Board::watch)) helps each section posted after it
+/// began, one after another, until it runs out of patience. Only the
+/// latest post is kept: a section replaced before a helper looked gets no
+/// help from it (its caller still runs every task itself).
+///
+/// The guarantee, modelled under loom (`tests/loom_team.rs`): a caller
+/// that counted a helper as watching is seen by it. Posting, starting
+/// and stopping to watch take one lock, so a post comes either before a
+/// helper starts (and does not count it) or before it stops (and it looks).
+///
+/// ```
+/// use ferrox::backend::cpu::team::Board;
+/// let board: Board<&str> = Board::new();
+/// assert_eq!(board.post("first"), 0); // nobody watching: spawn helpers
+/// let mut seen = Vec::new();
+/// let mut looks = 0;
+/// board.watch(|| { looks += 1; looks < 3 }, |s| seen.push(*s));
+/// assert!(seen.is_empty()); // "first" came before the helper did
+/// ```
+pub struct Board<S> {
+    /// Posts so far; written under `state`'s lock, read without it by
+    /// watchers between looks.
+    posts: AtomicUsize,
+    state: Mutex<BoardState<S>>,
+}
+
+struct BoardState<S> {
+    /// The latest post.
+    posted: Option<S>,
+    /// Helpers between the start and the end of a `watch`.
+    watching: usize,
+}
+
+impl<S: Clone> Board<S> {
+    /// An empty board.
+    pub fn new() -> Self {
+        Board {
+            posts: AtomicUsize::new(0),
+            state: Mutex::new(BoardState {
+                posted: None,
+                watching: 0,
+            }),
+        }
+    }
+
+    /// Posts `section` and returns how many helpers are watching: each will
+    /// look at it (unless a later post replaces it first) and needs no
+    /// pool job.
+    pub fn post(&self, section: S) -> usize {
+        let mut state = lock(&self.state);
+        state.posted = Some(section);
+        self.posts.fetch_add(1, Ordering::Release);
+        state.watching
+    }
+
+    /// Watches: helps (`help`) each section posted from now on, until
+    /// `patient()` (asked between looks) says to stop, then takes a last
+    /// look. A section posted while one is being helped is helped next.
+    pub fn watch(&self, mut patient: impl FnMut() -> bool, mut help: impl FnMut(&S)) {
+        let mut seen = {
+            let mut state = lock(&self.state);
+            state.watching += 1;
+            self.posts.load(Ordering::Relaxed)
+        };
+        loop {
+            if self.posts.load(Ordering::Relaxed) != seen {
+                let section = {
+                    let state = lock(&self.state);
+                    seen = self.posts.load(Ordering::Relaxed);
+                    state.posted.clone()
+                };
+                if let Some(section) = section {
+                    help(&section);
+                }
+                continue;
+            }
+            if !patient() {
+                break;
+            }
+            #[cfg(feature = "loom")]
+            loom::thread::yield_now();
+            // A burst of pauses between looks (a fraction of a µs): with a
+            // tight loop of loads here, a serial kernel the caller ran
+            // meanwhile took 1.5 times as long on a 2-core VM (g @ w2.T
+            // of the training step, 21 -> 32 µs); with the pauses, no
+            // slower than with the helper asleep.
+            #[cfg(not(feature = "loom"))]
+            for _ in 0..PAUSES_PER_LOOK {
+                std::hint::spin_loop();
+            }
+        }
+        let last = {
+            let mut state = lock(&self.state);
+            state.watching -= 1;
+            (self.posts.load(Ordering::Relaxed) != seen)
+                .then(|| state.posted.clone())
+                .flatten()
+        };
+        if let Some(section) = last {
+            help(&section);
+        }
+    }
+}
+
+impl<S: Clone> Default for Board<S> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// The board of the helper pool (see [`helpers`]). Not under loom, whose
+/// types cannot outlive one model run: there helpers do not linger (the
+/// protocol itself is modelled on boards made inside each run).
+#[cfg(not(feature = "loom"))]
+fn board() -> &'static Board<Arc<Shared>> {
+    static BOARD: std::sync::OnceLock<Board<Arc<Shared>>> = std::sync::OnceLock::new();
+    BOARD.get_or_init(Board::new)
+}
+
+/// Posts `shared` for lingering helpers; returns how many there were.
+fn post(shared: &Arc<Shared>) -> usize {
+    #[cfg(not(feature = "loom"))]
+    return board().post(shared.clone());
+    #[cfg(feature = "loom")]
+    {
+        let _ = shared;
+        0
+    }
+}
+
+/// A pool job: helps `shared`, then lingers on the board, helping what is
+/// posted, until nothing new has come for [`LINGER`].
+fn help_then_linger(shared: Arc<Shared>) {
+    shared.help();
+    drop(shared);
+    #[cfg(not(feature = "loom"))]
+    {
+        let last = std::cell::Cell::new(std::time::Instant::now());
+        board().watch(
+            || last.get().elapsed() < LINGER,
+            |next| {
+                next.help();
+                last.set(std::time::Instant::now());
+            },
+        );
+    }
+}
+
 /// The helper threads, `cores - 1` of them; `None` on one core or if the
 /// pool could not start (every section then runs on its caller).
 fn helpers() -> Option<&'static rayon::ThreadPool> {
@@ -161,6 +335,15 @@ struct Shared {
 }
 
 impl Shared {
+    /// A helper's part: enters unless the section is closed, claims and
+    /// runs tasks until none is left, and leaves.
+    fn help(&self) {
+        if self.section.enter() {
+            self.run_claims();
+            self.section.leave();
+        }
+    }
+
     /// Claims and runs tasks until none is left; a panic stops this thread's
     /// claiming and is kept (the first one) for the caller.
     fn run_claims(&self) {
@@ -215,19 +398,16 @@ pub fn for_each_task(tasks: usize, work: impl Fn(usize) + Sync) {
     // jobs that start later find the section closed and drop their `Arc`
     // without touching `work`.
     let work: &'static (dyn Fn(usize) + Sync) = unsafe { std::mem::transmute(work) };
-    let shared = crate::sync::Arc::new(Shared {
+    let shared = Arc::new(Shared {
         section: Section::new(tasks),
         work,
         panic: Mutex::new(None),
     });
-    for _ in 0..pool.current_num_threads().min(width - 1) {
+    let lingering = post(&shared);
+    let wanted = pool.current_num_threads().min(width - 1);
+    for _ in lingering.min(wanted)..wanted {
         let shared = shared.clone();
-        pool.spawn(move || {
-            if shared.section.enter() {
-                shared.run_claims();
-                shared.section.leave();
-            }
-        });
+        pool.spawn(move || help_then_linger(shared));
     }
     shared.run_claims();
     shared.section.close_and_drain();
@@ -394,6 +574,47 @@ mod tests {
                 });
             }
         });
+    }
+
+    #[test]
+    fn a_watching_helper_helps_what_is_posted_after_it_started() {
+        use std::sync::atomic::AtomicBool;
+        use std::time::{Duration, Instant};
+        let board: Board<usize> = Board::new();
+        let stop = AtomicBool::new(false);
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::scope(|s| {
+            s.spawn(|| board.watch(|| !stop.load(Ordering::Relaxed), |v| tx.send(*v).unwrap()));
+            // Posts of 0 until one counts the watcher (watchdog: 10 s).
+            let deadline = Instant::now() + Duration::from_secs(10);
+            while board.post(0) == 0 {
+                assert!(Instant::now() < deadline, "the watcher never started");
+                std::thread::yield_now();
+            }
+            assert_eq!(board.post(42), 1);
+            // The watcher may still report the zeros posted after it began.
+            let got = (0..1000)
+                .map(|_| rx.recv_timeout(Duration::from_secs(10)))
+                .find(|v| *v != Ok(0));
+            assert_eq!(got, Some(Ok(42)));
+            stop.store(true, Ordering::Relaxed);
+        });
+    }
+
+    #[test]
+    fn a_helper_that_stops_watching_takes_a_last_look() {
+        let board: Board<usize> = Board::new();
+        let mut seen = Vec::new();
+        // Out of patience at the first ask, after a post made meanwhile.
+        board.watch(
+            || {
+                assert_eq!(board.post(7), 1, "the watcher counts while it watches");
+                false
+            },
+            |v| seen.push(*v),
+        );
+        assert_eq!(seen, [7]);
+        assert_eq!(board.post(8), 0, "and no more once it has stopped");
     }
 
     #[test]
