@@ -28,8 +28,8 @@
 //! touches the section's work after [`Section::close_and_drain`] returns,
 //! which is what lets [`for_each_task`] lend helpers a closure that
 //! borrows from the caller's stack. [`Board`] is checked there too: a
-//! caller that spawns no job because a helper lingers is still seen by it,
-//! or the helper stopped lingering early enough for the caller to spawn.
+//! caller that spawns no job because a helper is watching is seen by that
+//! helper.
 
 use crate::sync::{Arc, AtomicUsize, Mutex, Ordering, lock};
 use std::any::Any;
@@ -145,8 +145,9 @@ fn pause(spins: &mut u32) {
 /// for the next one before it goes back to the pool (where it sleeps
 /// after a few dozen idle yields). Long enough to span the serial
 /// stretches between a training step's parallel kernels (tens to a couple
-/// of hundred µs); a lingering helper spins on one cache line, as an
-/// OpenMP thread does after a parallel region.
+/// of hundred µs). The cost is up to this much CPU time on one core after
+/// the last parallel kernel of a burst, spent in pauses and loads of one
+/// cache line, as an OpenMP thread spins after a parallel region.
 pub const LINGER: std::time::Duration = std::time::Duration::from_micros(300);
 
 /// CPU pauses between two looks at the board by a lingering helper.
