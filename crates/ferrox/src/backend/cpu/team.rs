@@ -396,8 +396,9 @@ pub fn for_each_task(tasks: usize, work: impl Fn(usize) + Sync) {
     // every helper that entered has left, and it runs on every path out of
     // this function (panics are caught in `run_claims`). So no helper uses
     // `work` after this frame, which owns what it borrows, returns. Helper
-    // jobs that start later find the section closed and drop their `Arc`
-    // without touching `work`.
+    // jobs that start later, and lingering helpers that take the section
+    // from the board later (it stays posted until the next post), find it
+    // closed and drop their `Arc` without touching `work`.
     let work: &'static (dyn Fn(usize) + Sync) = unsafe { std::mem::transmute(work) };
     let shared = Arc::new(Shared {
         section: Section::new(tasks),
