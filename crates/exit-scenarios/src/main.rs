@@ -91,6 +91,16 @@ fn threads_drawing_random_numbers_at_exit() -> Result<()> {
     Ok(())
 }
 
+/// Returns right after parallel kernels, while the helper thread that ran
+/// part of them is still watching for the next one (`team::LINGER`).
+fn exit_while_helpers_linger() -> Result<()> {
+    let x = arange(0.0, (1 << 22) as f64, 1.0, DType::Float32)?;
+    for _ in 0..3 {
+        exp(&negative(&x)?)?.eval()?;
+    }
+    Ok(())
+}
+
 fn main() {
     let scenario = std::env::args().nth(1).unwrap_or_default();
     let result = match scenario.as_str() {
@@ -99,6 +109,7 @@ fn main() {
         "streams-of-exited-threads" => streams_of_exited_threads(),
         "threads-evaluating" => threads_evaluating_at_exit(),
         "threads-drawing-random" => threads_drawing_random_numbers_at_exit(),
+        "helpers-lingering" => exit_while_helpers_linger(),
         other => {
             eprintln!("unknown scenario {other:?}");
             std::process::exit(2);

@@ -71,3 +71,8 @@ fn threads_evaluating_while_main_returns() {
 fn threads_drawing_random_numbers_while_main_returns() {
     run_scenario("threads-drawing-random");
 }
+
+#[test]
+fn main_returning_while_helpers_linger() {
+    run_scenario("helpers-lingering");
+}
